@@ -1,0 +1,3 @@
+//! xsort-core: the sorter (being written).
+pub mod size;
+pub mod spec;

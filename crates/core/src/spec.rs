@@ -1,0 +1,1 @@
+//! Nsort statement parsing (being written).
