@@ -1,1 +1,25 @@
-//! placeholder until written
+//! xsort-io: the I/O engine.
+//!
+//! Large aligned transfers with O_DIRECT where the filesystem allows it and a buffered fallback where
+//! it does not; read-ahead with several transfers in flight; write-behind through a buffer pool;
+//! anonymous temp files spread over several directories; an output that replaces its target only
+//! when complete; and cleanup on signals. Nothing here knows about records or keys.
+
+pub mod buffer;
+pub mod error;
+pub mod file;
+pub mod output;
+pub mod reader;
+pub mod signals;
+pub mod stats;
+pub mod temp;
+pub mod writer;
+
+pub use buffer::{align_down, align_up, AlignedBuf, IO_ALIGN};
+pub use error::{IoError, Result};
+pub use file::{Access, DirectFile};
+pub use output::AtomicOutput;
+pub use reader::{read_region, ReadConfig, ReadService};
+pub use stats::{epoch, IoCounters, IoSnapshot};
+pub use temp::TempSpace;
+pub use writer::{BlockWriter, Sink, WriterConfig};

@@ -1,0 +1,202 @@
+//! Files read and written at explicit offsets, with O_DIRECT when the filesystem allows it.
+//!
+//! A [`DirectFile`] starts in direct mode when asked and drops to buffered mode, once and for good,
+//! the first time the kernel refuses a direct open or transfer with `EINVAL` (tmpfs, some network
+//! filesystems, an unaligned tail). Callers therefore never need to know which mode they got, and
+//! the statistics report which one was used.
+
+use crate::buffer::IO_ALIGN;
+use crate::error::{IoError, Result};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How a file is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Read only.
+    Read,
+    /// Create a new file (must not exist), write only.
+    CreateNew,
+    /// Create a new file (must not exist), read and write (temp files).
+    CreateNewReadWrite,
+}
+
+/// A file used with positional reads and writes, direct when possible.
+#[derive(Debug)]
+pub struct DirectFile {
+    file: File,
+    path: PathBuf,
+    direct: AtomicBool,
+}
+
+impl DirectFile {
+    /// Opens `path`; tries O_DIRECT first when `want_direct`, and falls back to buffered I/O where it is
+    /// refused.
+    pub fn open(path: &Path, access: Access, want_direct: bool) -> Result<Self> {
+        if want_direct {
+            match open_with(path, access, libc::O_DIRECT) {
+                Ok(file) => return Ok(DirectFile { file, path: path.to_owned(), direct: AtomicBool::new(true) }),
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+                Err(source) => return Err(IoError::Open { path: path.to_owned(), source }),
+            }
+        }
+        let file = open_with(path, access, 0).map_err(|source| IoError::Open { path: path.to_owned(), source })?;
+        Ok(DirectFile { file, path: path.to_owned(), direct: AtomicBool::new(false) })
+    }
+
+    /// Wraps an already open file (for example a standard stream that is a regular file).
+    pub fn from_file(file: File, path: PathBuf) -> Self {
+        DirectFile { file, path, direct: AtomicBool::new(false) }
+    }
+
+    /// The path this file was opened by (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether transfers currently bypass the page cache.
+    pub fn is_direct(&self) -> bool {
+        self.direct.load(Ordering::Relaxed)
+    }
+
+    /// Size of the file now.
+    pub fn len(&self) -> Result<u64> {
+        Ok(self.file.metadata().map_err(|e| IoError::meta(&self.path, "stat", e))?.len())
+    }
+
+    /// Whether the file is empty.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Reads into `buf` from `offset` until `buf` is full or the file ends; returns the bytes read.
+    /// In direct mode `buf`'s address, its length and `offset` should be multiples of [`IO_ALIGN`].
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if self.refused_direct(&e) => self.drop_direct()?,
+                Err(e) => return Err(IoError::read(&self.path, e)),
+            }
+            // A short direct read that is not at EOF leaves an unaligned remainder; buffered mode
+            // finishes it (this happens only at the end of a file whose size is not aligned).
+            if done % IO_ALIGN != 0 && done < buf.len() && self.is_direct() {
+                self.drop_direct()?;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Writes all of `buf` at `offset`. In direct mode the address, length and offset should be
+    /// aligned; an unaligned final transfer falls back to buffered mode.
+    pub fn write_all_at(&self, buf: &[u8], offset: u64) -> Result<()> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.write_at(&buf[done..], offset + done as u64) {
+                Ok(0) => return Err(IoError::write(&self.path, std::io::ErrorKind::WriteZero.into())),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if self.refused_direct(&e) => self.drop_direct()?,
+                Err(e) => return Err(IoError::write(&self.path, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reserves `len` bytes of disk for the file, so a full disk is found before the sort, not after
+    /// it, and the blocks are laid out contiguously. Filesystems without fallocate are left alone.
+    pub fn preallocate(&self, len: u64) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: plain syscall on an fd we own.
+        let r = unsafe { libc::fallocate(self.file.as_raw_fd(), 0, 0, len as libc::off_t) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => Err(IoError::DiskFull { path: self.path.clone() }),
+            _ => Ok(()), // EOPNOTSUPP and friends: preallocation is an optimisation only
+        }
+    }
+
+    /// Sets the file's length (used to cut the padding of a final direct write).
+    pub fn set_len(&self, len: u64) -> Result<()> {
+        self.file.set_len(len).map_err(|e| IoError::meta(&self.path, "truncate", e))
+    }
+
+    /// fsync.
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_all().map_err(|e| IoError::meta(&self.path, "fsync", e))
+    }
+
+    /// Drops cached pages of the file (after a direct transfer they are normally absent anyway).
+    pub fn drop_cache(&self) {
+        // SAFETY: advice syscall on an fd we own; failure is harmless.
+        unsafe { libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+
+    fn refused_direct(&self, e: &std::io::Error) -> bool {
+        e.raw_os_error() == Some(libc::EINVAL) && self.is_direct()
+    }
+
+    /// Switches the descriptor to buffered mode for good.
+    fn drop_direct(&self) -> Result<()> {
+        let fd = self.file.as_raw_fd();
+        // SAFETY: fcntl on an fd we own.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        // SAFETY: as above.
+        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT) } < 0 {
+            return Err(IoError::meta(&self.path, "leave direct I/O mode", std::io::Error::last_os_error()));
+        }
+        self.direct.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+fn open_with(path: &Path, access: Access, flags: i32) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    match access {
+        Access::Read => o.read(true),
+        Access::CreateNew => o.write(true).create_new(true),
+        Access::CreateNewReadWrite => o.read(true).write(true).create_new(true),
+    };
+    o.custom_flags(flags | libc::O_CLOEXEC).mode(0o666).open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::AlignedBuf;
+
+    #[test]
+    fn write_then_read_unaligned_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let f = DirectFile::open(&p, Access::CreateNewReadWrite, true).unwrap();
+        let mut b = AlignedBuf::new(3 * IO_ALIGN).unwrap();
+        for (i, x) in b.as_mut_slice().iter_mut().enumerate() {
+            *x = (i % 251) as u8;
+        }
+        f.write_all_at(&b.as_slice()[..2 * IO_ALIGN], 0).unwrap();
+        f.write_all_at(&b.as_slice()[2 * IO_ALIGN..2 * IO_ALIGN + 100], 2 * IO_ALIGN as u64).unwrap();
+        assert_eq!(f.len().unwrap(), 2 * IO_ALIGN as u64 + 100);
+        let mut r = AlignedBuf::new(3 * IO_ALIGN).unwrap();
+        let n = f.read_at(r.as_mut_slice(), 0).unwrap();
+        assert_eq!(n, 2 * IO_ALIGN + 100);
+        assert_eq!(&r.as_slice()[..n], &b.as_slice()[..n]);
+    }
+
+    #[test]
+    fn open_missing_names_file() {
+        let e = DirectFile::open(Path::new("/nonexistent/x"), Access::Read, true).unwrap_err();
+        assert!(e.to_string().starts_with("/nonexistent/x: cannot open"), "{e}");
+    }
+}

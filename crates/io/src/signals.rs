@@ -1,0 +1,76 @@
+//! Cleanup on SIGINT, SIGTERM and SIGHUP.
+//!
+//! [`install`] blocks those signals in the calling thread (every thread started later inherits the
+//! mask) and starts one thread that waits for them with `sigwait`. On a signal it removes every path
+//! registered with [`register`] (the output's temporary file) and then dies of the same signal, so
+//! the exit status tells the parent what happened. Doing the cleanup in an ordinary thread, not in a
+//! signal handler, lets it take locks and allocate safely. Temp runs need no registration: they are
+//! unlinked as soon as they are created.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes `path` if the process is killed by a handled signal.
+pub fn register(path: &Path) {
+    if let Ok(mut v) = REGISTERED.lock() {
+        v.push(path.to_owned());
+    }
+}
+
+/// Forgets a path given to [`register`] (it was renamed into place or removed).
+pub fn unregister(path: &Path) {
+    if let Ok(mut v) = REGISTERED.lock() {
+        v.retain(|p| p != path);
+    }
+}
+
+fn signal_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// Installs the cleanup thread. Call it first thing in `main`, before any other thread exists.
+pub fn install() -> std::io::Result<()> {
+    let set = signal_set();
+    // SAFETY: changes only this thread's signal mask, with a valid set.
+    let r = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if r != 0 {
+        return Err(std::io::Error::from_raw_os_error(r));
+    }
+    std::thread::Builder::new().name("xsort-signals".into()).spawn(move || wait_and_clean(set))?;
+    Ok(())
+}
+
+fn wait_and_clean(set: libc::sigset_t) {
+    let mut sig: libc::c_int = 0;
+    // SAFETY: set is a valid signal set blocked in every thread; sig is a valid out pointer.
+    if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+        return;
+    }
+    if let Ok(v) = REGISTERED.lock() {
+        for p in v.iter() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    // Die of the same signal: restore its default action, unblock it here and raise it.
+    // SAFETY: standard signal calls with valid arguments; raise targets this thread, which now has
+    // the signal unblocked, and the default action terminates the process.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut one: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut one);
+        libc::sigaddset(&mut one, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
+        libc::raise(sig);
+    }
+    std::process::exit(128 + sig);
+}

@@ -1,0 +1,228 @@
+//! Write-behind: a pool of aligned buffers and writer threads, so that filling buffer k (gathering
+//! records) overlaps writing buffer k-1.
+//!
+//! The producer takes a free buffer with [`BlockWriter::buffer`], fills it, and hands it back with
+//! [`BlockWriter::submit`]; blocks land at consecutive offsets. Files get several writers with
+//! positional writes (several requests in flight); streams get one writer, in order. The final block
+//! of a direct file may be unaligned: it is written padded and the file is cut to size in
+//! [`BlockWriter::finish`].
+
+use crate::buffer::{align_up, AlignedBuf};
+use crate::error::{IoError, Result};
+use crate::file::DirectFile;
+use crate::stats::IoCounters;
+use crossbeam_channel::{bounded, Receiver, Sender};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// Where written blocks go.
+pub enum Sink {
+    /// A file written with positional writes (direct when it can be).
+    File(Arc<DirectFile>),
+    /// A stream (pipe, terminal, standard output), written in order.
+    Stream { out: Box<dyn Write + Send>, name: PathBuf },
+}
+
+/// Sizing of a [`BlockWriter`].
+#[derive(Clone, Copy, Debug)]
+pub struct WriterConfig {
+    /// Bytes per buffer (one transfer).
+    pub block_size: usize,
+    /// Buffers in the pool (how many blocks can be in flight or being filled).
+    pub buffers: usize,
+    /// Writer threads for file sinks.
+    pub threads: usize,
+}
+
+struct Job {
+    buf: AlignedBuf,
+    len: usize,
+    offset: u64,
+}
+
+/// A write-behind pipeline; see the module doc.
+pub struct BlockWriter {
+    free: Receiver<AlignedBuf>,
+    jobs: Option<Sender<Job>>,
+    workers: Vec<JoinHandle<()>>,
+    failure: Arc<Mutex<Option<IoError>>>,
+    file: Option<Arc<DirectFile>>,
+    next_offset: u64,
+    padded: bool,
+    block_size: usize,
+}
+
+impl BlockWriter {
+    /// Allocates the pool and starts the writers.
+    pub fn new(sink: Sink, cfg: WriterConfig, counters: Arc<IoCounters>) -> Result<Self> {
+        let buffers = cfg.buffers.max(2);
+        let (free_tx, free) = bounded(buffers);
+        for _ in 0..buffers {
+            free_tx.send(AlignedBuf::new(cfg.block_size)?).map_err(|_| IoError::Internal("buffer pool".into()))?;
+        }
+        let (job_tx, job_rx) = bounded::<Job>(buffers);
+        let failure = Arc::new(Mutex::new(None));
+        let mut workers = Vec::new();
+        let file = match sink {
+            Sink::File(f) => {
+                for _ in 0..cfg.threads.max(1) {
+                    let (f, rx, free_tx, failure, c) = (f.clone(), job_rx.clone(), free_tx.clone(), failure.clone(), counters.clone());
+                    workers.push(std::thread::spawn(move || file_worker(&f, rx, free_tx, &failure, &c)));
+                }
+                Some(f)
+            }
+            Sink::Stream { out, name } => {
+                let (failure, c) = (failure.clone(), counters.clone());
+                workers.push(std::thread::spawn(move || stream_worker(out, name, job_rx, free_tx, &failure, &c)));
+                None
+            }
+        };
+        Ok(BlockWriter { free, jobs: Some(job_tx), workers, failure, file, next_offset: 0, padded: false, block_size: cfg.block_size })
+    }
+
+    /// The capacity every buffer from [`Self::buffer`] has at least.
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+
+    /// Bytes submitted so far.
+    pub fn position(&self) -> u64 {
+        self.next_offset
+    }
+
+    /// Waits for a free buffer. Fails if an earlier write failed.
+    pub fn buffer(&mut self) -> Result<AlignedBuf> {
+        self.check()?;
+        let buf = self.free.recv().map_err(|_| self.take_failure())?;
+        self.check()?;
+        Ok(buf)
+    }
+
+    /// Queues the first `len` bytes of `buf` to be written after the previous block.
+    pub fn submit(&mut self, buf: AlignedBuf, len: usize) -> Result<()> {
+        if self.padded {
+            return Err(IoError::Internal("block submitted after an unaligned final block".into()));
+        }
+        if len % crate::buffer::IO_ALIGN != 0 && self.file.is_some() {
+            self.padded = true;
+        }
+        let offset = self.next_offset;
+        self.next_offset += len as u64;
+        let jobs = self.jobs.as_ref().ok_or_else(|| IoError::Internal("writer finished".into()))?;
+        jobs.send(Job { buf, len, offset }).map_err(|_| self.take_failure())
+    }
+
+    /// Waits for every write, cuts a padded file to its true size, and reports the first error.
+    /// Returns the number of bytes written.
+    pub fn finish(mut self) -> Result<u64> {
+        self.jobs = None;
+        for w in self.workers.drain(..) {
+            w.join().map_err(|_| IoError::Internal("writer thread panicked".into()))?;
+        }
+        self.check()?;
+        if let (true, Some(f)) = (self.padded, &self.file) {
+            f.set_len(self.next_offset)?;
+        }
+        Ok(self.next_offset)
+    }
+
+    fn check(&self) -> Result<()> {
+        match self.failure.lock().map(|mut g| g.take()) {
+            Ok(Some(e)) => Err(e),
+            Ok(None) => Ok(()),
+            Err(_) => Err(IoError::Internal("writer state poisoned".into())),
+        }
+    }
+
+    fn take_failure(&self) -> IoError {
+        self.check().err().unwrap_or_else(|| IoError::Internal("writer stopped".into()))
+    }
+}
+
+impl Drop for BlockWriter {
+    fn drop(&mut self) {
+        // Closing the job channel lets the workers drain and exit; join so no thread outlives us.
+        self.jobs = None;
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+fn set_failure(failure: &Mutex<Option<IoError>>, e: IoError) {
+    if let Ok(mut g) = failure.lock() {
+        g.get_or_insert(e);
+    }
+}
+
+fn has_failed(failure: &Mutex<Option<IoError>>) -> bool {
+    failure.lock().map(|g| g.is_some()).unwrap_or(true)
+}
+
+fn file_worker(f: &DirectFile, rx: Receiver<Job>, free: Sender<AlignedBuf>, failure: &Mutex<Option<IoError>>, c: &IoCounters) {
+    for job in rx {
+        if !has_failed(failure) {
+            // Pad the final block to the alignment; finish() truncates the padding away.
+            let n = if f.is_direct() { align_up(job.len).min(job.buf.capacity()) } else { job.len };
+            let start = Instant::now();
+            match f.write_all_at(&job.buf.as_slice()[..n], job.offset) {
+                Ok(()) => c.record(n as u64, start, f.is_direct()),
+                Err(e) => set_failure(failure, e),
+            }
+        }
+        let _ = free.send(job.buf);
+    }
+}
+
+fn stream_worker(
+    mut out: Box<dyn Write + Send>,
+    name: PathBuf,
+    rx: Receiver<Job>,
+    free: Sender<AlignedBuf>,
+    failure: &Mutex<Option<IoError>>,
+    c: &IoCounters,
+) {
+    for job in rx {
+        if !has_failed(failure) {
+            let start = Instant::now();
+            match out.write_all(&job.buf.as_slice()[..job.len]) {
+                Ok(()) => c.record(job.len as u64, start, false),
+                Err(e) => set_failure(failure, IoError::write(&name, e)),
+            }
+        }
+        let _ = free.send(job.buf);
+    }
+    if !has_failed(failure) {
+        if let Err(e) = out.flush() {
+            set_failure(failure, IoError::write(&name, e));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::Access;
+
+    #[test]
+    fn blocks_land_in_order_and_tail_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out");
+        let f = Arc::new(DirectFile::open(&p, Access::CreateNew, true).unwrap());
+        let cfg = WriterConfig { block_size: 8192, buffers: 3, threads: 2 };
+        let mut w = BlockWriter::new(Sink::File(f), cfg, Arc::default()).unwrap();
+        let mut expect = Vec::new();
+        for k in 0..10u8 {
+            let mut b = w.buffer().unwrap();
+            let len = if k == 9 { 1000 } else { 8192 };
+            b.as_mut_slice()[..len].fill(k);
+            expect.extend(std::iter::repeat(k).take(len));
+            w.submit(b, len).unwrap();
+        }
+        assert_eq!(w.finish().unwrap(), expect.len() as u64);
+        assert_eq!(std::fs::read(&p).unwrap(), expect);
+    }
+}
