@@ -1,1 +1,55 @@
-//! placeholder until written
+//! Pure sorting kernels for xsort: no I/O, only slices.
+//!
+//! The sorter turns each record into one `u128` *entry*: the top bits hold
+//! a normalized, byte-comparable key prefix (the key's first byte is the
+//! entry's most significant byte), the low bits the record's position.
+//! Sorting entries ascending as plain integers therefore sorts by key with
+//! ties in input order. This crate sorts and merges such entries:
+//!
+//! - [`radix_sort`]: parallel MSD radix sort, the default kernel;
+//! - [`merge_sort`]: parallel merge sort, the comparison-based alternative;
+//! - [`sort_entries`]: dispatch on [`Method`];
+//! - [`merge_sorted`]: parallel k-way merge of sorted runs;
+//! - [`LoserTree`]: the tournament tree behind k-way merges, also for the
+//!   sorter's merges of runs read from disk;
+//! - [`equal_prefix_runs`]: groups whose prefixes tie, for re-sorting by
+//!   the full key.
+//!
+//! All parallel kernels run on the current rayon thread pool, so the caller
+//! picks the thread count with `ThreadPool::install`.
+
+mod loser_tree;
+mod merge;
+mod radix;
+mod runs;
+mod small;
+mod tuning;
+
+pub use loser_tree::LoserTree;
+pub use merge::{merge_sort, merge_sorted};
+pub use radix::radix_sort;
+pub use runs::equal_prefix_runs;
+
+/// Which in-memory kernel to use (Nsort's `-method=radix|merge`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Method {
+    /// [`radix_sort`]: fastest on normalized keys, the default.
+    #[default]
+    Radix,
+    /// [`merge_sort`]: comparison based.
+    Merge,
+}
+
+/// Sorts `entries` ascending as u128 with the chosen kernel, using
+/// `scratch` (same length, contents ignored) as working space. `key_bytes`
+/// is the radix sort's hint (see [`radix_sort`]); the merge sort ignores it.
+///
+/// # Panics
+///
+/// If `scratch.len() != entries.len()`.
+pub fn sort_entries(method: Method, entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) {
+    match method {
+        Method::Radix => radix_sort(entries, scratch, key_bytes),
+        Method::Merge => merge_sort(entries, scratch),
+    }
+}

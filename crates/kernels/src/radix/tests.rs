@@ -1,0 +1,90 @@
+//! Unit tests of the radix sort's internals: tiny thresholds drive the
+//! parallel passes, parallel children and digit skipping with small inputs.
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// Thresholds small enough that a few hundred entries take every path.
+const TINY: RadixConfig = RadixConfig {
+    small_sort: 4,
+    par_pass: 64,
+    par_children: 32,
+    min_chunk: 8,
+    chunks_per_thread: 3,
+};
+
+fn check(cfg: &RadixConfig, input: &[u128], key_bytes: usize) {
+    let mut expected = input.to_vec();
+    expected.sort_unstable();
+    let mut entries = input.to_vec();
+    let mut scratch = vec![0xDEAD; input.len()];
+    radix_sort_with(cfg, &mut entries, &mut scratch, key_bytes);
+    assert_eq!(entries, expected, "key_bytes {key_bytes}");
+}
+
+/// Entries built like the sorter's: a key in the top `key_bytes`, the
+/// index below.
+fn with_index(keys: &[u128], key_bytes: usize) -> Vec<u128> {
+    let shift = 128 - 8 * key_bytes as u32;
+    keys.iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let key = if shift == 0 { k } else { k << shift };
+            key | (i as u128 & ((1u128 << shift.min(127)) - 1))
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn tiny_thresholds_random(v in prop::collection::vec(any::<u128>(), 0..600), kb in 1usize..=16) {
+        check(&TINY, &v, kb);
+    }
+
+    #[test]
+    fn tiny_thresholds_few_keys(keys in prop::collection::vec(0u128..4, 0..600), kb in 1usize..=16) {
+        check(&TINY, &with_index(&keys, kb), kb);
+        check(&TINY, &keys, kb);
+    }
+
+    #[test]
+    fn tiny_thresholds_shared_bytes(v in prop::collection::vec(0u128..256, 0..600), top in any::<u128>(), kb in 1usize..=16) {
+        // Only the lowest byte differs: 15 digits to skip.
+        let mask = !0xFFu128;
+        let v: Vec<u128> = v.iter().map(|&x| (top & mask) | x).collect();
+        check(&TINY, &v, kb);
+    }
+}
+
+#[test]
+fn tiny_thresholds_on_odd_thread_counts() {
+    let v: Vec<u128> = (0..5000u128).map(|i| (i * 0x9E37_79B9_7F4A_7C15) % 977 << 100 | i).collect();
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            for kb in [1, 2, 10, 16] {
+                check(&TINY, &v, kb);
+            }
+        });
+    }
+}
+
+#[test]
+fn all_equal_and_exhausted_keys() {
+    check(&TINY, &vec![7u128; 1000], 3);
+    // Same key, low bits descending: key bytes exhausted, still unsorted.
+    let v: Vec<u128> = (0..1000u128).rev().map(|i| 5u128 << 120 | i).collect();
+    check(&TINY, &v, 1);
+    check(&RadixConfig::DEFAULT, &v, 1);
+}
+
+#[test]
+fn skip_step_reads_diff() {
+    assert!(matches!(shared_prefix_step(0, 3), Some(Step::AllEqual)));
+    assert!(matches!(shared_prefix_step(1, 3), Some(Step::Skip(15))));
+    assert!(shared_prefix_step(1u128 << 127, 0).is_none());
+    assert!(shared_prefix_step(1u128 << 100, 3).is_none());
+}

@@ -1,0 +1,91 @@
+//! Small helpers shared by the kernels: the insertion-sort base case, and
+//! sortedness checks and copies that go parallel on large slices.
+
+use rayon::prelude::*;
+
+use crate::tuning::PAR_SCAN_MIN;
+
+/// Sorts a short slice in place. Insertion sort: for the few dozen entries
+/// a radix bucket ends with it beats anything with setup cost, and it is
+/// stable (irrelevant for plain u128, but free).
+pub(crate) fn insertion_sort(v: &mut [u128]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+/// Whether `v` is ascending, sequentially. `slice::is_sorted` needs Rust
+/// 1.82; the workspace promises 1.80.
+pub(crate) fn is_sorted_seq(v: &[u128]) -> bool {
+    v.windows(2).all(|w| w[0] <= w[1])
+}
+
+/// Whether `v` is ascending; checks chunks on several threads when `v` is
+/// large. Stops early (on every thread) at the first descent, so random
+/// input costs next to nothing.
+pub(crate) fn is_sorted(v: &[u128]) -> bool {
+    if v.len() < PAR_SCAN_MIN {
+        return is_sorted_seq(v);
+    }
+    let chunk = PAR_SCAN_MIN / 2;
+    // Each chunk also compares its first element with its predecessor, so
+    // chunk boundaries are checked too.
+    v.par_chunks(chunk).enumerate().all(|(i, c)| {
+        let boundary_ok = i == 0 || v[i * chunk - 1] <= c[0];
+        boundary_ok && is_sorted_seq(c)
+    })
+}
+
+/// `dst.copy_from_slice(src)`, on several threads when large.
+pub(crate) fn copy(src: &[u128], dst: &mut [u128]) {
+    if src.len() < PAR_SCAN_MIN {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let chunk = PAR_SCAN_MIN / 2;
+    dst.par_chunks_mut(chunk)
+        .zip(src.par_chunks(chunk))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insertion_sort_sorts() {
+        let mut v: Vec<u128> = vec![5, 1, 4, 1, u128::MAX, 0, 3];
+        insertion_sort(&mut v);
+        assert_eq!(v, vec![0, 1, 1, 3, 4, 5, u128::MAX]);
+        let mut empty: Vec<u128> = vec![];
+        insertion_sort(&mut empty);
+    }
+
+    #[test]
+    fn is_sorted_checks_chunk_boundaries() {
+        let mut v: Vec<u128> = (0..(PAR_SCAN_MIN as u128 * 3)).collect();
+        assert!(is_sorted(&v));
+        // A descent exactly across a chunk boundary.
+        let b = PAR_SCAN_MIN / 2;
+        v.swap(b - 1, b);
+        assert!(!is_sorted(&v));
+        assert!(is_sorted(&[]));
+        assert!(is_sorted(&[7]));
+    }
+
+    #[test]
+    fn copy_copies_large_and_small() {
+        for n in [0, 5, PAR_SCAN_MIN + 17] {
+            let src: Vec<u128> = (0..n as u128).map(|x| x * 3).collect();
+            let mut dst = vec![0u128; n];
+            copy(&src, &mut dst);
+            assert_eq!(src, dst);
+        }
+    }
+}
