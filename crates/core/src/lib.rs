@@ -1,3 +1,29 @@
-//! xsort-core: the sorter (being written).
+//! xsort-core: the sorter.
+//!
+//! [`Sorter`] takes a validated [`SortConfig`] and sorts: it reads the inputs into one aligned buffer
+//! while extracting an entry (normalized key prefix + record offset) per record, sorts the entries
+//! with a kernel from `xsort-kernels`, and gathers the records into the output through write-behind
+//! buffers. When the data does not fit the memory budget, each buffer-full becomes a sorted run on
+//! temp space, and the runs are merged (multi-level when there are more than the budget's fan-in).
+//! [`SortStats`] reports what happened, phase by phase.
+
+pub mod config;
+pub mod entry;
+pub mod error;
+pub mod input;
+pub mod key;
+pub mod merge;
+pub mod output;
+pub mod plan;
+pub mod runs;
 pub mod size;
+pub mod sorter;
 pub mod spec;
+pub mod stats;
+
+pub use config::{Input, IoSettings, Output, SortConfig};
+pub use error::{Result, SortError};
+pub use key::{KeyPart, KeySpec};
+pub use sorter::Sorter;
+pub use stats::{SortCounters, SortStats};
+pub use xsort_kernels::Method;

@@ -127,6 +127,17 @@ impl DirectFile {
         }
     }
 
+    /// Gives the blocks of `[offset, offset + len)` back to the filesystem (a consumed temp run),
+    /// keeping the file's size. Best effort: filesystems without hole punching keep the space.
+    pub fn punch_hole(&self, offset: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // SAFETY: plain syscall on an fd we own; failure is harmless.
+        unsafe { libc::fallocate(self.file.as_raw_fd(), mode, offset as libc::off_t, len as libc::off_t) };
+    }
+
     /// Sets the file's length (used to cut the padding of a final direct write).
     pub fn set_len(&self, len: u64) -> Result<()> {
         self.file.set_len(len).map_err(|e| IoError::meta(&self.path, "truncate", e))

@@ -20,25 +20,31 @@ pub struct ReadConfig {
     pub in_flight: usize,
 }
 
-/// Fills `dst` from `file` starting at `file_offset` (both aligned) with up to `cfg.in_flight`
-/// concurrent transfers, stopping at end of file. Each time the filled prefix grows, `on_filled` is
-/// called on the calling thread with that prefix, so the caller can work on it while later blocks
-/// are still being read. Returns the number of bytes read.
+/// Fills `buf[start..]` from `file` starting at `file_offset` (`start`, `file_offset` and the buffer's
+/// address aligned) with up to `cfg.in_flight` concurrent transfers, stopping at end of file. Each
+/// time the filled part grows, `on_filled` is called on the calling thread with `buf[..start + filled]`
+/// (what lies before `start` was filled earlier), so the caller can work on it while later blocks are
+/// still being read. Returns the number of bytes read.
 pub fn read_region(
     file: &DirectFile,
     file_offset: u64,
-    dst: &mut [u8],
+    buf: &mut [u8],
+    start: usize,
     cfg: ReadConfig,
     counters: &IoCounters,
     mut on_filled: impl FnMut(&[u8]),
 ) -> Result<usize> {
     let block = cfg.transfer_size.max(IO_ALIGN);
-    let nblocks = dst.len().div_ceil(block);
+    let Some(len) = buf.len().checked_sub(start) else {
+        return Err(IoError::Internal("read_region: start beyond buffer".into()));
+    };
+    let nblocks = len.div_ceil(block);
     if nblocks == 0 {
         return Ok(0);
     }
-    let base = SendPtr(dst.as_mut_ptr());
-    let len = dst.len();
+    let origin = SendPtr(buf.as_mut_ptr());
+    // SAFETY: start <= buf.len(), checked above.
+    let base = SendPtr(unsafe { buf.as_mut_ptr().add(start) });
     let next = AtomicUsize::new(0);
     let (done_tx, done_rx) = unbounded::<Result<(usize, usize)>>();
     std::thread::scope(|s| {
@@ -66,7 +72,7 @@ pub fn read_region(
             });
         }
         drop(done_tx);
-        consume_in_order(done_rx, nblocks, block, base, len, &next, &mut on_filled)
+        consume_in_order(done_rx, nblocks, block, (origin, start), len, &next, &mut on_filled)
     })
 }
 
@@ -75,7 +81,7 @@ fn consume_in_order(
     done: Receiver<Result<(usize, usize)>>,
     nblocks: usize,
     block: usize,
-    base: SendPtr,
+    (origin, start): (SendPtr, usize),
     len: usize,
     next: &AtomicUsize,
     on_filled: &mut impl FnMut(&[u8]),
@@ -104,8 +110,9 @@ fn consume_in_order(
             }
         }
         if filled > before {
-            // SAFETY: [0, filled) consists of finished blocks only; no thread writes there any more.
-            on_filled(unsafe { std::slice::from_raw_parts(base.get(), filled) });
+            // SAFETY: [0, start) was filled before this call and [start, start + filled) consists of
+            // finished blocks only; no thread writes to either any more.
+            on_filled(unsafe { std::slice::from_raw_parts(origin.get(), start + filled) });
         }
     }
     Ok(filled)
@@ -200,11 +207,11 @@ mod tests {
         let mut buf = AlignedBuf::new(200_000).unwrap();
         let mut seen = Vec::new();
         let cfg = ReadConfig { transfer_size: 8192, in_flight: 3 };
-        let n = read_region(&f, 0, buf.as_mut_slice(), cfg, &IoCounters::default(), |p| seen.push(p.len())).unwrap();
+        let n = read_region(&f, 0, buf.as_mut_slice(), 4096, cfg, &IoCounters::default(), |p| seen.push(p.len())).unwrap();
         assert_eq!(n, data.len());
-        assert_eq!(&buf.as_slice()[..n], &data[..]);
+        assert_eq!(&buf.as_slice()[4096..4096 + n], &data[..]);
         assert!(seen.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!(*seen.last().unwrap(), n);
+        assert_eq!(*seen.last().unwrap(), 4096 + n);
     }
 
     #[test]

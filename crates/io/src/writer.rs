@@ -35,6 +35,19 @@ pub struct WriterConfig {
     pub buffers: usize,
     /// Writer threads for file sinks.
     pub threads: usize,
+    /// File offset of the first block (temp runs are extents of a shared file).
+    pub start_offset: u64,
+    /// Cut a padded final block off the file in [`BlockWriter::finish`]. Off for extents, whose
+    /// padding stays inside the extent.
+    pub cut_padding: bool,
+}
+
+impl WriterConfig {
+    /// A writer of `buffers` blocks of `block_size` bytes, with as many threads, from offset 0,
+    /// cutting padding.
+    pub fn new(block_size: usize, buffers: usize) -> Self {
+        WriterConfig { block_size, buffers, threads: buffers, start_offset: 0, cut_padding: true }
+    }
 }
 
 struct Job {
@@ -52,7 +65,7 @@ pub struct BlockWriter {
     file: Option<Arc<DirectFile>>,
     next_offset: u64,
     padded: bool,
-    block_size: usize,
+    cfg: WriterConfig,
 }
 
 impl BlockWriter {
@@ -80,12 +93,12 @@ impl BlockWriter {
                 None
             }
         };
-        Ok(BlockWriter { free, jobs: Some(job_tx), workers, failure, file, next_offset: 0, padded: false, block_size: cfg.block_size })
+        Ok(BlockWriter { free, jobs: Some(job_tx), workers, failure, file, next_offset: 0, padded: false, cfg })
     }
 
     /// The capacity every buffer from [`Self::buffer`] has at least.
     pub fn block_size(&self) -> usize {
-        self.block_size
+        self.cfg.block_size
     }
 
     /// Bytes submitted so far.
@@ -109,7 +122,7 @@ impl BlockWriter {
         if len % crate::buffer::IO_ALIGN != 0 && self.file.is_some() {
             self.padded = true;
         }
-        let offset = self.next_offset;
+        let offset = self.cfg.start_offset + self.next_offset;
         self.next_offset += len as u64;
         let jobs = self.jobs.as_ref().ok_or_else(|| IoError::Internal("writer finished".into()))?;
         jobs.send(Job { buf, len, offset }).map_err(|_| self.take_failure())
@@ -123,8 +136,8 @@ impl BlockWriter {
             w.join().map_err(|_| IoError::Internal("writer thread panicked".into()))?;
         }
         self.check()?;
-        if let (true, Some(f)) = (self.padded, &self.file) {
-            f.set_len(self.next_offset)?;
+        if let (true, true, Some(f)) = (self.padded, self.cfg.cut_padding, &self.file) {
+            f.set_len(self.cfg.start_offset + self.next_offset)?;
         }
         Ok(self.next_offset)
     }
@@ -212,7 +225,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out");
         let f = Arc::new(DirectFile::open(&p, Access::CreateNew, true).unwrap());
-        let cfg = WriterConfig { block_size: 8192, buffers: 3, threads: 2 };
+        let cfg = WriterConfig { threads: 2, ..WriterConfig::new(8192, 3) };
         let mut w = BlockWriter::new(Sink::File(f), cfg, Arc::default()).unwrap();
         let mut expect = Vec::new();
         for k in 0..10u8 {

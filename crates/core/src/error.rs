@@ -1,0 +1,31 @@
+//! The core's error type: bad input and configuration (the user's to fix), resources (disk, memory)
+//! and internal bugs, so the CLI can choose exit codes in one place.
+
+use std::path::PathBuf;
+
+/// Errors of the sorter.
+#[derive(Debug, thiserror::Error)]
+pub enum SortError {
+    /// An input file is malformed (for example its length is not a multiple of the record size).
+    #[error("{path}: {problem}")]
+    BadInput { path: PathBuf, problem: String },
+    /// The configuration cannot work (a key beyond the record, a zero record size...).
+    #[error("{0}")]
+    Config(String),
+    /// An I/O failure, already naming its file.
+    #[error(transparent)]
+    Io(#[from] xsort_io::IoError),
+    /// A bug in xsort.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl SortError {
+    /// Whether the user's input or options caused the error (as opposed to the system or a bug).
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, SortError::BadInput { .. } | SortError::Config(_))
+    }
+}
+
+/// Result alias of the core.
+pub type Result<T, E = SortError> = std::result::Result<T, E>;

@@ -1,0 +1,115 @@
+//! The memory plan: how the budget is split between the sort buffer, the entries, the write-behind
+//! pool and, when the data does not fit, the merge's read-ahead buffers.
+//!
+//! Per record the sorter needs its bytes plus 32 bytes of entries (the entry and the radix sort's
+//! scratch copy). Whatever the data, the output pool and per-file alignment slack come off the top.
+
+use crate::config::IoSettings;
+use xsort_io::{align_down, align_up, IO_ALIGN};
+
+/// The smallest budget xsort works with; smaller requests are raised to it.
+pub const MIN_BUDGET: u64 = 256 << 10;
+/// Bytes of entries per record: the entry and its scratch copy.
+pub const ENTRY_BYTES_PER_RECORD: usize = 32;
+/// Smallest read-ahead buffer per run in a merge; below it, the fan-in shrinks instead.
+pub const MIN_MERGE_BLOCK: usize = 16 << 10;
+
+/// How the budget is spent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryPlan {
+    /// The budget, after raising to [`MIN_BUDGET`].
+    pub budget: u64,
+    /// Capacity of the sort buffer (records plus alignment slack).
+    pub chunk_capacity: usize,
+    /// Entries the sort buffer can hold.
+    pub chunk_records: usize,
+    /// Output (and run) write-behind block size and number of buffers.
+    pub write_block: usize,
+    /// Write-behind buffers.
+    pub write_buffers: usize,
+    /// Whether the known input fits in one chunk (one pass, no temp file).
+    pub one_pass: bool,
+}
+
+impl MemoryPlan {
+    /// Plans a sort of `known_len` bytes (None: unknown, e.g. a pipe) of `record_size`-byte records
+    /// from `files` inputs.
+    pub fn new(budget: u64, record_size: usize, known_len: Option<u64>, files: usize, out: IoSettings) -> Self {
+        let budget = budget.max(MIN_BUDGET);
+        let write_buffers = out.count.clamp(2, 8);
+        // Small budgets get small blocks so that the pool stays a small part of the budget.
+        let write_block = align_up((out.transfer_size).min((budget / 16 / write_buffers as u64) as usize).max(IO_ALIGN));
+        let pool = (write_block * write_buffers) as u64;
+        let slack = (files.max(1) * crate::input::SLACK_PER_FILE) as u64;
+        let for_chunk = budget.saturating_sub(pool + slack);
+        let per_record = (record_size + ENTRY_BYTES_PER_RECORD) as u64;
+        let max_records = (for_chunk / per_record).max(1);
+        let (records, one_pass) = match known_len {
+            Some(len) if len / record_size as u64 <= max_records => (len / record_size as u64, true),
+            _ => (max_records, false),
+        };
+        let chunk_records = records.max(1) as usize;
+        let chunk_capacity = align_up(chunk_records * record_size) + slack as usize;
+        MemoryPlan { budget, chunk_capacity, chunk_records, write_block, write_buffers, one_pass }
+    }
+
+    /// Bytes the sort phase holds: buffer, entries and output pool.
+    pub fn sort_phase_bytes(&self) -> u64 {
+        (self.chunk_capacity + self.chunk_records * ENTRY_BYTES_PER_RECORD + self.write_block * self.write_buffers) as u64
+    }
+
+    /// The merge's shape for `runs` runs: the fan-in and the read-ahead block per run. Each run in a
+    /// merge has two blocks (one being consumed, one being read).
+    pub fn merge_shape(&self, runs: usize, temp: IoSettings) -> MergeShape {
+        let pool = (self.write_block * self.write_buffers) as u64;
+        let for_runs = self.budget.saturating_sub(pool) as usize;
+        let ideal = (for_runs / (2 * runs.max(1))).min(temp.transfer_size);
+        let block = (align_down(ideal as u64) as usize).max(MIN_MERGE_BLOCK);
+        let fan_in = (for_runs / (2 * block)).clamp(2, runs.max(2));
+        MergeShape { fan_in, block }
+    }
+}
+
+/// How runs are merged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MergeShape {
+    /// Most runs merged at once.
+    pub fan_in: usize,
+    /// Read-ahead block per run (two per run).
+    pub block: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gigabyte_fits_in_two_gigabytes() {
+        let p = MemoryPlan::new(2 << 30, 100, Some(1_000_000_000), 1, IoSettings::default());
+        assert!(p.one_pass);
+        assert_eq!(p.chunk_records, 10_000_000);
+        assert!(p.sort_phase_bytes() <= 2 << 30);
+    }
+
+    #[test]
+    fn eighth_of_the_data_spills_with_a_single_level_merge() {
+        let p = MemoryPlan::new(125_000_000, 100, Some(1_000_000_000), 1, IoSettings::default());
+        assert!(!p.one_pass);
+        assert!(p.sort_phase_bytes() <= 125_000_000);
+        let runs = 1_000_000_000usize.div_ceil(p.chunk_records * 100);
+        let m = p.merge_shape(runs, IoSettings::default());
+        assert!(m.fan_in >= runs, "{m:?} for {runs} runs");
+        assert!(m.block >= 1 << 20, "{m:?}");
+    }
+
+    #[test]
+    fn tiny_budget_still_plans() {
+        let p = MemoryPlan::new(1, 100, None, 3, IoSettings::default());
+        assert_eq!(p.budget, MIN_BUDGET);
+        assert!(p.chunk_records >= 1);
+        assert!(p.sort_phase_bytes() <= MIN_BUDGET + 4096);
+        let m = p.merge_shape(1000, IoSettings::default());
+        assert!(m.fan_in >= 2 && m.fan_in < 1000);
+        assert_eq!(m.block % IO_ALIGN, 0);
+    }
+}

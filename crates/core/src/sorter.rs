@@ -1,0 +1,225 @@
+//! The sorter: one pass in memory when the data fits the budget, run formation and a (multi-level)
+//! merge when it does not.
+
+use crate::config::SortConfig;
+use crate::entry::{extract, sort, EntryLayout};
+use crate::error::{Result, SortError};
+use crate::input::InputSet;
+use crate::key::ResolvedKey;
+use crate::merge::merge_runs;
+use crate::output::Destination;
+use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
+use crate::runs::{write_sorted, RecordSink, Run, TempStore};
+use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use xsort_io::{epoch, AlignedBuf, ReadService, TempSpace};
+use xsort_kernels::Method;
+
+/// Sorts according to a [`SortConfig`].
+pub struct Sorter {
+    cfg: SortConfig,
+    counters: Arc<SortCounters>,
+}
+
+/// What the run formation produced.
+enum Formed {
+    /// Everything fit: the output is written.
+    Done { records: u64 },
+    /// Runs on temp space, in input order.
+    Runs { records: u64, runs: Vec<Run> },
+}
+
+/// What the merge phase did.
+#[derive(Default)]
+struct MergeReport {
+    levels: u32,
+    fan_in: usize,
+    memory: u64,
+}
+
+impl Sorter {
+    /// A sorter for `cfg`.
+    pub fn new(cfg: SortConfig) -> Self {
+        Sorter { cfg, counters: Arc::default() }
+    }
+
+    /// Live counters, for a progress display.
+    pub fn counters(&self) -> Arc<SortCounters> {
+        self.counters.clone()
+    }
+
+    /// Runs the sort. On error nothing is left at the output path and no temp file remains.
+    pub fn run(&self) -> Result<SortStats> {
+        let cfg = &self.cfg;
+        let t0 = epoch().elapsed().as_secs_f64();
+        let (u0, s0) = process_cpu();
+        if cfg.record_size == 0 {
+            return Err(SortError::Config("the record size must be at least 1 byte".into()));
+        }
+        let key = cfg.key.resolve(cfg.record_size)?;
+        let mut inputs = InputSet::open(&cfg.inputs, cfg.record_size, cfg.input_io, self.counters.input.clone())?;
+        let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
+        let dest = Destination::open(&cfg.output, cfg.output_io)?;
+        let plan = MemoryPlan::new(cfg.memory_budget, cfg.record_size, inputs.known_len(), inputs.file_count(), cfg.output_io);
+        self.counters.input_total.store(inputs.known_len().unwrap_or(0), Ordering::Relaxed);
+        let sampler = Sampler::start(self.counters.clone());
+
+        let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
+        let formed = self.form_runs(&key, &plan, &mut inputs, &mut store, &dest)?;
+        sampler.mark();
+        let (records, runs, merge) = match formed {
+            Formed::Done { records } => (records, 0, MergeReport::default()),
+            Formed::Runs { records, runs } => {
+                let n = runs.len() as u64;
+                (records, n, self.merge_all(&key, &plan, runs, &mut store, &dest, records)?)
+            }
+        };
+        dest.commit(cfg.sync)?;
+        let samples = sampler.finish();
+        Ok(self.stats(t0, (u0, s0), &plan, records, runs, merge, samples))
+    }
+
+    /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
+    /// the output, otherwise each becomes a run.
+    fn form_runs(&self, key: &ResolvedKey, plan: &MemoryPlan, inputs: &mut InputSet, store: &mut TempStore, dest: &Destination) -> Result<Formed> {
+        let cfg = &self.cfg;
+        let r = cfg.record_size;
+        let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
+        if cfg.touch {
+            buf.touch();
+        }
+        let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
+        let mut entries: Vec<u128> = Vec::with_capacity(plan.chunk_records);
+        let mut scratch: Vec<u128> = vec![0; plan.chunk_records];
+        let mut runs = Vec::new();
+        let mut records = 0u64;
+        loop {
+            entries.clear();
+            inputs.fill(&mut buf, |data, start, count| {
+                let base = entries.len();
+                entries.resize(base + count, 0);
+                extract(key, layout, data, start, r, &mut entries[base..]);
+            })?;
+            records += entries.len() as u64;
+            sort(cfg.method, key, layout, r, buf.as_slice(), &mut entries, &mut scratch);
+            if runs.is_empty() && inputs.exhausted() {
+                let total = (entries.len() * r) as u64;
+                let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
+                write_sorted(&mut w, layout, &entries, buf.as_slice(), r)?;
+                w.finish()?;
+                return Ok(Formed::Done { records });
+            }
+            if !entries.is_empty() {
+                self.counters.spilled.store(true, Ordering::Relaxed);
+                let (run, mut w) = store.create_run((entries.len() * r) as u64, plan.write_block, plan.write_buffers)?;
+                write_sorted(&mut w, layout, &entries, buf.as_slice(), r)?;
+                w.finish()?;
+                runs.push(run);
+            }
+            if inputs.exhausted() {
+                return Ok(Formed::Runs { records, runs });
+            }
+        }
+    }
+
+    /// Merges runs level by level until at most a fan-in's worth remain, then into the output.
+    fn merge_all(&self, key: &ResolvedKey, plan: &MemoryPlan, mut runs: Vec<Run>, store: &mut TempStore, dest: &Destination, records: u64) -> Result<MergeReport> {
+        let cfg = &self.cfg;
+        let r = cfg.record_size;
+        let svc = ReadService::new(cfg.temp_io.count.max(2), self.counters.temp_read.clone());
+        let mut report = MergeReport::default();
+        loop {
+            let shape = plan.merge_shape(runs.len(), cfg.temp_io);
+            report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
+            report.memory = report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);
+            report.levels += 1;
+            if runs.len() <= shape.fan_in {
+                let total = records * r as u64;
+                let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
+                let mut sink = RecordSink::new(&mut w);
+                merge_runs(&runs, key, r, shape.block, &svc, &mut sink)?;
+                sink.flush()?;
+                w.finish()?;
+                runs.iter().for_each(|run| store.release(run));
+                return Ok(report);
+            }
+            runs = self.merge_level(key, plan, runs, shape, store, &svc)?;
+        }
+    }
+
+    /// One intermediate level: merges just enough consecutive groups of runs that the next level fits
+    /// in one merge, keeping run order (and so stability).
+    fn merge_level(&self, key: &ResolvedKey, plan: &MemoryPlan, runs: Vec<Run>, shape: crate::plan::MergeShape, store: &mut TempStore, svc: &ReadService) -> Result<Vec<Run>> {
+        let r = self.cfg.record_size;
+        let mut excess = runs.len() - shape.fan_in;
+        let mut next = Vec::new();
+        let mut i = 0;
+        while i < runs.len() {
+            let g = (excess + 1).min(shape.fan_in).min(runs.len() - i);
+            if g < 2 {
+                next.push(runs[i].clone());
+                i += 1;
+                continue;
+            }
+            let group = &runs[i..i + g];
+            let bytes = group.iter().map(|x| x.bytes).sum();
+            let (run, mut w) = store.create_run(bytes, plan.write_block, plan.write_buffers)?;
+            let mut sink = RecordSink::new(&mut w);
+            merge_runs(group, key, r, shape.block, svc, &mut sink)?;
+            sink.flush()?;
+            w.finish()?;
+            group.iter().for_each(|x| store.release(x));
+            next.push(run);
+            excess -= g - 1;
+            i += g;
+        }
+        Ok(next)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn stats(&self, t0: f64, (u0, s0): (f64, f64), plan: &MemoryPlan, records: u64, runs: u64, merge: MergeReport, samples: Vec<crate::stats::Sample>) -> SortStats {
+        let cfg = &self.cfg;
+        let elapsed = epoch().elapsed().as_secs_f64() - t0;
+        let (u1, s1) = process_cpu();
+        let c = &self.counters;
+        let phases = [("input read", &c.input), ("temp write", &c.temp_write), ("temp read", &c.temp_read), ("output write", &c.output)]
+            .into_iter()
+            .filter_map(|(name, k)| phase_stats(name, k.snapshot(), t0, &samples, cfg.threads))
+            .collect();
+        let sort_phase = plan.sort_phase_bytes().min(plan.chunk_capacity as u64 + records * (cfg.record_size + ENTRY_BYTES_PER_RECORD) as u64);
+        SortStats {
+            version: env!("CARGO_PKG_VERSION"),
+            records,
+            bytes: records * cfg.record_size as u64,
+            record_size: cfg.record_size,
+            key: describe_key(&cfg.key),
+            method: match cfg.method {
+                Method::Radix => "radix",
+                Method::Merge => "merge",
+            },
+            threads: cfg.threads,
+            passes: 1 + merge.levels,
+            runs,
+            merge_levels: merge.levels,
+            merge_fan_in: merge.fan_in,
+            memory_budget_bytes: plan.budget,
+            memory_planned_bytes: sort_phase.max(merge.memory),
+            peak_rss_bytes: peak_rss_bytes(),
+            elapsed_s: elapsed,
+            cpu_user_s: u1 - u0,
+            cpu_system_s: s1 - s0,
+            cpu_utilization: (u1 - u0 + s1 - s0) / (elapsed.max(1e-9) * cfg.threads.max(1) as f64),
+            temp_dirs: cfg.temp_dirs.iter().map(|d| d.display().to_string()).collect(),
+            phases,
+            samples,
+        }
+    }
+}
+
+fn describe_key(k: &crate::key::KeySpec) -> String {
+    if k.parts().is_empty() {
+        return "whole record".into();
+    }
+    k.parts().iter().map(|p| format!("{}:{}{}", p.offset, p.len, if p.descending { ":r" } else { "" })).collect::<Vec<_>>().join(",")
+}

@@ -1,0 +1,305 @@
+//! Statistics in the spirit of Nsort's `-statistics`: per phase (input read, temp write, temp read,
+//! output write) the elapsed time, bytes, MB/s, transfers and their size, CPU seconds and
+//! utilization; plus passes, runs, memory, and a time series sampled every 100 ms.
+//!
+//! Phases overlap (reading overlaps key extraction, gathering overlaps writing), so a phase's CPU is
+//! the whole process's CPU during the phase's wall-clock interval, interpolated from the samples.
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use xsort_io::{epoch, IoCounters, IoSnapshot};
+
+/// Live counters of one sort, shared with the progress display and the sampler.
+#[derive(Debug, Default)]
+pub struct SortCounters {
+    /// Input reads.
+    pub input: Arc<IoCounters>,
+    /// Temp writes.
+    pub temp_write: Arc<IoCounters>,
+    /// Temp reads.
+    pub temp_read: Arc<IoCounters>,
+    /// Output writes.
+    pub output: Arc<IoCounters>,
+    /// Total input bytes when known in advance (0 otherwise), for progress.
+    pub input_total: std::sync::atomic::AtomicU64,
+    /// Set once the sort spills (progress then counts four passes over the data, not two).
+    pub spilled: AtomicBool,
+}
+
+/// One point of the time series.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct Sample {
+    /// Seconds since the sort started.
+    pub t_s: f64,
+    /// Cumulative bytes read from the inputs.
+    pub input_bytes: u64,
+    /// Cumulative bytes written to temp.
+    pub temp_write_bytes: u64,
+    /// Cumulative bytes read from temp.
+    pub temp_read_bytes: u64,
+    /// Cumulative bytes written to the output.
+    pub output_bytes: u64,
+    /// Cumulative process CPU seconds (user + system).
+    pub cpu_s: f64,
+}
+
+/// Process CPU time used so far: (user, system) seconds.
+pub fn process_cpu() -> (f64, f64) {
+    let ru = rusage();
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    (secs(ru.ru_utime), secs(ru.ru_stime))
+}
+
+/// Peak resident set size of the process in bytes.
+pub fn peak_rss_bytes() -> u64 {
+    rusage().ru_maxrss as u64 * 1024
+}
+
+fn rusage() -> libc::rusage {
+    // SAFETY: getrusage fills the zeroed struct; RUSAGE_SELF is always valid.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    }
+}
+
+/// Samples the counters every 100 ms on a thread of its own until stopped.
+pub struct Sampler {
+    samples: Arc<Mutex<Vec<Sample>>>,
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+    counters: Arc<SortCounters>,
+    t0: f64,
+}
+
+impl Sampler {
+    /// Starts sampling.
+    pub fn start(counters: Arc<SortCounters>) -> Self {
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let t0 = epoch().elapsed().as_secs_f64();
+        let (s, st, c) = (samples.clone(), stop.clone(), counters.clone());
+        let handle = std::thread::Builder::new()
+            .name("xsort-sampler".into())
+            .spawn(move || {
+                while !st.load(Ordering::Relaxed) {
+                    push_sample(&s, &c, t0);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+            .ok();
+        Sampler { samples, stop, handle, counters, t0 }
+    }
+
+    /// Records a sample now (at phase boundaries, so short sorts still get a useful series).
+    pub fn mark(&self) {
+        push_sample(&self.samples, &self.counters, self.t0);
+    }
+
+    /// Stops the thread and returns the series, in time order.
+    pub fn finish(mut self) -> Vec<Sample> {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        self.mark();
+        let mut v = self.samples.lock().map(|g| g.clone()).unwrap_or_default();
+        v.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        v
+    }
+}
+
+fn push_sample(samples: &Mutex<Vec<Sample>>, c: &SortCounters, t0: f64) {
+    let (u, s) = process_cpu();
+    let sample = Sample {
+        t_s: epoch().elapsed().as_secs_f64() - t0,
+        input_bytes: c.input.bytes(),
+        temp_write_bytes: c.temp_write.bytes(),
+        temp_read_bytes: c.temp_read.bytes(),
+        output_bytes: c.output.bytes(),
+        cpu_s: u + s,
+    };
+    if let Ok(mut v) = samples.lock() {
+        v.push(sample);
+    }
+}
+
+/// Figures of one I/O phase.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PhaseStats {
+    /// "input read", "temp write", "temp read" or "output write".
+    pub name: &'static str,
+    /// Wall-clock seconds from the phase's first transfer to the end of its last.
+    pub elapsed_s: f64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Bytes / elapsed, in MB/s (10^6 bytes).
+    pub mb_per_s: f64,
+    /// Read or write calls.
+    pub transfers: u64,
+    /// Average bytes per transfer.
+    pub transfer_size: u64,
+    /// Process CPU seconds during the phase.
+    pub cpu_s: f64,
+    /// cpu_s / (elapsed_s * threads).
+    pub cpu_utilization: f64,
+    /// "direct", "buffered" or "mixed".
+    pub io_mode: &'static str,
+}
+
+/// The statistics of a finished sort (`--stats` prints them, `--stats-json` writes them).
+#[derive(Clone, Debug, Serialize)]
+pub struct SortStats {
+    /// xsort's version.
+    pub version: &'static str,
+    /// Records sorted.
+    pub records: u64,
+    /// Bytes sorted.
+    pub bytes: u64,
+    /// Bytes per record.
+    pub record_size: usize,
+    /// The key, as offset:length[:r] parts.
+    pub key: String,
+    /// In-memory kernel: "radix" or "merge".
+    pub method: &'static str,
+    /// Worker threads.
+    pub threads: usize,
+    /// Passes over the data: 1 in memory, 2 with one merge, more with multi-level merges.
+    pub passes: u32,
+    /// Sorted runs written to temp (0 for a one-pass sort).
+    pub runs: u64,
+    /// Merge levels (0 for a one-pass sort).
+    pub merge_levels: u32,
+    /// Largest number of runs merged at once.
+    pub merge_fan_in: usize,
+    /// Memory budget in bytes.
+    pub memory_budget_bytes: u64,
+    /// Bytes the plan allocates at most.
+    pub memory_planned_bytes: u64,
+    /// Peak resident set size of the process.
+    pub peak_rss_bytes: u64,
+    /// Wall-clock seconds of the sort (from opening the inputs to the output being in place).
+    pub elapsed_s: f64,
+    /// User CPU seconds of the sort.
+    pub cpu_user_s: f64,
+    /// System CPU seconds of the sort.
+    pub cpu_system_s: f64,
+    /// (user + system) / (elapsed * threads).
+    pub cpu_utilization: f64,
+    /// Temp directories.
+    pub temp_dirs: Vec<String>,
+    /// Per-phase figures, in pipeline order; phases that moved no bytes are left out.
+    pub phases: Vec<PhaseStats>,
+    /// Counters sampled every 100 ms and at phase boundaries.
+    pub samples: Vec<Sample>,
+}
+
+/// Builds the figures of one phase from its counters and the CPU time series.
+pub fn phase_stats(name: &'static str, s: IoSnapshot, t0: f64, samples: &[Sample], threads: usize) -> Option<PhaseStats> {
+    let start = s.first_start_s? - t0;
+    let end = s.last_end_s - t0;
+    let elapsed = (end - start).max(1e-9);
+    let cpu = (cpu_at(samples, end) - cpu_at(samples, start)).max(0.0);
+    Some(PhaseStats {
+        name,
+        elapsed_s: elapsed,
+        bytes: s.bytes,
+        mb_per_s: s.bytes as f64 / elapsed / 1e6,
+        transfers: s.transfers,
+        transfer_size: s.bytes.checked_div(s.transfers).unwrap_or(0),
+        cpu_s: cpu,
+        cpu_utilization: cpu / (elapsed * threads.max(1) as f64),
+        io_mode: match (s.direct, s.buffered) {
+            (true, false) => "direct",
+            (false, true) => "buffered",
+            _ => "mixed",
+        },
+    })
+}
+
+/// Process CPU seconds at time `t`, linearly interpolated between samples.
+fn cpu_at(samples: &[Sample], t: f64) -> f64 {
+    let i = samples.partition_point(|s| s.t_s < t);
+    match (i.checked_sub(1).map(|j| samples[j]), samples.get(i)) {
+        (Some(a), Some(b)) if b.t_s > a.t_s => a.cpu_s + (b.cpu_s - a.cpu_s) * (t - a.t_s) / (b.t_s - a.t_s),
+        (Some(a), _) => a.cpu_s,
+        (None, Some(b)) => b.cpu_s,
+        (None, None) => 0.0,
+    }
+}
+
+impl SortStats {
+    /// The human report, one phase per line, like Nsort's statistics.
+    pub fn render(&self) -> String {
+        use crate::size::format_bytes;
+        let mut o = String::new();
+        let how = if self.passes == 1 {
+            "one pass in memory, no temp file".to_string()
+        } else {
+            format!("{} runs, {} merge level(s), fan-in {}", self.runs, self.merge_levels, self.merge_fan_in)
+        };
+        o += "xsort statistics\n";
+        o += &format!("  records      {} of {} bytes ({}), key {}\n", self.records, self.record_size, format_bytes(self.bytes), self.key);
+        o += &format!("  passes       {} ({how})\n", self.passes);
+        o += &format!(
+            "  memory       budget {}, planned {}, peak RSS {}\n",
+            format_bytes(self.memory_budget_bytes),
+            format_bytes(self.memory_planned_bytes),
+            format_bytes(self.peak_rss_bytes)
+        );
+        o += &format!("  method       {} with {} threads\n", self.method, self.threads);
+        o += &format!(
+            "  elapsed      {:.3} s, CPU {:.3} s user + {:.3} s system ({:.0}% of {} threads)\n",
+            self.elapsed_s,
+            self.cpu_user_s,
+            self.cpu_system_s,
+            self.cpu_utilization * 100.0,
+            self.threads
+        );
+        o += &format!(
+            "\n  {:<13} {:>9} {:>11} {:>9} {:>9} {:>10} {:>7} {:>5}  {}\n",
+            "phase", "elapsed s", "bytes", "MB/s", "transfers", "xfer size", "CPU s", "CPU%", "mode"
+        );
+        for p in &self.phases {
+            o += &format!(
+                "  {:<13} {:>9.3} {:>11} {:>9.1} {:>9} {:>10} {:>7.3} {:>4.0}%  {}\n",
+                p.name,
+                p.elapsed_s,
+                p.bytes,
+                p.mb_per_s,
+                p.transfers,
+                format_bytes(p.transfer_size),
+                p.cpu_s,
+                p.cpu_utilization * 100.0,
+                p.io_mode
+            );
+        }
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(t_s: f64, cpu_s: f64) -> Sample {
+        Sample { t_s, input_bytes: 0, temp_write_bytes: 0, temp_read_bytes: 0, output_bytes: 0, cpu_s }
+    }
+
+    #[test]
+    fn cpu_is_interpolated() {
+        let s = [sample(0.0, 0.0), sample(1.0, 2.0), sample(2.0, 2.0)];
+        assert_eq!(cpu_at(&s, 0.5), 1.0);
+        assert_eq!(cpu_at(&s, 1.5), 2.0);
+        assert_eq!(cpu_at(&s, 5.0), 2.0);
+        assert_eq!(cpu_at(&[], 1.0), 0.0);
+    }
+
+    #[test]
+    fn phase_without_transfers_is_left_out() {
+        assert!(phase_stats("temp read", IoSnapshot::default(), 0.0, &[], 2).is_none());
+    }
+}
