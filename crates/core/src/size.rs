@@ -134,7 +134,8 @@ pub fn format_bytes(n: u64) -> String {
     }
     let mut exp = (63 - n.leading_zeros()) / 10; // largest unit with n >= 1024^exp
     let mut unit = 1u128 << (10 * exp);
-    if n as u128 % unit == 0 {
+    if n.trailing_zeros() >= 10 * exp {
+        // A whole multiple of the unit.
         return format!("{} {}", n as u128 / unit, UNIT_NAMES[exp as usize]);
     }
     let mut tenths = (n as u128 * 10 + unit / 2) / unit;
