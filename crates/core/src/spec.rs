@@ -883,7 +883,8 @@ fn check_extent(
     };
     match record {
         Some(r) if end > r => Err(err(format!(
-            "the {what} covers bytes {offset}..{end}, past the end of the {r}-byte record (-format=size:{r})"
+            "the {what} covers bytes {offset}..{end}, \
+             past the end of the {r}-byte record (-format=size:{r})"
         ))),
         _ => Ok(()),
     }
@@ -1029,7 +1030,8 @@ fn typed_extent(st: &Statement<'_>, l: &Layout) -> Result<(FieldType, usize, Opt
     let t = l.field_type.unwrap_or(FieldType::Character);
     if l.endian.is_some() && !t.is_binary_number() {
         return Err(st.invalid(format!(
-            "a byte order applies only to binary numbers (integer, unsigned, float, double), not {t}"
+            "a byte order applies only to binary numbers \
+             (integer, unsigned, float, double), not {t}"
         )));
     }
     let size = type_size(t, l.size).map_err(|reason| st.invalid(reason))?;
@@ -1051,7 +1053,7 @@ fn type_size(t: FieldType, given: Option<usize>) -> Result<usize, String> {
         (Some(n), _) if allowed.is_empty() || allowed.contains(&n) => Ok(n),
         (Some(n), _) => {
             let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
-            Err(format!("a {t} is {} bytes, not {n}", or_list(&list)))
+            Err(format!("{t} values are {} bytes, not {n}", or_list(&list)))
         }
     }
 }
@@ -1254,7 +1256,8 @@ mod tests {
 
     #[test]
     fn later_statements_override() {
-        let s = ok("-touch -notouch -nostat -stat -processes=2 -processes=8 -memory=50% -format=size:4 -format=size:9");
+        let s = ok("-touch -notouch -nostat -stat -processes=2 -processes=8 \
+            -memory=50% -format=size:4 -format=size:9");
         assert_eq!(s.touch, Some(false));
         assert_eq!(s.statistics, Some(true));
         assert_eq!(s.processes, Some(8));
@@ -1388,10 +1391,7 @@ mod tests {
                 k(Some("a"), 10, 2, Character, None, true),
             ]
         );
-        assert_eq!(
-            ok("-field=name:a,size:1 -key=name:a,DESC").keys[0].descending,
-            true
-        );
+        assert!(ok("-field=name:a,size:1 -key=name:a,DESC").keys[0].descending);
         // A bare first word followed by options with values is an option.
         let s = ok("-key=descending,position:3,size:1");
         assert_eq!(s.keys, vec![k(None, 3, 1, Character, None, true)]);
@@ -1427,10 +1427,22 @@ mod tests {
                  -touch, -notouch, -statistics, -nostatistics, -format, -field, -key, -in_file, \
                  -out_file, -temp_file",
             ),
-            ("-me=1G", "ambiguous statement '-me=1G': '-me' could be -memory or -method"),
-            ("-t", "ambiguous statement '-t': '-t' could be -touch or -temp_file"),
-            ("-no", "ambiguous statement '-no': '-no' could be -notouch or -nostatistics"),
-            ("-f=x", "ambiguous statement '-f=x': '-f' could be -format or -field"),
+            (
+                "-me=1G",
+                "ambiguous statement '-me=1G': '-me' could be -memory or -method",
+            ),
+            (
+                "-t",
+                "ambiguous statement '-t': '-t' could be -touch or -temp_file",
+            ),
+            (
+                "-no",
+                "ambiguous statement '-no': '-no' could be -notouch or -nostatistics",
+            ),
+            (
+                "-f=x",
+                "ambiguous statement '-f=x': '-f' could be -format or -field",
+            ),
             (
                 "-processes=0",
                 "invalid statement '-processes=0': processes must be at least 1",
@@ -1461,11 +1473,18 @@ mod tests {
                 "invalid statement '-memory=150%': invalid size '150%': a percentage of RAM \
                  must be more than 0 and at most 100",
             ),
-            ("-touch=yes", "invalid statement '-touch=yes': -touch takes no value"),
-            ("-nostat:1", "invalid statement '-nostat:1': -nostatistics takes no value"),
+            (
+                "-touch=yes",
+                "invalid statement '-touch=yes': -touch takes no value",
+            ),
+            (
+                "-nostat:1",
+                "invalid statement '-nostat:1': -nostatistics takes no value",
+            ),
             (
                 "-method=quick",
-                "invalid statement '-method=quick': unknown method 'quick'; expected one of radix, merge",
+                "invalid statement '-method=quick': unknown method 'quick'; expected one of \
+                 radix, merge",
             ),
         ];
         for (text, want) in cases {
@@ -1490,7 +1509,8 @@ mod tests {
             ),
             (
                 "-format=lines",
-                "invalid statement '-format=lines': unknown format option 'lines'; expected one of size",
+                "invalid statement '-format=lines': unknown format option 'lines'; expected one \
+                 of size",
             ),
             (
                 "-format=size:10,record_size:12",
@@ -1526,12 +1546,13 @@ mod tests {
             ),
             (
                 "-field=name:k,integer,size:3",
-                "invalid statement '-field=name:k,integer,size:3': a integer is 1, 2, 4 or 8 \
-                 bytes, not 3",
+                "invalid statement '-field=name:k,integer,size:3': integer values are 1, 2, 4 \
+                 or 8 bytes, not 3",
             ),
             (
                 "-field=name:k,float,size:8",
-                "invalid statement '-field=name:k,float,size:8': a float is 4 bytes, not 8",
+                "invalid statement '-field=name:k,float,size:8': float values are 4 bytes, \
+                 not 8",
             ),
             (
                 "-field=name:k,size:4,big_endian",
@@ -1707,6 +1728,25 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(err(text), *want, "for {text:?}");
         }
+    }
+
+    #[test]
+    fn numbers_too_large() {
+        assert_eq!(
+            err("-processes=99999999999999999999999"),
+            "invalid statement '-processes=99999999999999999999999': processes \
+             '99999999999999999999999' is too large"
+        );
+        assert_eq!(
+            err("-field=name:a,size:1,off:18446744073709551615 -field=name:b,size:1"),
+            "invalid statement '-field=name:b,size:1': the previous field ends past the \
+             largest possible offset"
+        );
+        assert_eq!(
+            err("-key=position:18446744073709551615,size:2"),
+            "invalid statement '-key=position:18446744073709551615,size:2': the key ends past \
+             the largest possible record"
+        );
     }
 
     #[test]
