@@ -1,1 +1,63 @@
-fn main() {}
+//! The `xsort` binary: parses the command line, runs the sorter, reports. Thin by design: the work
+//! is in xsort-core.
+
+mod args;
+mod progress;
+mod settings;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Exit status of a successful sort.
+const EXIT_OK: u8 = 0;
+/// Exit status of any trouble: bad options, bad input, I/O errors (GNU sort's convention).
+const EXIT_TROUBLE: u8 = 2;
+
+fn main() -> ExitCode {
+    if let Err(e) = xsort_io::signals::install() {
+        eprintln!("xsort: cannot install signal handling: {e}");
+        return ExitCode::from(EXIT_TROUBLE);
+    }
+    let args = match args::Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_TROUBLE } else { EXIT_OK });
+        }
+    };
+    match run(args) {
+        Ok(()) => ExitCode::from(EXIT_OK),
+        Err(e) => {
+            eprintln!("xsort: {e:#}");
+            ExitCode::from(EXIT_TROUBLE)
+        }
+    }
+}
+
+fn run(args: args::Args) -> Result<()> {
+    let settings = settings::Settings::from_args(args)?;
+    for w in &settings.warnings {
+        eprintln!("xsort: warning: {w}");
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(settings.config.threads)
+        .thread_name(|i| format!("xsort-worker-{i}"))
+        .build_global()
+        .context("cannot start worker threads")?;
+    let sorter = xsort_core::Sorter::new(settings.config.clone());
+    let progress = settings.progress.then(|| progress::Progress::start(sorter.counters()));
+    let result = sorter.run();
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let stats = result?;
+    if settings.stats {
+        eprint!("{}", stats.render());
+    }
+    if let Some(path) = &settings.stats_json {
+        let text = serde_json::to_string_pretty(&stats).context("cannot encode statistics")?;
+        std::fs::write(path, text + "\n").with_context(|| format!("{}: cannot write statistics", path.display()))?;
+    }
+    Ok(())
+}

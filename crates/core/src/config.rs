@@ -81,7 +81,7 @@ impl SortConfig {
             record_size,
             key: KeySpec::default(),
             memory_budget,
-            threads: rayon::current_num_threads(),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             temp_dirs: vec![std::env::temp_dir()],
             method: Method::Radix,
             input_io: IoSettings::default(),

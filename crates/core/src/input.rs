@@ -69,25 +69,26 @@ impl InputSet {
         self.current >= self.sources.len()
     }
 
-    /// Fills `buf` with as many whole records as fit, calling `on_records(data, start, count)` for each
+    /// Fills `buf` with as many whole records as fit, at most `max_records`, calling `on_records(data, start, count)` for each
     /// run of newly complete records as they arrive (so keys are extracted while later blocks are
     /// still being read). Returns the segments holding the chunk's records, in input order.
-    pub fn fill(&mut self, buf: &mut AlignedBuf, mut on_records: impl FnMut(&[u8], usize, usize)) -> Result<Vec<Segment>> {
+    pub fn fill(&mut self, buf: &mut AlignedBuf, max_records: usize, mut on_records: impl FnMut(&[u8], usize, usize)) -> Result<Vec<Segment>> {
         let r = self.record_size;
         let cap = buf.capacity();
         let mut at = 0usize;
         let mut segments = Vec::new();
-        while self.current < self.sources.len() && at < cap {
+        let mut left = max_records;
+        while self.current < self.sources.len() && at < cap && left > 0 {
             let seg = match &mut self.sources[self.current] {
                 Source::File { file, len, pos } => {
-                    let Some(seg) = fill_from_file(file, *len, pos, r, buf, at, self.read_cfg, &self.counters, &mut on_records)? else { break };
+                    let Some(seg) = fill_from_file(file, *len, pos, r, left, buf, at, self.read_cfg, &self.counters, &mut on_records)? else { break };
                     if *pos == *len {
                         self.current += 1;
                     }
                     seg
                 }
                 Source::Stream { file, name, carry, eof } => {
-                    let seg = fill_from_stream(file, name, carry, eof, r, buf, at, &self.counters)?;
+                    let seg = fill_from_stream(file, name, carry, eof, r, left, buf, at, &self.counters)?;
                     if seg.records > 0 {
                         on_records(&buf.as_slice()[..seg.start + seg.records * r], seg.start, seg.records);
                     }
@@ -100,6 +101,7 @@ impl InputSet {
                 }
             };
             if seg.records > 0 {
+                left -= seg.records;
                 at = align_up(seg.start + seg.records * r);
                 segments.push(seg);
             }
@@ -152,6 +154,7 @@ fn fill_from_file(
     len: u64,
     pos: &mut u64,
     r: usize,
+    max_records: usize,
     buf: &mut AlignedBuf,
     at: usize,
     cfg: ReadConfig,
@@ -162,7 +165,7 @@ fn fill_from_file(
     let skew = (*pos - aligned_pos) as usize;
     let room = buf.capacity() - at;
     let fits = (room.saturating_sub(skew) / r) as u64;
-    let records = ((len - *pos) / r as u64).min(fits) as usize;
+    let records = ((len - *pos) / r as u64).min(fits).min(max_records as u64) as usize;
     if records == 0 {
         return Ok(None);
     }
@@ -193,15 +196,16 @@ fn fill_from_stream(
     carry: &mut Vec<u8>,
     eof: &mut bool,
     r: usize,
+    max_records: usize,
     buf: &mut AlignedBuf,
     at: usize,
     counters: &IoCounters,
 ) -> Result<Segment> {
-    let room = buf.capacity() - at;
+    let room = (buf.capacity() - at).min(max_records.saturating_mul(r));
     if room < r.max(carry.len()) {
         return Ok(Segment { start: at, records: 0 });
     }
-    let dst = &mut buf.as_mut_slice()[at..];
+    let dst = &mut buf.as_mut_slice()[at..at + room];
     dst[..carry.len()].copy_from_slice(carry);
     let mut filled = carry.len();
     carry.clear();

@@ -41,7 +41,7 @@ impl MemoryPlan {
         let write_block = align_up((out.transfer_size).min((budget / 16 / write_buffers as u64) as usize).max(IO_ALIGN));
         let pool = (write_block * write_buffers) as u64;
         let slack = (files.max(1) * crate::input::SLACK_PER_FILE) as u64;
-        let for_chunk = budget.saturating_sub(pool + slack);
+        let for_chunk = budget.saturating_sub(pool + slack + IO_ALIGN as u64);
         let per_record = (record_size + ENTRY_BYTES_PER_RECORD) as u64;
         let max_records = (for_chunk / per_record).max(1);
         let (records, one_pass) = match known_len {
@@ -68,6 +68,42 @@ impl MemoryPlan {
         let fan_in = (for_runs / (2 * block)).clamp(2, runs.max(2));
         MergeShape { fan_in, block }
     }
+}
+
+/// Share of available memory used when no budget is given.
+pub const DEFAULT_BUDGET_PERCENT_OF_AVAILABLE: u64 = 50;
+
+/// Physical RAM and currently available memory in bytes, from /proc/meminfo (sysconf as fallback).
+pub fn system_memory() -> (u64, u64) {
+    let field = |text: &str, name: &str| {
+        text.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()).map(|kib| kib * 1024)
+    };
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    // SAFETY: sysconf has no preconditions.
+    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) }.max(0) as u64;
+    let total = field(&text, "MemTotal:").unwrap_or(pages * 4096);
+    (total, field(&text, "MemAvailable:").unwrap_or(total / 2))
+}
+
+/// The budget in bytes for a requested size (None: the default share of available memory), and a
+/// warning when the request had to be clamped to physical memory.
+pub fn resolve_budget(requested: Option<crate::size::MemorySize>) -> (u64, Option<String>) {
+    let (total, available) = system_memory();
+    let Some(req) = requested else {
+        return (available * DEFAULT_BUDGET_PERCENT_OF_AVAILABLE / 100, None);
+    };
+    let bytes = req.to_bytes(total);
+    let limit = total / 10 * 9;
+    if bytes > limit {
+        let msg = format!(
+            "memory budget {} exceeds physical memory ({}); using {}",
+            crate::size::format_bytes(bytes),
+            crate::size::format_bytes(total),
+            crate::size::format_bytes(limit)
+        );
+        return (limit, Some(msg));
+    }
+    (bytes, None)
 }
 
 /// How runs are merged.

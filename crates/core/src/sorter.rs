@@ -96,7 +96,7 @@ impl Sorter {
         let mut records = 0u64;
         loop {
             entries.clear();
-            inputs.fill(&mut buf, |data, start, count| {
+            inputs.fill(&mut buf, plan.chunk_records, |data, start, count| {
                 let base = entries.len();
                 entries.resize(base + count, 0);
                 extract(key, layout, data, start, r, &mut entries[base..]);

@@ -84,9 +84,12 @@ impl DirectFile {
                 Err(e) if self.refused_direct(&e) => self.drop_direct()?,
                 Err(e) => return Err(IoError::read(&self.path, e)),
             }
-            // A short direct read that is not at EOF leaves an unaligned remainder; buffered mode
-            // finishes it (this happens only at the end of a file whose size is not aligned).
+            // A short direct read ends at an unaligned point: normally the end of the file. If it is
+            // not (a filesystem that splits transfers), buffered mode finishes the job.
             if done % IO_ALIGN != 0 && done < buf.len() && self.is_direct() {
+                if offset + done as u64 >= self.len()? {
+                    break;
+                }
                 self.drop_direct()?;
             }
         }

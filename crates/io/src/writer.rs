@@ -182,7 +182,7 @@ fn file_worker(f: &DirectFile, rx: Receiver<Job>, free: Sender<AlignedBuf>, fail
             let n = if f.is_direct() { align_up(job.len).min(job.buf.capacity()) } else { job.len };
             let start = Instant::now();
             match f.write_all_at(&job.buf.as_slice()[..n], job.offset) {
-                Ok(()) => c.record(n as u64, start, f.is_direct()),
+                Ok(()) => c.record(job.len as u64, start, f.is_direct()),
                 Err(e) => set_failure(failure, e),
             }
         }

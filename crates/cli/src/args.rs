@@ -1,0 +1,110 @@
+//! The command line as typed: flags parsed by clap, not yet checked against each other.
+
+use clap::Parser;
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Records and keys:
+  xsort sorts fixed-size binary records (--record-size). Keys are byte ranges compared as unsigned
+  bytes (memcmp order), in priority order; without a key the whole record is the key. Ties keep
+  input order: xsort is always stable. Text-line sorting is not supported yet: --record-size (or
+  -format=size:N in --spec) is required.
+
+Memory:
+  -S/--memory takes a size with a K, M, G or T suffix (powers of 1024; a bare number means KiB, as
+  in GNU sort) or N% of physical memory. The default is 50% of available memory. A budget beyond
+  physical memory is clamped to 90% of it, with a warning. When the input fits the budget, xsort
+  sorts it in one pass with no temp file; otherwise it writes sorted runs to the temp directories
+  and merges them.
+
+Nsort statements (--spec):
+  -processes=N -memory=SIZE -method=radix|merge -touch -statistics -format=size:N
+  -field=name:NAME,size:N,off:N,character  -key=NAME[,descending]
+  -in_file=PATH[,direct|buffered][,transfer_size=SIZE][,count=N]
+  -out_file=PATH[,...][,preallocate][,sync]   -temp=DIR[,...]   (several -temp allowed)
+  Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Options given
+  as flags take precedence over statements.
+
+Exit status: 0 on success, 2 on any trouble (bad option, bad input, I/O error).
+
+Examples:
+  xsort --record-size=100 --key-bytes=0:10 -o sorted.dat input.dat
+  xsort --record-size=100 -S 1G -T /ssd1 -T /ssd2 --stats -o out in
+  xsort --spec '-format=size:100 -field=name:key,size:10,off:0,character -key=key' -o out in";
+
+/// xsort: sort files of fixed-size records, in memory when they fit and by merging runs when not.
+#[derive(Parser, Debug)]
+#[command(name = "xsort", version, about, after_help = AFTER_HELP)]
+pub struct Args {
+    /// Input files, read in order; none or '-' means standard input.
+    #[arg(value_name = "FILE")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Write the result to FILE instead of standard output; FILE may be one of the inputs.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Memory budget: SIZE[K|M|G|T] or N% of physical memory.
+    #[arg(short = 'S', long = "memory", visible_alias = "buffer-size", value_name = "SIZE")]
+    pub memory: Option<String>,
+
+    /// Worker threads (default: all cores).
+    #[arg(long = "parallel", value_name = "N")]
+    pub parallel: Option<usize>,
+
+    /// Directory for temp runs; repeat to spread temp I/O over several (default: $TMPDIR or /tmp).
+    #[arg(short = 'T', long = "temporary-directory", value_name = "DIR")]
+    pub temp_dirs: Vec<PathBuf>,
+
+    /// Accepted for compatibility: xsort is always stable.
+    #[arg(short = 's', long = "stable")]
+    pub stable: bool,
+
+    /// Bytes per fixed-size record.
+    #[arg(long = "record-size", value_name = "N")]
+    pub record_size: Option<usize>,
+
+    /// Key bytes OFFSET:LENGTH, ':r' for descending; repeat for several keys in priority order.
+    #[arg(long = "key-bytes", value_name = "OFFSET:LENGTH[:r]")]
+    pub key_bytes: Vec<String>,
+
+    /// In-memory sort kernel.
+    #[arg(long = "method", value_name = "radix|merge")]
+    pub method: Option<String>,
+
+    /// Nsort statements, e.g. '-format=size:100 -key=...' (repeatable).
+    #[arg(long = "spec", value_name = "STATEMENTS", allow_hyphen_values = true)]
+    pub spec: Vec<String>,
+
+    /// Print statistics to standard error after the sort.
+    #[arg(long = "stats")]
+    pub stats: bool,
+
+    /// Write the statistics as JSON to FILE.
+    #[arg(long = "stats-json", value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+
+    /// Show a progress bar even when standard error is not a terminal.
+    #[arg(long = "progress", conflicts_with = "no_progress")]
+    pub progress: bool,
+
+    /// Never show a progress bar.
+    #[arg(long = "no-progress")]
+    pub no_progress: bool,
+
+    /// Make the output durable (fsync of the file and its directory) before exiting.
+    #[arg(long = "sync")]
+    pub sync: bool,
+
+    /// Use the page cache for every file instead of direct I/O.
+    #[arg(long = "buffered")]
+    pub buffered: bool,
+
+    /// Bytes per read or write request for input, output and temp files (default 8M).
+    #[arg(long = "transfer-size", value_name = "SIZE")]
+    pub transfer_size: Option<String>,
+
+    /// Pre-fault the sort buffer before reading (Nsort's -touch).
+    #[arg(long = "touch")]
+    pub touch: bool,
+}
