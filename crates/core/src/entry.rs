@@ -116,7 +116,7 @@ mod tests {
     #[test]
     fn layout_sizes() {
         let l = EntryLayout::new(10, 1 << 30);
-        assert_eq!((l.offset_bits, l.prefix_bytes, l.exact), (30, 12, true));
+        assert_eq!((l.offset_bits, l.prefix_bytes, l.exact), (30, 10, true));
         let l = EntryLayout::new(100, 1 << 30);
         assert_eq!((l.prefix_bytes, l.exact), (12, false));
         let l = EntryLayout::new(4, 100);
