@@ -1,0 +1,637 @@
+//! Unit tests of the Nsort statement parser: the published command line, every alias and prefix
+//! form, and each error message.
+
+use super::*;
+
+fn ok(text: &str) -> NsortSpec {
+    match parse_spec(text) {
+        Ok(s) => s,
+        Err(e) => panic!("{text:?} failed: {e}"),
+    }
+}
+
+fn err(text: &str) -> String {
+    match parse_spec(text) {
+        Ok(s) => panic!("{text:?} should fail, gave {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn file(path: &str) -> FileSpec {
+    FileSpec {
+        path: PathBuf::from(path),
+        direct: None,
+        transfer_size: None,
+        count: None,
+        preallocate: false,
+        sync: false,
+    }
+}
+
+const PUBLISHED: &str = "
+    -processes=16 -memory=124000M -method=radix -touch -format=size:100
+    -field=name:key,size:10,off:0,character -key=key -statistics
+    -in_file=/data/in,direct,transfer_size=16M,count=64
+    -out_file=/data/out,direct,transfer_size=64M,count=64,preallocate
+    -temp=/scratch/tmp,direct,transfer_size=64M,count=32,preallocate
+";
+
+#[test]
+fn published_command_line() {
+    let io = |path: &str, mib: u64, count: usize, preallocate: bool| FileSpec {
+        direct: Some(true),
+        transfer_size: Some(mib << 20),
+        count: Some(count),
+        preallocate,
+        ..file(path)
+    };
+    let want = NsortSpec {
+        processes: Some(16),
+        memory: Some(MemorySize::Bytes(124000 << 20)),
+        method: Some(Method::Radix),
+        touch: Some(true),
+        statistics: Some(true),
+        record_size: Some(100),
+        fields: vec![FieldDef {
+            name: "key".into(),
+            offset: 0,
+            size: 10,
+            field_type: FieldType::Character,
+            endian: None,
+        }],
+        keys: vec![KeyDef {
+            field: Some("key".into()),
+            offset: 0,
+            size: 10,
+            field_type: FieldType::Character,
+            endian: None,
+            descending: false,
+        }],
+        in_files: vec![io("/data/in", 16, 64, false)],
+        out_file: Some(io("/data/out", 64, 64, true)),
+        temp_dirs: vec![io("/scratch/tmp", 64, 32, true)],
+    };
+    assert_eq!(ok(PUBLISHED), want);
+}
+
+#[test]
+fn empty_spec_is_default() {
+    assert_eq!(ok(""), NsortSpec::default());
+    assert_eq!(ok("  \n # only a comment\n\t"), NsortSpec::default());
+}
+
+#[test]
+fn colon_or_equals_after_keyword() {
+    assert_eq!(ok("-memory:1G").memory, Some(MemorySize::Bytes(1 << 30)));
+    assert_eq!(ok("-memory=1G").memory, Some(MemorySize::Bytes(1 << 30)));
+    assert_eq!(ok("-processes:4").processes, Some(4));
+    assert_eq!(ok("-format=record_size=100").record_size, Some(100));
+    let s = ok("-in_file:/a,transfer_size:1M,count=2");
+    assert_eq!(s.in_files[0].transfer_size, Some(1 << 20));
+    assert_eq!(s.in_files[0].count, Some(2));
+}
+
+#[test]
+fn keyword_prefixes_aliases_and_case() {
+    let s = ok("-mem=2G -stat -proc=3 -meth=merge -tou -form=siz:8 -in=/a -ou=/b -te=/t");
+    assert_eq!(s.memory, Some(MemorySize::Bytes(2 << 30)));
+    assert_eq!(s.statistics, Some(true));
+    assert_eq!(s.processes, Some(3));
+    assert_eq!(s.method, Some(Method::Merge));
+    assert_eq!(s.touch, Some(true));
+    assert_eq!(s.record_size, Some(8));
+    assert_eq!(s.in_files, vec![file("/a")]);
+    assert_eq!(s.out_file, Some(file("/b")));
+    assert_eq!(s.temp_dirs, vec![file("/t")]);
+    let s = ok(
+        "-MEMORY=1G -Statistics -NoTouch -NOSTAT -Method=RADIX -K=Key -Field=name:Key,SIZE:2",
+    );
+    assert_eq!(s.memory, Some(MemorySize::Bytes(1 << 30)));
+    assert_eq!(s.statistics, Some(false));
+    assert_eq!(s.touch, Some(false));
+    assert_eq!(s.method, Some(Method::Radix));
+    assert_eq!(s.keys[0].field.as_deref(), Some("Key"));
+    for kw in [
+        "temp",
+        "temp_file",
+        "tempdir",
+        "temp_dir",
+        "temp_f",
+        "TEMP_DIR",
+    ] {
+        assert_eq!(ok(&format!("-{kw}=/x")).temp_dirs, vec![file("/x")], "{kw}");
+    }
+    assert!(err("-m=r").starts_with("ambiguous statement '-m=r'"));
+    assert_eq!(ok("-meth=r").method, Some(Method::Radix));
+}
+
+#[test]
+fn later_statements_override() {
+    let s = ok("-touch -notouch -nostat -stat -processes=2 -processes=8 \
+        -memory=50% -format=size:4 -format=size:9");
+    assert_eq!(s.touch, Some(false));
+    assert_eq!(s.statistics, Some(true));
+    assert_eq!(s.processes, Some(8));
+    assert_eq!(s.memory, Some(MemorySize::PercentOfRam(50.0)));
+    assert_eq!(s.record_size, Some(9));
+}
+
+#[test]
+fn bare_memory_number_is_mib() {
+    assert_eq!(
+        ok("-memory=4000").memory,
+        Some(MemorySize::Bytes(4000 << 20))
+    );
+    assert_eq!(ok("-memory=1.5G").memory, Some(MemorySize::Bytes(3 << 29)));
+}
+
+#[test]
+fn comments_and_newlines() {
+    let s = ok("# a spec\n-processes=2   # threads\n\n-memory=1G\n#-touch\n");
+    assert_eq!(s.processes, Some(2));
+    assert_eq!(s.memory, Some(MemorySize::Bytes(1 << 30)));
+    assert_eq!(s.touch, None);
+    // '#' inside a word is not a comment, so the size is bad.
+    let s = ok("-in_file=/data/run#1 # the input\r\n-stat");
+    assert_eq!(s.in_files, vec![file("/data/run#1")]);
+    assert_eq!(s.statistics, Some(true));
+    assert!(err("-memory=1G#x").contains("unknown unit 'G#x'"));
+}
+
+#[test]
+fn several_temp_and_in_files() {
+    let s = ok("-temp=/t1,count=2 -temp_dir=/t2 -tempdir=/t3,buffered -in_file=/a -in_file=/b");
+    let paths: Vec<_> = s
+        .temp_dirs
+        .iter()
+        .map(|f| f.path.to_str().unwrap_or(""))
+        .collect();
+    assert_eq!(paths, ["/t1", "/t2", "/t3"]);
+    assert_eq!(s.temp_dirs[0].count, Some(2));
+    assert_eq!(s.temp_dirs[2].direct, Some(false));
+    assert_eq!(s.in_files, vec![file("/a"), file("/b")]);
+}
+
+#[test]
+fn file_option_words_and_prefixes() {
+    let s = ok("-out_file=/o,dir,trans=8K,cou=3,prealloc,sy");
+    let want = FileSpec {
+        direct: Some(true),
+        transfer_size: Some(8192),
+        count: Some(3),
+        preallocate: true,
+        sync: true,
+        ..file("/o")
+    };
+    assert_eq!(s.out_file, Some(want));
+    assert_eq!(ok("-temp=/t,nodirect").temp_dirs[0].direct, Some(false));
+    assert_eq!(ok("-temp=/t,BUFFERED,buf").temp_dirs[0].direct, Some(false));
+    assert_eq!(
+        ok("-temp=/t,transfer_size=4096").temp_dirs[0].transfer_size,
+        Some(4096)
+    );
+    // Paths keep '=' and ':' and their case.
+    assert_eq!(ok("-in_file=/a=b:C").in_files, vec![file("/a=b:C")]);
+}
+
+#[test]
+fn field_option_words_and_defaults() {
+    let s = ok("-format=size:32 \
+        -field=name:a,siz:4,offset:2 -field=name:b,size:3,pos:6,char \
+        -field=name:c,int,big -field=name:d,unsigned,size:2,little_endian \
+        -field=name:e,float -field=name:f,double,off:24 -field=name:g,dec,size:1,o:31");
+    let f = |name: &str, offset, size, field_type, endian| FieldDef {
+        name: name.into(),
+        offset,
+        size,
+        field_type,
+        endian,
+    };
+    use FieldType::*;
+    assert_eq!(
+        s.fields,
+        vec![
+            f("a", 2, 4, Character, None),
+            f("b", 6, 3, Character, None),
+            f("c", 9, 4, Integer, Some(Endian::Big)),
+            f("d", 13, 2, Unsigned, Some(Endian::Little)),
+            f("e", 15, 4, Float, None),
+            f("f", 24, 8, Double, None),
+            f("g", 31, 1, Decimal, None),
+        ]
+    );
+    for (size, ok_) in [
+        (1, true),
+        (2, true),
+        (3, false),
+        (4, true),
+        (8, true),
+        (16, false),
+    ] {
+        assert_eq!(
+            parse_spec(&format!("-field=name:x,integer,size:{size}")).is_ok(),
+            ok_,
+            "{size}"
+        );
+    }
+    // A repeated option with the same value is harmless.
+    assert_eq!(ok("-field=name:x,size:2,size:2").fields[0].size, 2);
+}
+
+#[test]
+fn keys_in_priority_order() {
+    let s = ok("-key=b,descending -key=position:0,size:2 -key=a,asc \
+        -key=pos:4,int,size:8,little,desc -key=a,d \
+        -field=name:a,size:2,off:10 -field=name:b,double,big_endian,off:12");
+    let k = |field: Option<&str>, offset, size, field_type, endian, descending| KeyDef {
+        field: field.map(String::from),
+        offset,
+        size,
+        field_type,
+        endian,
+        descending,
+    };
+    use FieldType::*;
+    assert_eq!(
+        s.keys,
+        vec![
+            k(Some("b"), 12, 8, Double, Some(Endian::Big), true),
+            k(None, 0, 2, Character, None, false),
+            k(Some("a"), 10, 2, Character, None, false),
+            k(None, 4, 8, Integer, Some(Endian::Little), true),
+            k(Some("a"), 10, 2, Character, None, true),
+        ]
+    );
+    assert!(ok("-field=name:a,size:1 -key=name:a,DESC").keys[0].descending);
+    // A bare first word followed by options with values is an option.
+    let s = ok("-key=descending,position:3,size:1");
+    assert_eq!(s.keys, vec![k(None, 3, 1, Character, None, true)]);
+    assert_eq!(
+        ok("-key=offset=5,unsigned").keys,
+        vec![k(None, 5, 4, Unsigned, None, false)]
+    );
+}
+
+#[test]
+fn extents_fit_the_record_whatever_the_order() {
+    assert!(parse_spec("-field=name:k,size:10,off:90 -key=k -format=size:100").is_ok());
+    assert!(parse_spec("-key=position:99,size:1 -format=size:100").is_ok());
+}
+
+/// Each error quotes the statement; the full text is checked.
+#[test]
+fn statement_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "memory=1G",
+            "'memory=1G' is not an Nsort statement: statements start with a single '-', \
+             as in -memory=1G",
+        ),
+        (
+            "--memory=1G",
+            "'--memory=1G' is not an Nsort statement: statements start with a single '-', \
+             as in -memory=1G",
+        ),
+        (
+            "-colour=red",
+            "unknown statement '-colour=red': expected one of -processes, -memory, -method, \
+             -touch, -notouch, -statistics, -nostatistics, -format, -field, -key, -in_file, \
+             -out_file, -temp_file",
+        ),
+        (
+            "-me=1G",
+            "ambiguous statement '-me=1G': '-me' could be -memory or -method",
+        ),
+        (
+            "-t",
+            "ambiguous statement '-t': '-t' could be -touch or -temp_file",
+        ),
+        (
+            "-no",
+            "ambiguous statement '-no': '-no' could be -notouch or -nostatistics",
+        ),
+        (
+            "-f=x",
+            "ambiguous statement '-f=x': '-f' could be -format or -field",
+        ),
+        (
+            "-processes=0",
+            "invalid statement '-processes=0': processes must be at least 1",
+        ),
+        (
+            "-proc=many",
+            "invalid statement '-proc=many': processes must be a whole number, not 'many'",
+        ),
+        (
+            "-processes",
+            "invalid statement '-processes': -processes needs a value, as in -processes=16",
+        ),
+        (
+            "-memory=",
+            "invalid statement '-memory=': -memory needs a value, as in -memory=4G",
+        ),
+        (
+            "-memory=lots",
+            "invalid statement '-memory=lots': invalid size 'lots': expected a number with an \
+             optional unit (b, K, M, G, T, P, E), as in 512M or 1.5G",
+        ),
+        (
+            "-memory=0",
+            "invalid statement '-memory=0': invalid size '0': must be at least one byte",
+        ),
+        (
+            "-memory=150%",
+            "invalid statement '-memory=150%': invalid size '150%': a percentage of RAM \
+             must be more than 0 and at most 100",
+        ),
+        (
+            "-touch=yes",
+            "invalid statement '-touch=yes': -touch takes no value",
+        ),
+        (
+            "-nostat:1",
+            "invalid statement '-nostat:1': -nostatistics takes no value",
+        ),
+        (
+            "-method=quick",
+            "invalid statement '-method=quick': unknown method 'quick'; expected one of \
+             radix, merge",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(err(text), *want, "for {text:?}");
+    }
+}
+
+#[test]
+fn format_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "-format=size:0",
+            "invalid statement '-format=size:0': the record size must be at least 1",
+        ),
+        (
+            "-format=size",
+            "invalid statement '-format=size': 'size' needs a value, as in size:N",
+        ),
+        (
+            "-format=size:",
+            "invalid statement '-format=size:': 'size' needs a value after ':'",
+        ),
+        (
+            "-format=lines",
+            "invalid statement '-format=lines': unknown format option 'lines'; expected one \
+             of size",
+        ),
+        (
+            "-format=size:10,record_size:12",
+            "invalid statement '-format=size:10,record_size:12': the record size is given \
+             twice, with different values",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(err(text), *want, "for {text:?}");
+    }
+}
+
+#[test]
+fn field_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "-field=size:4",
+            "invalid statement '-field=size:4': -field needs a name, as in name:key",
+        ),
+        (
+            "-field=name:a,size:1 -field=name:a,size:2",
+            "invalid statement '-field=name:a,size:2': a field named 'a' is already defined",
+        ),
+        (
+            "-format=size:100 -field=name:k,size:10,off:95",
+            "invalid statement '-field=name:k,size:10,off:95': the field covers bytes 95..105, \
+             past the end of the 100-byte record (-format=size:100)",
+        ),
+        (
+            "-field=name:k,off:0",
+            "invalid statement '-field=name:k,off:0': a character field or key needs a size, \
+             as in size:10",
+        ),
+        (
+            "-field=name:k,integer,size:3",
+            "invalid statement '-field=name:k,integer,size:3': integer values are 1, 2, 4 \
+             or 8 bytes, not 3",
+        ),
+        (
+            "-field=name:k,float,size:8",
+            "invalid statement '-field=name:k,float,size:8': float values are 4 bytes, \
+             not 8",
+        ),
+        (
+            "-field=name:k,size:4,big_endian",
+            "invalid statement '-field=name:k,size:4,big_endian': a byte order applies only \
+             to binary numbers (integer, unsigned, float, double), not character",
+        ),
+        (
+            "-field=name:k,size:0",
+            "invalid statement '-field=name:k,size:0': the size must be at least 1",
+        ),
+        (
+            "-field=name:k,size:4,off:-1",
+            "invalid statement '-field=name:k,size:4,off:-1': the offset must be a whole \
+             number, not '-1'",
+        ),
+        (
+            "-field=name:k,size:4,descending",
+            "invalid statement '-field=name:k,size:4,descending': unknown field option \
+             'descending'; expected one of name, offset, size, character, integer, unsigned, \
+             float, double, decimal, big_endian, little_endian",
+        ),
+        (
+            "-field=name:k,d",
+            "invalid statement '-field=name:k,d': field option 'd' is ambiguous; it could be \
+             double or decimal",
+        ),
+        (
+            "-field=name:k,size:4,int,char",
+            "invalid statement '-field=name:k,size:4,int,char': the type is given twice, \
+             with different values",
+        ),
+        (
+            "-field=name:k,character:1",
+            "invalid statement '-field=name:k,character:1': 'character' takes no value",
+        ),
+        (
+            "-field=name:k,,size:1",
+            "invalid statement '-field=name:k,,size:1': empty option (two commas in a row, \
+             or a comma at an end)",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(err(text), *want, "for {text:?}");
+    }
+}
+
+#[test]
+fn key_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "-key=nokey",
+            "invalid statement '-key=nokey': no -field is named 'nokey' (no fields are \
+             defined; field names are case-sensitive)",
+        ),
+        (
+            "-field=name:a,size:1 -field=name:b,size:1 -key=A",
+            "invalid statement '-key=A': no -field is named 'A'; the fields are a, b \
+             (names are case-sensitive)",
+        ),
+        (
+            "-field=name:a,size:1 -key=name:a,size:1",
+            "invalid statement '-key=name:a,size:1': a key that names a field takes its \
+             position, size and type from the field; give either a field name or position \
+             and size",
+        ),
+        (
+            "-key=size:4",
+            "invalid statement '-key=size:4': -key needs a field name or a position, as in \
+             -key=position:0,size:10",
+        ),
+        (
+            "-key=position:0",
+            "invalid statement '-key=position:0': a character field or key needs a size, \
+             as in size:10",
+        ),
+        (
+            "-format=size:100 -key=position:95,size:10",
+            "invalid statement '-key=position:95,size:10': the key covers bytes 95..105, \
+             past the end of the 100-byte record (-format=size:100)",
+        ),
+        (
+            "-key=pos:0,size:4,d",
+            "invalid statement '-key=pos:0,size:4,d': key option 'd' is ambiguous; it could \
+             be double, decimal or descending",
+        ),
+        (
+            "-field=name:a,size:1 -key=a,int",
+            "invalid statement '-key=a,int': unknown key option 'int'; expected one of \
+             ascending, descending",
+        ),
+        (
+            "-key=k,asc,desc",
+            "invalid statement '-key=k,asc,desc': the direction is given twice, with \
+             different values",
+        ),
+        (
+            "-key",
+            "invalid statement '-key': -key needs a value, as in -key=key or \
+             -key=position:0,size:10",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(err(text), *want, "for {text:?}");
+    }
+}
+
+#[test]
+fn file_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "-in_file=/a,count=0",
+            "invalid statement '-in_file=/a,count=0': count must be at least 1",
+        ),
+        (
+            "-in_file=/a,count",
+            "invalid statement '-in_file=/a,count': 'count' needs a value, as in count:N",
+        ),
+        (
+            "-temp=/t,transfer_size=1000",
+            "invalid statement '-temp=/t,transfer_size=1000': transfer_size must be at least \
+             4 KiB and a multiple of 4 KiB (4096 bytes) to keep direct I/O aligned, not 1000 \
+             (1000 B)",
+        ),
+        (
+            "-temp=/t,transfer_size=6K",
+            "invalid statement '-temp=/t,transfer_size=6K': transfer_size must be at least \
+             4 KiB and a multiple of 4 KiB (4096 bytes) to keep direct I/O aligned, not 6K \
+             (6 KiB)",
+        ),
+        (
+            "-temp=/t,transfer_size=50%",
+            "invalid statement '-temp=/t,transfer_size=50%': invalid size '50%': a \
+             percentage is not allowed here; give a size such as 16M",
+        ),
+        (
+            "-in_file=/a,fast",
+            "invalid statement '-in_file=/a,fast': unknown file option 'fast'; expected one \
+             of direct, buffered, transfer_size, count, preallocate, sync",
+        ),
+        (
+            "-in_file=/a,preallocate",
+            "invalid statement '-in_file=/a,preallocate': 'preallocate' applies only to \
+             -out_file and -temp_file",
+        ),
+        (
+            "-in=/a,sync",
+            "invalid statement '-in=/a,sync': 'sync' applies only to -out_file and -temp_file",
+        ),
+        (
+            "-out_file=/o,direct,buffered",
+            "invalid statement '-out_file=/o,direct,buffered': direct or buffered is given \
+             twice, with different values",
+        ),
+        (
+            "-out_file=,direct",
+            "invalid statement '-out_file=,direct': -out_file needs a path before the options",
+        ),
+        (
+            "-temp_dir",
+            "invalid statement '-temp_dir': -temp_file needs a value, as in -temp_file=/path",
+        ),
+        (
+            "-in_file=/a,",
+            "invalid statement '-in_file=/a,': empty option (two commas in a row, or a comma \
+             at an end)",
+        ),
+        (
+            "-out_file=/o1 -out_file=/o2",
+            "invalid statement '-out_file=/o2': only one -out_file is allowed, and \
+             '-out_file=/o1' came first",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(err(text), *want, "for {text:?}");
+    }
+}
+
+#[test]
+fn numbers_too_large() {
+    assert_eq!(
+        err("-processes=99999999999999999999999"),
+        "invalid statement '-processes=99999999999999999999999': processes \
+         '99999999999999999999999' is too large"
+    );
+    assert_eq!(
+        err("-field=name:a,size:1,off:18446744073709551615 -field=name:b,size:1"),
+        "invalid statement '-field=name:b,size:1': the previous field ends past the \
+         largest possible offset"
+    );
+    assert_eq!(
+        err("-key=position:18446744073709551615,size:2"),
+        "invalid statement '-key=position:18446744073709551615,size:2': the key ends past \
+         the largest possible record"
+    );
+}
+
+#[test]
+fn first_error_wins_and_variants_are_matchable() {
+    let e = parse_spec("-stat -bogus -memory=x").expect_err("bogus");
+    assert!(
+        matches!(e, SpecError::UnknownStatement { ref statement, .. } if statement == "-bogus")
+    );
+    let e = parse_spec("-memory=x").expect_err("size");
+    assert!(matches!(
+        e,
+        SpecError::Size {
+            error: SizeError::NotANumber(_),
+            ..
+        }
+    ));
+}
