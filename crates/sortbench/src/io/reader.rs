@@ -2,11 +2,14 @@
 //!
 //! Regular files are split into fixed blocks that I/O threads claim in order
 //! and read positionally; the consumer takes them back in file order (a small
-//! reorder map holds blocks that finish early). Each block is first read with
-//! `preadv2(RWF_NOWAIT)`, which returns only what the page cache already
-//! holds, at memory speed; whatever is missing comes through the `O_DIRECT`
-//! descriptor, so cold data streams from the device without filling the cache.
-//! Pipes and other streams are read sequentially by one thread.
+//! reorder map holds blocks that finish early). Before each block is read,
+//! `mincore` on a (never touched) mapping of the file tells how much of it
+//! the page cache holds: a mostly cached block is copied from the cache at
+//! memory speed, any other comes through the `O_DIRECT` descriptor, so cold
+//! data streams from the device without filling the cache. (A first version
+//! probed with `preadv2(RWF_NOWAIT)`, but on a miss that call still starts
+//! readahead, so cold blocks were read twice.) Pipes and other streams are
+//! read sequentially by one thread.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -30,8 +33,8 @@ pub(crate) struct Input {
     direct_file: Option<File>,
     /// Regular files only: their length at open.
     size: Option<u64>,
-    /// Whether RWF_NOWAIT probing of the page cache still works here.
-    nowait: AtomicBool,
+    /// A read-only mapping used only to ask `mincore` what is cached.
+    residency: Option<Residency>,
     /// Whether the direct descriptor is still usable.
     direct: AtomicBool,
 }
@@ -47,11 +50,13 @@ impl Input {
         let meta = file.metadata().map_err(open_err)?;
         let regular = kind_of(path, &meta) == Kind::Regular;
         let direct_file = if regular && cfg.direct { open_direct(path, &meta) } else { None };
+        // Without a direct descriptor every read is buffered: no need to ask.
+        let residency = direct_file.as_ref().and_then(|_| Residency::map(&file, meta.len()));
         Ok(Input {
             path: path.to_path_buf(),
             file,
             size: regular.then_some(meta.len()),
-            nowait: AtomicBool::new(direct_file.is_some()),
+            residency,
             direct: AtomicBool::new(direct_file.is_some()),
             direct_file,
         })
@@ -68,33 +73,78 @@ impl Input {
 
     /// Reads exactly `len` bytes at `offset` (4 KiB aligned) into `buf`.
     fn read_block(&self, buf: &mut AlignedBuf, offset: u64, len: usize) -> io::Result<()> {
-        let mut got = 0;
-        if self.nowait.load(Ordering::Relaxed) {
-            match pread_nowait(&self.file, &mut buf[..len], offset) {
-                Ok(n) => got = n,
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // Kernel or file system without RWF_NOWAIT: stop probing.
-                Err(_) => self.nowait.store(false, Ordering::Relaxed),
-            }
-        }
-        if got == len {
-            return Ok(());
-        }
-        if let (Some(direct), true) = (&self.direct_file, self.direct.load(Ordering::Relaxed)) {
-            // Restart at the page holding the first missing byte; the few
-            // bytes read twice are the same bytes.
-            let start = got / DIRECT_ALIGN * DIRECT_ALIGN;
+        // Unknown residency (no mapping, or mincore refused) counts as cold.
+        let cached = self.residency.as_ref().is_some_and(|r| r.mostly_cached(offset, len));
+        if let (Some(direct), true, false) =
+            (&self.direct_file, self.direct.load(Ordering::Relaxed), cached)
+        {
             let end = round_up(len, DIRECT_ALIGN);
-            match read_direct(direct, &mut buf[start..end], offset + start as u64, len - start) {
+            match read_direct(direct, &mut buf[..end], offset, len) {
                 Ok(()) => return Ok(()),
+                // Refused: buffered from now on (a partial direct read, if
+                // any, is simply read again below).
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
                     self.direct.store(false, Ordering::Relaxed);
                 }
                 Err(e) => return Err(e),
             }
         }
-        self.file.read_exact_at(&mut buf[got..len], offset + got as u64)
+        self.file.read_exact_at(&mut buf[..len], offset)
+    }
+}
+
+/// A `PROT_READ` shared mapping of a whole file, never dereferenced: only
+/// its address range is passed to `mincore`.
+struct Residency {
+    addr: *mut libc::c_void,
+    len: usize,
+    page: usize,
+}
+
+// SAFETY: the mapping is never read or written through `addr`; the pointer
+// is only an address handed to mincore/munmap, which any thread may call.
+unsafe impl Send for Residency {}
+// SAFETY: as for Send; mincore does not mutate the mapping.
+unsafe impl Sync for Residency {}
+
+impl Residency {
+    fn map(file: &File, size: u64) -> Option<Residency> {
+        let len = usize::try_from(size).ok().filter(|&l| l > 0)?;
+        // SAFETY: sysconf has no memory preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+        // SAFETY: a fresh shared read-only mapping chosen by the kernel (NULL
+        // hint) over an open descriptor; nothing else aliases it.
+        let addr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0)
+        };
+        (addr != libc::MAP_FAILED).then_some(Residency { addr, len, page })
+    }
+
+    /// Whether at least half of the pages of `[offset, offset + len)` are
+    /// in the page cache. Errors (e.g. EPERM-like restrictions some kernels
+    /// apply to files the caller may not write) answer "no".
+    fn mostly_cached(&self, offset: u64, len: usize) -> bool {
+        let Ok(offset) = usize::try_from(offset) else { return false };
+        let start = offset / self.page * self.page;
+        let end = (offset + len).min(self.len);
+        if end <= start {
+            return false;
+        }
+        let pages = (end - start).div_ceil(self.page);
+        let mut vec = vec![0u8; pages];
+        // SAFETY: [addr + start, addr + end) lies inside our live mapping,
+        // addr + start is page aligned, and `vec` has one byte per page.
+        let rc = unsafe { libc::mincore(self.addr.cast::<u8>().add(start).cast(), end - start, vec.as_mut_ptr()) };
+        rc == 0 && 2 * vec.iter().filter(|&&v| v & 1 != 0).count() >= pages
+    }
+}
+
+impl Drop for Residency {
+    fn drop(&mut self) {
+        // SAFETY: exactly the mapping made in `map`, unmapped once.
+        unsafe {
+            libc::munmap(self.addr, self.len);
+        }
     }
 }
 
@@ -105,20 +155,6 @@ fn open_direct(path: &Path, meta: &std::fs::Metadata) -> Option<File> {
     let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).ok()?;
     let again = file.metadata().ok()?;
     (again.dev() == meta.dev() && again.ino() == meta.ino()).then_some(file)
-}
-
-/// One `preadv2(RWF_NOWAIT)`: the bytes at `offset` that are in the page cache.
-fn pread_nowait(file: &File, dst: &mut [u8], offset: u64) -> io::Result<usize> {
-    let offset = i64::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
-    let iov = libc::iovec { iov_base: dst.as_mut_ptr().cast(), iov_len: dst.len() };
-    // SAFETY: `iov` describes `dst`, a live buffer we borrow mutably for the
-    // duration of the call; the descriptor is open; one iovec is passed.
-    let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, offset, libc::RWF_NOWAIT) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
 }
 
 /// Direct reads into the page-aligned `dst` until `need` bytes are in.
