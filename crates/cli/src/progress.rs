@@ -2,24 +2,24 @@
 //! last more than a second.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use xsort_core::SortCounters;
 
 /// A running progress display; dropping it (or [`Progress::finish`]) clears the bar.
 pub struct Progress {
-    stop: Arc<AtomicBool>,
+    stop: Option<Sender<()>>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Progress {
     /// Starts the display thread.
     pub fn start(counters: Arc<SortCounters>) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let handle = std::thread::Builder::new().name("xsort-progress".into()).spawn(move || draw(&counters, &s)).ok();
-        Progress { stop, handle }
+        let (stop, stopped) = bounded::<()>(0);
+        let handle = std::thread::Builder::new().name("xsort-progress".into()).spawn(move || draw(&counters, &stopped)).ok();
+        Progress { stop: Some(stop), handle }
     }
 
     /// Stops and clears the bar.
@@ -28,7 +28,7 @@ impl Progress {
     }
 
     fn stop_now(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop = None; // disconnects the channel: the thread wakes and exits
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -41,11 +41,10 @@ impl Drop for Progress {
     }
 }
 
-fn draw(c: &SortCounters, stop: &AtomicBool) {
+fn draw(c: &SortCounters, stop: &Receiver<()>) {
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;
-    while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(100));
+    while stop.recv_timeout(Duration::from_millis(100)) == Err(RecvTimeoutError::Timeout) {
         if started.elapsed() < Duration::from_secs(1) {
             continue;
         }

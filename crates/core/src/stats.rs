@@ -6,7 +6,7 @@
 //! the whole process's CPU during the phase's wall-clock interval, interpolated from the samples.
 
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use xsort_io::{epoch, IoCounters, IoSnapshot};
@@ -69,7 +69,7 @@ fn rusage() -> libc::rusage {
 /// Samples the counters every 100 ms on a thread of its own until stopped.
 pub struct Sampler {
     samples: Arc<Mutex<Vec<Sample>>>,
-    stop: Arc<AtomicBool>,
+    stop: Option<crossbeam_channel::Sender<()>>,
     handle: Option<std::thread::JoinHandle<()>>,
     counters: Arc<SortCounters>,
     t0: f64,
@@ -79,19 +79,20 @@ impl Sampler {
     /// Starts sampling.
     pub fn start(counters: Arc<SortCounters>) -> Self {
         let samples = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
+        // The thread waits on a channel rather than sleeping, so that stopping it is immediate.
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
         let t0 = epoch().elapsed().as_secs_f64();
-        let (s, st, c) = (samples.clone(), stop.clone(), counters.clone());
+        let (s, c) = (samples.clone(), counters.clone());
         let handle = std::thread::Builder::new()
             .name("xsort-sampler".into())
-            .spawn(move || {
-                while !st.load(Ordering::Relaxed) {
-                    push_sample(&s, &c, t0);
-                    std::thread::sleep(Duration::from_millis(100));
+            .spawn(move || loop {
+                push_sample(&s, &c, t0);
+                if stopped.recv_timeout(Duration::from_millis(100)) != Err(crossbeam_channel::RecvTimeoutError::Timeout) {
+                    break;
                 }
             })
             .ok();
-        Sampler { samples, stop, handle, counters, t0 }
+        Sampler { samples, stop: Some(stop), handle, counters, t0 }
     }
 
     /// Records a sample now (at phase boundaries, so short sorts still get a useful series).
@@ -101,7 +102,7 @@ impl Sampler {
 
     /// Stops the thread and returns the series, in time order.
     pub fn finish(mut self) -> Vec<Sample> {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop = None; // disconnects the channel: the thread wakes and exits
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
