@@ -21,6 +21,7 @@
 
 pub mod checksum;
 pub mod cli;
+mod crc100;
 pub mod error;
 pub mod generate;
 pub mod io;

@@ -55,33 +55,35 @@ pub(crate) fn put_binary(rec: &mut [u8; REC_SIZE], r: &[u128; 10]) {
     rec[90..100].copy_from_slice(&bytes[..10]);
 }
 
-/// `95^k`, so each base-95 digit is an independent division (no serial chain
-/// of `t /= 95`, which would cost one multiply latency per digit).
-const POW95: [u64; 8] = {
-    let mut table = [1u64; 8];
-    let mut k = 1;
-    while k < 8 {
-        table[k] = table[k - 1] * 95;
-        k += 1;
-    }
-    table
-};
-
 /// The printable key of an ASCII record made from `r = R(i+1)`: eight base-95
 /// digits of the high half, least significant first, then two of the low half.
 #[inline(always)]
 pub(crate) const fn ascii_key(r: u128) -> [u8; KEY_SIZE] {
+    const P1: u64 = 95;
+    const P2: u64 = P1 * 95;
+    const P3: u64 = P2 * 95;
+    const P4: u64 = P3 * 95;
+    const P5: u64 = P4 * 95;
+    const P6: u64 = P5 * 95;
+    const P7: u64 = P6 * 95;
     let hi = (r >> 64) as u64;
     let lo = r as u64;
-    let mut key = [0u8; KEY_SIZE];
-    let mut j = 0;
-    while j < 8 {
-        key[j] = b' ' + ((hi / POW95[j]) % 95) as u8;
-        j += 1;
-    }
-    key[8] = b' ' + (lo % 95) as u8;
-    key[9] = b' ' + ((lo / 95) % 95) as u8;
-    key
+    // Written out with constant divisors: each digit is then a multiply by
+    // an inverse, independent of the others (a loop over a table of powers
+    // compiled to eight hardware divisions, and the reference's serial
+    // `t /= 95` would chain eight multiply latencies).
+    [
+        b' ' + (hi % 95) as u8,
+        b' ' + (hi / P1 % 95) as u8,
+        b' ' + (hi / P2 % 95) as u8,
+        b' ' + (hi / P3 % 95) as u8,
+        b' ' + (hi / P4 % 95) as u8,
+        b' ' + (hi / P5 % 95) as u8,
+        b' ' + (hi / P6 % 95) as u8,
+        b' ' + (hi / P7 % 95) as u8,
+        b' ' + (lo % 95) as u8,
+        b' ' + (lo / P1 % 95) as u8,
+    ]
 }
 
 /// The key of a binary record made from `r = R(i+1)`.
@@ -96,25 +98,34 @@ pub(crate) const fn binary_key(r: u128) -> [u8; KEY_SIZE] {
     key
 }
 
-const fn rep64(m: u64) -> u128 {
-    (m as u128) | ((m as u128) << 64)
+/// The 8 nibbles of `x` spread into the 8 bytes of a u64, nibble j in byte j.
+#[inline(always)]
+const fn spread_nibbles(x: u32) -> u64 {
+    let mut v = x as u64;
+    v = (v | (v << 16)) & 0x0000_FFFF_0000_FFFF;
+    v = (v | (v << 8)) & 0x00FF_00FF_00FF_00FF;
+    (v | (v << 4)) & 0x0F0F_0F0F_0F0F_0F0F
+}
+
+/// Bytes 0..=15 to the ASCII hex digits '0'..'9', 'A'..'F', all at once:
+/// a byte b >= 10 turns b + 6 into 16..21, which sets bit 4 and cannot
+/// carry into the next byte.
+#[inline(always)]
+const fn nibbles_to_hex(v: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let letters = ((v + 6 * ONES) >> 4) & ONES;
+    v + b'0' as u64 * ONES + 7 * letters
 }
 
 /// `x` as 16 uppercase hex digits, most significant first.
 #[inline(always)]
 pub(crate) fn hex16(x: u64) -> [u8; 16] {
-    // Spread the 16 nibbles into the 16 bytes of a u128 (nibble j in byte j),
-    // halving the field width at each step, then map 0..15 to '0'..'9','A'..'F'
-    // in all bytes at once.
-    let mut v = (x as u128 & 0xFFFF_FFFF) | ((x as u128 & 0xFFFF_FFFF_0000_0000) << 32);
-    v = (v & rep64(0x0000_0000_0000_FFFF)) | ((v & rep64(0x0000_0000_FFFF_0000)) << 16);
-    v = (v & rep64(0x0000_00FF_0000_00FF)) | ((v & rep64(0x0000_FF00_0000_FF00)) << 8);
-    v = (v & rep64(0x000F_000F_000F_000F)) | ((v & rep64(0x00F0_00F0_00F0_00F0)) << 4);
-    let ones = rep64(0x0101_0101_0101_0101);
-    // A byte b >= 10 turns b + 6 into 16..21: bit 4 set, no carry out.
-    let letters = ((v + ones * 6) & (ones * 0x10)) >> 4;
-    let digits = v + ones * b'0' as u128 + letters * 7;
-    digits.to_be_bytes()
+    let high = nibbles_to_hex(spread_nibbles((x >> 32) as u32)).to_be_bytes();
+    let low = nibbles_to_hex(spread_nibbles(x as u32)).to_be_bytes();
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&high);
+    out[8..].copy_from_slice(&low);
+    out
 }
 
 /// Writes ASCII record number `recno` made from `r = R(recno+1)`.
@@ -184,29 +195,33 @@ pub(crate) fn skew_row(i: u128) -> usize {
 /// Skews the key of binary record `i` built from `r = R(i+1)`.
 #[inline(always)]
 pub(crate) fn skew_binary(rec: &mut [u8; REC_SIZE], r: u128, i: u128) {
-    let row = &SKEW_BINARY[skew_row(i)];
-    let mut bits = ((r as u64) >> 32) as usize & 0x3F;
-    if bits > 8 * SKEW_BYTES {
+    let mut bits = ((r as u64) >> 32) as u32 & 0x3F;
+    if bits > 8 * SKEW_BYTES as u32 {
         bits = 0; // 16 of the 64 values: a quarter of the keys stay as made
     }
-    let whole = bits / 8;
-    rec[..whole].copy_from_slice(&row[..whole]);
-    let rem = bits % 8;
-    if rem > 0 {
-        let keep = 0xFFu8 >> rem;
-        rec[whole] = (row[whole] & !keep) | (rec[whole] & keep);
-    }
+    overwrite_top_bits(rec, &SKEW_BINARY[skew_row(i)], bits);
 }
 
 /// Skews the key of ASCII record `i` built from `r = R(i+1)`.
 #[inline(always)]
 pub(crate) fn skew_ascii(rec: &mut [u8; REC_SIZE], r: u128, i: u128) {
-    let row = &SKEW_ASCII[skew_row(i)];
-    let mut count = ((r as u64) >> 32) as usize & 0x7;
-    if count > SKEW_BYTES {
+    let mut count = ((r as u64) >> 32) as u32 & 0x7;
+    if count > SKEW_BYTES as u32 {
         count = 0; // 2 of the 8 values: a quarter of the keys stay as made
     }
-    rec[..count].copy_from_slice(&row[..count]);
+    overwrite_top_bits(rec, &SKEW_ASCII[skew_row(i)], 8 * count);
+}
+
+/// Replaces the top `bits` (0..=48) bits of the record's first six bytes with
+/// those of `row`. This is the reference's "whole bytes, then the high `rem`
+/// bits of one more byte", done as one masked 48-bit merge: a
+/// variable-length byte copy would cost a `memcpy` call per record.
+#[inline(always)]
+fn overwrite_top_bits(rec: &mut [u8; REC_SIZE], row: &[u8; SKEW_BYTES], bits: u32) {
+    let widen = |b: &[u8]| u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], 0, 0]);
+    let mask = if bits == 0 { 0 } else { !0u64 << (64 - bits) };
+    let merged = (widen(row) & mask) | (widen(&rec[..SKEW_BYTES]) & !mask);
+    rec[..SKEW_BYTES].copy_from_slice(&merged.to_be_bytes()[..SKEW_BYTES]);
 }
 
 #[cfg(test)]

@@ -176,7 +176,8 @@ where
 
 /// Parses a file of concatenated summaries (what `cat *.sum` makes).
 pub fn parse_summaries(bytes: &[u8]) -> Result<Vec<Summary>> {
-    if bytes.len() % SUMMARY_SIZE != 0 {
+    let tail = bytes.len() % SUMMARY_SIZE;
+    if tail > 0 {
         return Err(Error::PartialSummary);
     }
     bytes.chunks_exact(SUMMARY_SIZE).map(Summary::from_bytes).collect()

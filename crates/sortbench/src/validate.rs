@@ -119,9 +119,10 @@ pub fn validate_summary_file(path: &Path, order: KeyOrder) -> Result<Summary> {
 }
 
 fn check_length(bytes: u128) -> Result<()> {
+    let tail = bytes % REC_SIZE as u128;
     if bytes == 0 {
         Err(Error::Empty)
-    } else if bytes % REC_SIZE as u128 != 0 {
+    } else if tail > 0 {
         Err(Error::PartialRecord)
     } else {
         Ok(())
