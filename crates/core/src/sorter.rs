@@ -90,30 +90,33 @@ impl Sorter {
             buf.touch();
         }
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
-        let mut entries: Vec<u128> = Vec::with_capacity(plan.chunk_records);
-        let mut scratch: Vec<u128> = vec![0; plan.chunk_records];
+        // Entry arrays come from the same huge-page mappings as the data: first touch is far cheaper.
+        let mut entry_buf = AlignedBuf::new(plan.chunk_records * 16)?;
+        let mut scratch_buf = AlignedBuf::new(plan.chunk_records * 16)?;
+        let all_entries = entry_buf.as_u128_mut();
+        let scratch = scratch_buf.as_u128_mut();
         let mut runs = Vec::new();
         let mut records = 0u64;
         loop {
-            entries.clear();
+            let mut n = 0;
             inputs.fill(&mut buf, plan.chunk_records, |data, start, count| {
-                let base = entries.len();
-                entries.resize(base + count, 0);
-                extract(key, layout, data, start, r, &mut entries[base..]);
+                extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
+                n += count;
             })?;
-            records += entries.len() as u64;
-            sort(cfg.method, key, layout, r, buf.as_slice(), &mut entries, &mut scratch);
+            let entries = &mut all_entries[..n];
+            records += n as u64;
+            sort(cfg.method, key, layout, r, buf.as_slice(), entries, scratch);
             if runs.is_empty() && inputs.exhausted() {
                 let total = (entries.len() * r) as u64;
                 let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
-                write_sorted(&mut w, layout, &entries, buf.as_slice(), r)?;
+                write_sorted(&mut w, layout, entries, buf.as_slice(), r)?;
                 w.finish()?;
                 return Ok(Formed::Done { records });
             }
             if !entries.is_empty() {
                 self.counters.spilled.store(true, Ordering::Relaxed);
                 let (run, mut w) = store.create_run((entries.len() * r) as u64, plan.write_block, plan.write_buffers)?;
-                write_sorted(&mut w, layout, &entries, buf.as_slice(), r)?;
+                write_sorted(&mut w, layout, entries, buf.as_slice(), r)?;
                 w.finish()?;
                 runs.push(run);
             }

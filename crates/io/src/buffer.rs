@@ -82,6 +82,13 @@ impl AlignedBuf {
         self.ptr.as_ptr()
     }
 
+    /// The buffer as 16-byte integers (sort entries), so that entry arrays get huge pages too.
+    pub fn as_u128_mut(&mut self) -> &mut [u128] {
+        // SAFETY: the mapping is page aligned (more than u128's alignment), its length is a multiple
+        // of 16, every bit pattern is a valid u128, and &mut self guarantees exclusivity.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut u128, self.cap / 16) }
+    }
+
     /// Pre-faults every page (Nsort's `-touch`), so page faults are not paid during the timed phases.
     pub fn touch(&mut self) {
         let page = 4096;

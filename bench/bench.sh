@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# xsort's benchmark for fixed-size records: ratios measured in one run on this machine.
+#
+#   bash bench/bench.sh [--records N] [--dir DIR] [--runs K]
+#
+# For N gensort records (default 10^7 = 1 GB) in DIR (default $TMPDIR or /tmp) it measures, K times
+# each (default 3), reporting the median:
+#   1. the I/O floor: O_DIRECT read of the input + O_DIRECT write and fsync of as many bytes;
+#   2. xsort one pass, input evicted from the page cache, output synced: wall time / floor;
+#   3. xsort spilled with -S one eighth of the data: wall time / two-pass floor (2 reads + 2 writes);
+#   4. GNU sort vs xsort on `gensort -a` data, both with the input in the page cache:
+#      `LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 50%` vs `xsort --record-size=100 --key-bytes=0:10`,
+#      and whether the outputs are byte-identical;
+#   5. peak RSS of the spilled sort against its budget (+10% + 32 MiB).
+# Every xsort output is checked with valsort and its checksum compared with gensort's.
+# Generated files are deleted at the end.
+set -euo pipefail
+records=10000000 dir=${TMPDIR:-/tmp} runs=3
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --records) records=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) echo "usage: $0 [--records N] [--dir DIR] [--runs K]" >&2; exit 2 ;;
+  esac
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench
+bin=$root/target/release
+io="python3 $root/bench/iofloor.py"
+work=$(mktemp -d "$dir/xsort-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+bytes=$((records * 100))
+
+now() { date +%s.%N; }
+median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { python3 -c "print(f'{$1 / $2:.3f}')"; }
+timed() { local t0; t0=$(now); "$@"; python3 -c "print(f'{$(now) - $t0:.3f}')"; }
+check() { # check OUTPUT EXPECTED_CHECKSUM
+  "$bin/valsort" -q "$1" || { echo "FAILED: $1 is not sorted" >&2; exit 1; }
+  local sum; sum=$("$bin/valsort" "$1" 2>&1 | sed -n 's/^Checksum: //p')
+  [[ $sum == "$2" ]] || { echo "FAILED: checksum $sum != $2" >&2; exit 1; }
+}
+
+echo "# xsort benchmark, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "## Machine"
+echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) threads available"
+echo "- governor: $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo 'not exposed')"
+echo "- memory: $(free -g | awk '/^Mem:/ {print $2 " GiB total, " $7 " GiB available"}')"
+echo "- kernel: $(uname -r)"
+src=$(df --output=source "$work" | tail -1)
+echo "- filesystem of $dir: $(df --output=fstype "$work" | tail -1) on $src ($(findmnt -no OPTIONS --target "$work" 2>/dev/null | cut -c1-60)), $(df -h --output=avail "$work" | tail -1 | tr -d ' ') free"
+dev=$(basename "$src"); dev=${dev%%[0-9]*}
+sysfs() { local v; v=$(cat "$1" 2>/dev/null | xargs) || true; echo "${v:-unknown}"; }
+echo "- block device: $dev, model '$(sysfs /sys/block/$dev/device/model)', vendor '$(sysfs /sys/block/$dev/device/vendor)', scheduler $(sysfs /sys/block/$dev/queue/scheduler), rotational $(sysfs /sys/block/$dev/queue/rotational)"
+echo "- xsort: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (release build)"
+echo "- data: $records records of 100 bytes ($((bytes / 1000000)) MB), $runs runs each, medians reported"
+echo
+
+"$bin/gensort" -c "$records" "$work/in" 2> "$work/gen.txt"; sum=$(tail -1 "$work/gen.txt")
+"$bin/gensort" -a -c "$records" "$work/ina" 2> "$work/gena.txt"; suma=$(tail -1 "$work/gena.txt")
+budget=$((bytes / 8 / 1024))K   # a bare -S number would mean KiB, as in GNU sort
+
+declare -a floor1 one floor2 spill gnu xs
+for ((i = 1; i <= runs; i++)); do
+  $io evict "$work/in"
+  r=$($io read "$work/in"); w=$($io write "$work/floor" "$bytes"); rm -f "$work/floor"
+  floor1+=("$(python3 -c "print($r + $w)")")
+
+  $io evict "$work/in"
+  one+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --sync --no-progress -T "$work" -o "$work/out" "$work/in")")
+  check "$work/out" "$sum"; rm -f "$work/out"
+
+  $io evict "$work/in"
+  spill+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --sync --no-progress -S "$budget" -T "$work" --stats-json "$work/spill.json" -o "$work/out" "$work/in")")
+  check "$work/out" "$sum"; rm -f "$work/out"
+  floor2+=("$(python3 -c "print(2 * ${floor1[-1]})")")
+
+  cat "$work/ina" > /dev/null   # warm: both sorts read from the page cache
+  gnu+=("$(LC_ALL=C timed sort -s -k1.1,1.10 --parallel=2 -S 50% -T "$work" -o "$work/gnu" "$work/ina")")
+  xs+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --no-progress -T "$work" -o "$work/xa" "$work/ina")")
+  check "$work/xa" "$suma"
+done
+F1=$(echo "${floor1[*]}" | median); O=$(echo "${one[*]}" | median)
+F2=$(echo "${floor2[*]}" | median); S=$(echo "${spill[*]}" | median)
+G=$(echo "${gnu[*]}" | median); X=$(echo "${xs[*]}" | median)
+
+same="identical"
+cmp -s "$work/gnu" "$work/xa" || same="DIFFERENT"
+# GNU's -k1.1,1.10 ends the key at the end of field 1, i.e. at the first blank inside the key, so
+# keys with embedded spaces tie in GNU sort where xsort compares all 10 bytes. With a field
+# separator absent from the data (-t $'\1'), field 1 is the whole line and the keys are the same.
+LC_ALL=C sort -s -t $'\1' -k1.1,1.10 --parallel=2 -S 50% -T "$work" -o "$work/gnu-t" "$work/ina"
+same_t="identical"; cmp -s "$work/gnu-t" "$work/xa" || same_t="DIFFERENT"
+
+echo "## Results (median of $runs)"
+echo
+echo "| measurement | seconds | ratio | target |"
+echo "|---|---|---|---|"
+echo "| I/O floor: direct read + direct write and fsync of $((bytes / 1000000)) MB | $F1 | | |"
+echo "| xsort one pass, cold input, --sync | $O | $(ratio "$O" "$F1") x floor | <= 1.5 (aim 1.15) |"
+echo "| two-pass floor (2 reads + 2 writes) | $F2 | | |"
+echo "| xsort spilled, -S $budget (1/8 of data), cold, --sync | $S | $(ratio "$S" "$F2") x floor | <= 1.6 |"
+echo "| GNU sort, gensort -a, warm, LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 50% | $G | | |"
+echo "| xsort, same data as 100-byte records, key 0:10, warm | $X | GNU / xsort = $(ratio "$G" "$X") | >= 8 |"
+echo
+echo "- outputs of xsort and GNU sort: $same (with GNU's -t \$'\\1': $same_t)"
+echo "- spilled sort: $($io rss-ok "$work/spill.json" || true)"
+python3 - "$work/spill.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"- spilled sort shape: {s['runs']} runs, {s['merge_levels']} merge level(s), fan-in {s['merge_fan_in']}, passes {s['passes']}")
+for p in s["phases"]:
+    print(f"  - {p['name']}: {p['elapsed_s']:.2f} s, {p['mb_per_s']:.0f} MB/s, {p['transfers']} transfers of {p['transfer_size'] / 2**20:.2f} MiB, {p['io_mode']}")
+PY
+echo
+echo "raw: floor ${floor1[*]} | one-pass ${one[*]} | spilled ${spill[*]} | gnu ${gnu[*]} | xsort-warm ${xs[*]}"
