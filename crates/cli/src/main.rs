@@ -26,12 +26,16 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_TROUBLE } else { EXIT_OK });
         }
     };
-    match run(args) {
-        Ok(()) => ExitCode::from(EXIT_OK),
-        Err(e) => {
+    // A panic is a bug in xsort; it must still end as one line and exit status 2. Unwinding drops the
+    // partial output (removing it) before we get here.
+    std::panic::set_hook(Box::new(|info| eprintln!("xsort: internal error: {info}")));
+    match std::panic::catch_unwind(|| run(args)) {
+        Ok(Ok(())) => ExitCode::from(EXIT_OK),
+        Ok(Err(e)) => {
             eprintln!("xsort: {e:#}");
             ExitCode::from(EXIT_TROUBLE)
         }
+        Err(_) => ExitCode::from(EXIT_TROUBLE),
     }
 }
 
