@@ -1,0 +1,2 @@
+//! xsort-bench: runs Sort Benchmark categories end to end (being written).
+fn main() {}
