@@ -78,7 +78,7 @@ impl RunCursor {
         if len == 0 {
             return Err(SortError::Internal(format!("temp run in {} is shorter than written", self.run.file.path().display())));
         }
-        let old = std::mem::replace(&mut self.cur, Some(buf));
+        let old = self.cur.replace(buf);
         (self.cur_start, self.cur_len, self.pos) = (start, len, 0);
         if let Some(b) = old.or(spare) {
             self.request(b, svc)?;

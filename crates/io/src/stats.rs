@@ -89,7 +89,7 @@ impl IoCounters {
             bytes: self.bytes(),
             transfers: self.transfers.load(Ordering::Relaxed),
             busy_s: self.busy_ns.load(Ordering::Relaxed) as f64 * 1e-9,
-            first_start_s: (first != u64::MAX).then(|| first as f64 * 1e-9),
+            first_start_s: (first != u64::MAX).then_some(first as f64 * 1e-9),
             last_end_s: self.last_end_ns.load(Ordering::Relaxed) as f64 * 1e-9,
             direct: self.direct.load(Ordering::Relaxed),
             buffered: self.buffered.load(Ordering::Relaxed),

@@ -119,7 +119,7 @@ impl BlockWriter {
         if self.padded {
             return Err(IoError::Internal("block submitted after an unaligned final block".into()));
         }
-        if len % crate::buffer::IO_ALIGN != 0 && self.file.is_some() {
+        if !len.is_multiple_of(crate::buffer::IO_ALIGN) && self.file.is_some() {
             self.padded = true;
         }
         let offset = self.cfg.start_offset + self.next_offset;
@@ -232,7 +232,7 @@ mod tests {
             let mut b = w.buffer().unwrap();
             let len = if k == 9 { 1000 } else { 8192 };
             b.as_mut_slice()[..len].fill(k);
-            expect.extend(std::iter::repeat(k).take(len));
+            expect.extend(std::iter::repeat_n(k, len));
             w.submit(b, len).unwrap();
         }
         assert_eq!(w.finish().unwrap(), expect.len() as u64);
