@@ -84,14 +84,14 @@ fn checksums_twenty_million() {
 }
 
 #[test]
-#[ignore = "10 GB of records per mode: about 1-2 s on 2 free cores"]
+#[ignore = "10 GB of records in each of two modes: several CPU-seconds"]
 fn checksums_ten_gigabytes() {
     assert_eq!(sum_hex(0, 100_000_000, BINARY), "2faf4162801872c");
     assert_eq!(sum_hex(0, 100_000_000, ASCII), "2faf0ab746e89a8");
 }
 
 #[test]
-#[ignore = "100 GB of records per mode: about 10-20 s on 2 free cores"]
+#[ignore = "100 GB of records in each of two modes: about half a CPU-minute"]
 fn checksums_hundred_gigabytes() {
     assert_eq!(sum_hex(0, 1_000_000_000, BINARY), "1dcd7f0bb4142463");
     assert_eq!(sum_hex(0, 1_000_000_000, SKEW), "1dcd8124292c1127");

@@ -384,6 +384,30 @@ mod tests {
     }
 
     #[test]
+    fn refused_direct_read_falls_back_to_buffered() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("cold");
+        let data: Vec<u8> = (0..3 * DIRECT_ALIGN).map(|j| (j % 241) as u8).collect();
+        std::fs::write(&path, &data).expect("write");
+        let cfg = IoConfig { block_bytes: 1, inflight: 1, direct: true };
+        let input = Input::open(&path, &cfg).expect("open");
+        if input.direct_file.is_none() {
+            return; // no direct I/O on this file system: nothing to refuse
+        }
+        // Drop the file from the page cache so the direct path is chosen.
+        // SAFETY: fadvise on our own open descriptor; only a hint.
+        unsafe {
+            libc::fsync(input.file.as_raw_fd());
+            libc::posix_fadvise(input.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
+        let mut buf = AlignedBuf::new(2 * DIRECT_ALIGN).expect("buffer");
+        // An unaligned offset makes the direct read fail with EINVAL.
+        input.read_block(&mut buf, 100, 5000).expect("buffered retry");
+        assert_eq!(&buf[..5000], &data[100..5100]);
+        assert!(!input.direct.load(Ordering::Relaxed));
+    }
+
+    #[test]
     fn missing_file_is_an_open_error() {
         let err = Input::open(Path::new("/nonexistent/x"), &IoConfig::default()).err();
         assert!(matches!(err, Some(Error::Open { .. })));

@@ -294,6 +294,28 @@ mod tests {
     }
 
     #[test]
+    fn refused_direct_write_falls_back_to_buffered() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("fallback");
+        let cfg = IoConfig { block_bytes: 1, inflight: 1, direct: true };
+        let out = Output::create(&path, &cfg).expect("create");
+        if !out.is_direct() {
+            return; // this file system has no direct I/O at all: nothing to refuse
+        }
+        // An unaligned offset makes the kernel refuse the direct transfer
+        // with EINVAL, as file systems without direct I/O do.
+        let mut buf = AlignedBuf::new(4096).expect("buffer");
+        pattern(100, &mut buf[..300]);
+        out.write_block(&mut buf, 300, 100).expect("buffered retry");
+        assert!(!out.is_direct());
+        out.finish(400).expect("finish");
+        let data = std::fs::read(&path).expect("read back");
+        let mut expect = vec![0u8; 300];
+        pattern(100, &mut expect);
+        assert_eq!(&data[100..], &expect[..]);
+    }
+
+    #[test]
     fn null_device_is_recognised() {
         let cfg = IoConfig::default();
         let out = Output::create(Path::new("/dev/null"), &cfg).expect("open null");
