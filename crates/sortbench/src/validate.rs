@@ -41,6 +41,9 @@ pub enum KeyOrder {
 
 impl KeyOrder {
     /// Compares the keys (first 10 bytes) of two records or keys.
+    ///
+    /// # Panics
+    /// If `a` or `b` is shorter than 10 bytes.
     pub fn compare(self, a: &[u8], b: &[u8]) -> Ordering {
         self.key_value(a).cmp(&self.key_value(b))
     }
