@@ -7,6 +7,7 @@
 //! temp space, and the runs are merged (multi-level when there are more than the budget's fan-in).
 //! [`SortStats`] reports what happened, phase by phase.
 
+pub mod batches;
 pub mod config;
 pub mod entry;
 pub mod error;

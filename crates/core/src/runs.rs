@@ -5,7 +5,6 @@
 //! extent is punched out so the space returns at once.
 
 use crate::config::IoSettings;
-use crate::entry::{gather, EntryLayout};
 use crate::error::Result;
 use std::sync::Arc;
 use xsort_io::{align_up, AlignedBuf, BlockWriter, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
@@ -57,21 +56,6 @@ impl TempStore {
     pub fn release(&self, run: &Run) {
         run.file.punch_hole(run.offset, align_up(run.bytes as usize) as u64);
     }
-}
-
-/// Writes the records of sorted `entries` (of records in `data`) through `writer`, gathering each
-/// block while earlier blocks are being written.
-pub fn write_sorted(writer: &mut BlockWriter, layout: EntryLayout, entries: &[u128], data: &[u8], record_size: usize) -> Result<()> {
-    let total = (entries.len() * record_size) as u64;
-    let mut pos = 0u64;
-    while pos < total {
-        let mut buf: AlignedBuf = writer.buffer()?;
-        let len = (buf.capacity() as u64).min(total - pos) as usize;
-        gather(layout, entries, data, record_size, pos, &mut buf.as_mut_slice()[..len]);
-        writer.submit(buf, len)?;
-        pos += len as u64;
-    }
-    Ok(())
 }
 
 /// Appends records to a [`BlockWriter`] as one byte stream, splitting records across blocks.

@@ -2,14 +2,15 @@
 //! merge when it does not.
 
 use crate::config::SortConfig;
-use crate::entry::{extract, sort, EntryLayout};
+use crate::batches::{write_merged, BatchSorter, SortContext};
+use crate::entry::{extract, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::input::InputSet;
 use crate::key::ResolvedKey;
 use crate::merge::merge_runs;
 use crate::output::Destination;
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
-use crate::runs::{write_sorted, RecordSink, Run, TempStore};
+use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -90,6 +91,7 @@ impl Sorter {
             buf.touch();
         }
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
+        let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         // Entry arrays come from the same huge-page mappings as the data: first touch is far cheaper.
         let mut entry_buf = AlignedBuf::new(plan.chunk_records * 16)?;
         let mut scratch_buf = AlignedBuf::new(plan.chunk_records * 16)?;
@@ -99,24 +101,26 @@ impl Sorter {
         let mut records = 0u64;
         loop {
             let mut n = 0;
+            let mut batches = BatchSorter::new(ctx, plan.chunk_records);
             inputs.fill(&mut buf, plan.chunk_records, |data, start, count| {
                 extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
                 n += count;
+                batches.sort_ready(data, all_entries, scratch, n);
             })?;
-            let entries = &mut all_entries[..n];
+            batches.finish(buf.as_slice(), all_entries, scratch, n);
             records += n as u64;
-            sort(cfg.method, key, layout, r, buf.as_slice(), entries, scratch);
+            let mut merger = batches.merger(&all_entries[..n], buf.as_slice());
             if runs.is_empty() && inputs.exhausted() {
-                let total = (entries.len() * r) as u64;
+                let total = (n * r) as u64;
                 let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
-                write_sorted(&mut w, layout, entries, buf.as_slice(), r)?;
+                write_merged(&mut w, &mut merger, n)?;
                 w.finish()?;
                 return Ok(Formed::Done { records });
             }
-            if !entries.is_empty() {
+            if n > 0 {
                 self.counters.spilled.store(true, Ordering::Relaxed);
-                let (run, mut w) = store.create_run((entries.len() * r) as u64, plan.write_block, plan.write_buffers)?;
-                write_sorted(&mut w, layout, entries, buf.as_slice(), r)?;
+                let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
+                write_merged(&mut w, &mut merger, n)?;
                 w.finish()?;
                 runs.push(run);
             }

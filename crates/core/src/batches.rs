@@ -1,0 +1,220 @@
+//! Sorting that overlaps reading, and merging that overlaps writing.
+//!
+//! The entries of a chunk are sorted in batches as soon as each batch has been extracted, while the
+//! reader threads go on filling the buffer; when the read ends only the last, partial batch is left
+//! to sort. The sorted batches are then merged with a loser tree one output block at a time, and
+//! each block's records are gathered and handed to the write-behind pool, so the merge runs while
+//! earlier blocks are being written. A one-pass sort therefore costs little more than its read and
+//! its write.
+
+use crate::entry::{gather, sort, EntryLayout};
+use crate::error::{Result, SortError};
+use crate::key::ResolvedKey;
+use std::cmp::Ordering;
+use xsort_io::BlockWriter;
+use xsort_kernels::{LoserTree, Method};
+
+/// Batches per chunk: small enough that the last batch (sorted after the read) is cheap, few enough
+/// that the merge's tree stays shallow.
+const BATCHES_PER_CHUNK: usize = 16;
+/// Smallest batch worth a kernel call of its own.
+const MIN_BATCH: usize = 1 << 16;
+
+/// How one chunk's entries are sorted: the kernel, the key and where the records are.
+#[derive(Clone, Copy)]
+pub struct SortContext<'k> {
+    /// In-memory kernel.
+    pub method: Method,
+    /// The key.
+    pub key: &'k ResolvedKey,
+    /// Entry layout of the chunk buffer.
+    pub layout: EntryLayout,
+    /// Bytes per record.
+    pub record_size: usize,
+}
+
+/// Sorts a chunk's entries batch by batch as they are extracted.
+pub struct BatchSorter<'k> {
+    ctx: SortContext<'k>,
+    batch: usize,
+    ends: Vec<usize>,
+}
+
+impl<'k> BatchSorter<'k> {
+    /// A sorter for a chunk of at most `chunk_records` entries.
+    pub fn new(ctx: SortContext<'k>, chunk_records: usize) -> Self {
+        BatchSorter { ctx, batch: (chunk_records / BATCHES_PER_CHUNK).max(MIN_BATCH), ends: Vec::new() }
+    }
+
+    fn sorted_end(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Sorts every complete batch among the first `extracted` entries that is not sorted yet. `data`
+    /// must hold the records of those entries.
+    pub fn sort_ready(&mut self, data: &[u8], entries: &mut [u128], scratch: &mut [u128], extracted: usize) {
+        while extracted - self.sorted_end() >= self.batch {
+            self.sort_batch(data, entries, scratch, self.sorted_end() + self.batch);
+        }
+    }
+
+    /// Sorts what remains of the first `total` entries.
+    pub fn finish(&mut self, data: &[u8], entries: &mut [u128], scratch: &mut [u128], total: usize) {
+        if total > self.sorted_end() {
+            self.sort_batch(data, entries, scratch, total);
+        }
+    }
+
+    fn sort_batch(&mut self, data: &[u8], entries: &mut [u128], scratch: &mut [u128], end: usize) {
+        let c = &self.ctx;
+        sort(c.method, c.key, c.layout, c.record_size, data, &mut entries[self.sorted_end()..end], scratch);
+        self.ends.push(end);
+    }
+
+    /// A merger over the sorted batches of `entries` (after [`Self::finish`]).
+    pub fn merger<'e>(&self, entries: &'e [u128], data: &'e [u8]) -> EntryMerger<'e>
+    where
+        'k: 'e,
+    {
+        let mut start = 0;
+        let batches = self
+            .ends
+            .iter()
+            .map(|&end| {
+                let b = &entries[start..end];
+                start = end;
+                b
+            })
+            .collect();
+        EntryMerger::new(batches, self.ctx, data)
+    }
+}
+
+/// A k-way merge of sorted entry batches, in key order with ties in input order.
+pub struct EntryMerger<'e> {
+    batches: Vec<&'e [u128]>,
+    pos: Vec<usize>,
+    tree: LoserTree,
+    ctx: SortContext<'e>,
+    data: &'e [u8],
+}
+
+impl<'e> EntryMerger<'e> {
+    fn new(batches: Vec<&'e [u128]>, ctx: SortContext<'e>, data: &'e [u8]) -> Self {
+        let batches = if batches.is_empty() { vec![&[][..]] } else { batches };
+        let pos = vec![0; batches.len()];
+        let tree = LoserTree::new(batches.len(), |a, b| head_less(&batches, &pos, ctx, data, a, b));
+        EntryMerger { batches, pos, tree, ctx, data }
+    }
+
+    /// The next entry in merged order.
+    #[inline]
+    pub fn next_entry(&mut self) -> Option<u128> {
+        let w = self.tree.winner();
+        let e = *self.batches[w].get(self.pos[w])?;
+        self.pos[w] += 1;
+        let (batches, pos, ctx, data) = (&self.batches, &self.pos, self.ctx, self.data);
+        self.tree.replay(|a, b| head_less(batches, pos, ctx, data, a, b));
+        Some(e)
+    }
+}
+
+/// Whether batch a's head orders before batch b's: exhausted batches last; by key, then by record
+/// offset (input order). Offsets differ between batches, so there are no ties to break by index.
+#[inline]
+fn head_less(batches: &[&[u128]], pos: &[usize], ctx: SortContext, data: &[u8], a: usize, b: usize) -> bool {
+    let (x, y) = match (batches[a].get(pos[a]), batches[b].get(pos[b])) {
+        (Some(&x), Some(&y)) => (x, y),
+        (x, _) => return x.is_some(),
+    };
+    if ctx.layout.exact {
+        return x < y;
+    }
+    let shift = 128 - 8 * ctx.layout.prefix_bytes as u32;
+    let o = (x >> shift).cmp(&(y >> shift)).then_with(|| {
+        let (oa, ob) = (ctx.layout.offset(x), ctx.layout.offset(y));
+        let r = ctx.record_size;
+        ctx.key.compare(&data[oa..oa + r], &data[ob..ob + r]).then(oa.cmp(&ob))
+    });
+    o == Ordering::Less
+}
+
+/// Writes `records` records in the merger's order through `writer`: each block's entries are merged,
+/// its records gathered (records may straddle blocks), and the block queued for writing.
+pub fn write_merged(writer: &mut BlockWriter, merger: &mut EntryMerger, records: usize) -> Result<()> {
+    let (layout, data, r) = (merger.ctx.layout, merger.data, merger.ctx.record_size as u64);
+    let total = records as u64 * r;
+    let mut block_entries: Vec<u128> = Vec::with_capacity(writer.block_size() / r as usize + 2);
+    let mut pulled = 0u64; // records taken from the merger so far
+    let mut pos = 0u64;
+    while pos < total {
+        let mut buf = writer.buffer()?;
+        let len = (buf.capacity() as u64).min(total - pos);
+        let first = pos / r;
+        let end = (pos + len).div_ceil(r);
+        // A record straddling the previous block is needed again: it is the last entry pulled.
+        let carried = block_entries.last().copied().filter(|_| first < pulled);
+        block_entries.clear();
+        block_entries.extend(carried);
+        while pulled < end {
+            let e = merger.next_entry().ok_or_else(|| SortError::Internal("merge ran out of entries".into()))?;
+            block_entries.push(e);
+            pulled += 1;
+        }
+        gather(layout, &block_entries, data, r as usize, pos - first * r, &mut buf.as_mut_slice()[..len as usize]);
+        writer.submit(buf, len as usize)?;
+        pos += len;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::extract;
+    use crate::key::{KeyPart, KeySpec};
+    use proptest::prelude::*;
+    use std::sync::Arc;
+    use xsort_io::{Access, DirectFile, Sink, WriterConfig};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Batches sorted as they arrive, merged and written in small blocks, equal a stable sort.
+        #[test]
+        fn batched_sort_and_merged_write_match_stable_sort(
+            recs in proptest::collection::vec(proptest::collection::vec(0u8..3, 13), 0..400),
+            key_len in 1usize..13,
+            arrivals in proptest::collection::vec(1usize..90, 1..20),
+            short_prefix in any::<bool>(),
+            block_pages in 1usize..3,
+        ) {
+            let r = 13;
+            let key = KeySpec::new(vec![KeyPart { offset: 0, len: key_len, descending: false }]).resolve(r).unwrap();
+            let data: Vec<u8> = recs.concat();
+            let layout = EntryLayout::new(key.len(), if short_prefix { usize::MAX >> 24 } else { data.len() });
+            let ctx = SortContext { method: Method::Radix, key: &key, layout, record_size: r };
+            let n = recs.len();
+            let (mut entries, mut scratch) = (vec![0u128; n], vec![0u128; n]);
+            let mut sorter = BatchSorter::new(ctx, n);
+            sorter.batch = 7; // many small batches
+            let mut done = 0;
+            for a in arrivals.iter().cycle() {
+                if done == n { break; }
+                let c = (*a).min(n - done);
+                extract(&key, layout, &data, done * r, r, &mut entries[done..done + c]);
+                done += c;
+                sorter.sort_ready(&data, &mut entries, &mut scratch, done);
+            }
+            sorter.finish(&data, &mut entries, &mut scratch, n);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("out");
+            let file = Arc::new(DirectFile::open(&path, Access::CreateNew, false).unwrap());
+            let mut w = BlockWriter::new(Sink::File(file), WriterConfig::new(4096 * block_pages, 2), Arc::default()).unwrap();
+            write_merged(&mut w, &mut sorter.merger(&entries, &data), n).unwrap();
+            w.finish().unwrap();
+            let mut expect = recs.clone();
+            expect.sort_by(|a, b| key.compare(a, b));
+            prop_assert_eq!(std::fs::read(&path).unwrap(), expect.concat());
+        }
+    }
+}
