@@ -56,10 +56,11 @@ fn draw(c: &SortCounters, stop: &Receiver<()>) {
         if input > 0 {
             b.set_length(input * passes);
         }
-        let phase = if c.output.bytes() > 0 {
-            "writing"
-        } else if c.temp_read.bytes() > 0 {
+        // The final merge writes the output while it reads runs: call that merging.
+        let phase = if c.temp_read.bytes() > 0 {
             "merging"
+        } else if c.output.bytes() > 0 {
+            "writing"
         } else if c.temp_write.bytes() > 0 {
             "writing runs"
         } else {
