@@ -14,12 +14,22 @@ pub(crate) struct RadixConfig {
     /// sort: below it, clearing and scanning 256 counters costs more than
     /// the quadratic sort.
     pub small_sort: usize,
+    /// Buckets with at most this many entries (they fit in the L2 cache)
+    /// take one wide-digit pass straight into the output and finish with
+    /// one insertion sort, instead of a call per child.
+    pub small_bucket: usize,
+    /// The widest digit of that pass: 4096 u32 counters fill a third of a
+    /// 48 KiB L1 data cache.
+    pub small_digit_bits: u32,
     /// Buckets with at least this many entries run their histogram and
     /// scatter on several threads; smaller ones are one sequential task.
     pub par_pass: usize,
     /// A bucket with at least this many entries hands its 256 children to
     /// rayon as separate tasks; below it, spawning costs more than sorting.
     pub par_children: usize,
+    /// Parallel passes over at least this many entries (far beyond the L2
+    /// cache) write their output with streaming stores.
+    pub streaming: usize,
     /// Smallest chunk one thread histograms and scatters in a parallel pass.
     pub min_chunk: usize,
     /// Chunks per thread in a parallel pass: more than one lets work
@@ -31,8 +41,11 @@ impl RadixConfig {
     /// The production setting.
     pub const DEFAULT: RadixConfig = RadixConfig {
         small_sort: 48,
+        small_bucket: 60_000,
+        small_digit_bits: 14,
         par_pass: 1 << 17,
-        par_children: 1 << 14,
+        par_children: 1 << 16,
+        streaming: 1 << 20,
         min_chunk: 1 << 15,
         chunks_per_thread: 2,
     };

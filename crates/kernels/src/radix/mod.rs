@@ -1,17 +1,29 @@
-//! Parallel MSD radix sort of u128 entries on 8-bit digits.
+//! Parallel MSD radix sort of u128 entries.
 //!
-//! Each bucket is scattered out of place between `entries` and `scratch`
+//! Buckets are scattered out of place between `entries` and `scratch`
 //! (the two swap roles at every level), starting from the most significant
-//! byte. Buckets large enough run their histogram and scatter on several
-//! threads (per-chunk histograms, prefix sums, scatter into disjoint
-//! ranges), so one huge bucket of a skewed input still uses every thread;
-//! the children of a large bucket are rayon tasks. Digits that every entry
-//! of a bucket shares are skipped, small buckets finish with insertion
-//! sort, and buckets whose key bytes are exhausted stop as soon as they are
-//! found sorted (scatters are stable, so entries made in index order are).
-//! Recursion depth is at most 16: every level consumes at least one byte.
+//! bits:
+//!
+//! - a bucket too big for the cache takes an 8-bit pass; large ones run
+//!   their histogram and scatter on several threads (per-chunk histograms,
+//!   prefix sums, scatter into disjoint ranges, streaming stores), so even
+//!   one huge bucket of a skewed input uses every thread, and its children
+//!   become rayon tasks;
+//! - a bucket that fits in the cache takes one pass with a digit of up to
+//!   12 bits, straight into the output array, then a single insertion sort
+//!   (see [`sort_small_bucket`]): for random keys that finishes it;
+//! - digits that every entry of a bucket shares are skipped, found from the
+//!   same read as the histogram;
+//! - a bucket whose key bytes are used up stops as soon as it is found in
+//!   order (scatters are stable, so entries made in index order are).
+//!
+//! Every level consumes at least 4 bits (8 outside cache-sized buckets),
+//! so recursion is at most 32 levels deep, with frames of a few KiB.
 
 mod pass;
+mod stream;
+
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -36,12 +48,7 @@ pub fn radix_sort(entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) 
 }
 
 /// [`radix_sort`] with explicit thresholds (the tests use tiny ones).
-pub(crate) fn radix_sort_with(
-    cfg: &RadixConfig,
-    entries: &mut [u128],
-    scratch: &mut [u128],
-    key_bytes: usize,
-) {
+pub(crate) fn radix_sort_with(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) {
     assert_eq!(
         entries.len(),
         scratch.len(),
@@ -54,7 +61,7 @@ pub(crate) fn radix_sort_with(
     }
     let ctx = Ctx {
         cfg: *cfg,
-        key_bytes: key_bytes.min(16),
+        key_bits: 8 * key_bytes.min(16) as u32,
         chunks: rayon::current_num_threads() * cfg.chunks_per_thread,
     };
     let root = Bucket {
@@ -69,20 +76,21 @@ pub(crate) fn radix_sort_with(
 /// What every bucket of one sort needs to know.
 struct Ctx {
     cfg: RadixConfig,
-    key_bytes: usize,
+    /// The key hint, in bits.
+    key_bits: u32,
     /// How many chunks a parallel pass splits a bucket into.
     chunks: usize,
 }
 
-/// Entries that share their first `depth` bytes. `data` holds them; `buf`
-/// is the same range of the other array. `data_is_out` says whether `data`
+/// Entries that share their first `depth` bits. `data` holds them; `buf` is
+/// the same range of the other array. `data_is_out` says whether `data`
 /// lies in the caller's `entries`; if not, the sorted bucket must be
 /// written to `buf`.
 struct Bucket<'a> {
     data: &'a mut [u128],
     buf: &'a mut [u128],
     data_is_out: bool,
-    depth: usize,
+    depth: u32,
 }
 
 impl Bucket<'_> {
@@ -102,74 +110,199 @@ impl Bucket<'_> {
             small::insertion_sort(self.buf);
         }
     }
+
+    /// Whether the bucket has used up its key bits and is found in order.
+    /// Depth 128 means every bit is shared: all entries are equal.
+    fn done_by_keys(&self, ctx: &Ctx) -> bool {
+        (self.depth >= ctx.key_bits || self.depth >= 128) && small::is_sorted(self.data)
+    }
 }
 
-/// The outcome of one histogram (and maybe scatter) over a bucket.
-enum Step {
+/// What a bucket's histogram says about the bits its entries share.
+enum Shared {
     /// Every entry is identical: nothing to sort.
-    AllEqual,
-    /// Every entry shares the bytes up to this depth: radix from there.
-    Skip(usize),
-    /// Scattered into `buf`; these are the children's sizes.
-    Scattered(Counts),
+    All,
+    /// Every entry shares the bits before this depth, which lies beyond
+    /// the digit just counted: radix from there.
+    UpTo(u32),
+    /// The entries differ within the digit just counted: scatter.
+    Differs,
+}
+
+/// Reads the OR of `entry ^ first` over a bucket whose digit covered
+/// `width` bits from `depth`.
+fn shared_prefix(diff: u128, depth: u32, width: u32) -> Shared {
+    if diff == 0 {
+        return Shared::All;
+    }
+    let first_differing = diff.leading_zeros();
+    if first_differing >= depth + width {
+        Shared::UpTo(first_differing)
+    } else {
+        Shared::Differs
+    }
 }
 
 /// Sorts one bucket, then its children.
-fn sort_bucket(ctx: &Ctx, mut b: Bucket<'_>) {
-    loop {
-        if b.data.len() <= ctx.cfg.small_sort {
-            return b.finish_small();
-        }
-        // Depth 16 means all 16 bytes are shared: all entries are equal.
-        let keys_done = b.depth >= ctx.key_bytes || b.depth >= 16;
-        if keys_done && small::is_sorted(b.data) {
-            return b.finish();
-        }
-        match radix_pass(ctx, &mut b) {
-            Step::AllEqual => return b.finish(),
-            Step::Skip(depth) => b.depth = depth,
-            Step::Scattered(counts) => return sort_children(ctx, b, &counts),
-        }
+fn sort_bucket(ctx: &Ctx, b: Bucket<'_>) {
+    if b.data.len() >= ctx.cfg.par_pass {
+        sort_large(ctx, b);
+    } else {
+        sort_seq(ctx, b);
     }
 }
 
-/// Histograms the bucket at its depth and, unless the digit is shared by
-/// every entry, scatters it into `buf`.
-fn radix_pass(ctx: &Ctx, b: &mut Bucket<'_>) -> Step {
-    let digit = Digit::at_depth(b.depth);
+/// A bucket large enough for a parallel histogram and scatter.
+fn sort_large(ctx: &Ctx, mut b: Bucket<'_>) {
     let n = b.data.len();
-    if n < ctx.cfg.par_pass {
-        let (counts, diff) = pass::histogram(b.data, digit, b.data[0]);
-        if let Some(step) = shared_prefix_step(diff, b.depth) {
-            return step;
-        }
-        pass::scatter(b.data, b.buf, digit, &counts);
-        return Step::Scattered(counts);
-    }
     let chunks = ctx.chunks.min(n / ctx.cfg.min_chunk).max(1);
     let chunk_len = n.div_ceil(chunks);
-    let (hists, diff) = pass::par_histogram(b.data, digit, chunk_len);
-    if let Some(step) = shared_prefix_step(diff, b.depth) {
-        return step;
+    loop {
+        if b.done_by_keys(ctx) {
+            return b.finish();
+        }
+        let digit = Digit::new(b.depth, 8);
+        let (hists, diff) = pass::par_histogram(b.data, digit, chunk_len);
+        match shared_prefix(diff, b.depth, digit.width()) {
+            Shared::All => return b.finish(),
+            Shared::UpTo(depth) => b.depth = depth,
+            Shared::Differs => {
+                let streaming = n >= ctx.cfg.streaming;
+                let counts = pass::par_scatter(b.data, b.buf, digit, chunk_len, &hists, streaming);
+                return sort_children(ctx, b, digit.width(), &counts);
+            }
+        }
     }
-    Step::Scattered(pass::par_scatter(b.data, b.buf, digit, chunk_len, &hists))
 }
 
-/// Reads the OR of `entry ^ first` over a bucket: `None` when the entries
-/// differ in the digit at `depth` (so the scatter is worth doing).
-fn shared_prefix_step(diff: u128, depth: usize) -> Option<Step> {
-    if diff == 0 {
-        return Some(Step::AllEqual);
+/// A bucket sorted by the current thread (the children of a big one may
+/// still become tasks).
+fn sort_seq(ctx: &Ctx, mut b: Bucket<'_>) {
+    loop {
+        let n = b.data.len();
+        if n <= ctx.cfg.small_sort {
+            return b.finish_small();
+        }
+        if b.done_by_keys(ctx) {
+            return b.finish();
+        }
+        if n <= ctx.cfg.small_bucket {
+            return sort_small_bucket(ctx, b);
+        }
+        let digit = Digit::new(b.depth, 8);
+        let mut counts = [0usize; 256];
+        let diff = pass::histogram(b.data, digit, b.data[0], &mut counts);
+        match shared_prefix(diff, b.depth, digit.width()) {
+            Shared::All => return b.finish(),
+            Shared::UpTo(depth) => b.depth = depth,
+            Shared::Differs => {
+                // The bucket fits in L2: see touch_lines.
+                small::touch_lines(b.buf);
+                pass::scatter(b.data, b.buf, digit, &counts);
+                return sort_children(ctx, b, digit.width(), &counts);
+            }
+        }
     }
-    let first_differing = (diff.leading_zeros() / 8) as usize;
-    (first_differing > depth).then_some(Step::Skip(first_differing))
 }
 
-/// Sorts the children of a scattered bucket: their entries now lie in
-/// `buf`, so the arrays swap roles. Large buckets give each child to rayon.
-fn sort_children(ctx: &Ctx, b: Bucket<'_>, counts: &Counts) {
+/// Sorts a cache-resident bucket without a call per child: one pass with a
+/// digit wide enough for children of about two entries scatters it
+/// straight into the output array; only children too big for insertion
+/// sort recurse; then one insertion sort over the whole bucket puts the
+/// small children in order. Each of those is disordered only within
+/// itself, so that sort moves at most `small_sort / 2` entries per entry
+/// on average, and for random keys less than one.
+fn sort_small_bucket(ctx: &Ctx, b: Bucket<'_>) {
+    let n = b.data.len();
+    debug_assert!(n <= usize::from(u16::MAX));
+    let wanted = (usize::BITS - 1 - n.leading_zeros()).saturating_sub(1);
+    let width = wanted.clamp(4, ctx.cfg.small_digit_bits.min(14));
+    // Counters sized to the digit: zeroing 16,384 of them for a bucket of
+    // a few hundred entries would cost more than sorting it.
+    let scattered = if width <= 8 {
+        wide_pass::<256>(ctx, b, width)
+    } else {
+        wide_pass::<16384>(ctx, b, width)
+    };
+    let Some(Scattered { out, src, depth, big }) = scattered else {
+        return;
+    };
+    for r in big {
+        let child = Bucket {
+            data: &mut out[r.clone()],
+            buf: &mut src[r],
+            data_is_out: true,
+            depth,
+        };
+        sort_bucket(ctx, child);
+    }
+    small::insertion_sort(out);
+}
+
+/// A bucket after its wide pass.
+struct Scattered<'a> {
+    /// The bucket's entries, in the output array, ordered by the digit.
+    out: &'a mut [u128],
+    /// The same range of the other array.
+    src: &'a mut [u128],
+    /// Where the children's digits start.
+    depth: u32,
+    /// Children too big for insertion sort (usually none).
+    big: Vec<Range<usize>>,
+}
+
+/// The histogram (skipping shared digits) and scatter of
+/// [`sort_small_bucket`], with `N >= 2^width` counters; `None` if the bucket
+/// turned out to be finished. Never inlined, so the 32 KiB of counters leave
+/// the stack before the caller recurses.
+#[inline(never)]
+fn wide_pass<'a, const N: usize>(ctx: &Ctx, mut b: Bucket<'a>, width: u32) -> Option<Scattered<'a>> {
+    let mut counts = [0u16; N];
+    let digit = loop {
+        let digit = Digit::new(b.depth, width);
+        let diff = pass::histogram(b.data, digit, b.data[0], &mut counts);
+        match shared_prefix(diff, b.depth, digit.width()) {
+            Shared::All => {
+                b.finish();
+                return None;
+            }
+            Shared::UpTo(depth) => b.depth = depth,
+            Shared::Differs => break digit,
+        }
+        if b.done_by_keys(ctx) {
+            b.finish();
+            return None;
+        }
+        counts[..digit.buckets()].fill(0);
+    };
+    let (src, out) = if b.data_is_out {
+        // The scatter must land in `data`: move the entries out of its way.
+        b.buf.copy_from_slice(b.data);
+        (b.buf, b.data)
+    } else {
+        (b.data, b.buf)
+    };
+    small::touch_lines(out);
+    pass::scatter(src, out, digit, &counts);
+    let mut big = Vec::new();
+    let mut start = 0;
+    for &count in &counts[..digit.buckets()] {
+        let end = start + usize::from(count);
+        if end - start > ctx.cfg.small_sort {
+            big.push(start..end);
+        }
+        start = end;
+    }
+    let depth = b.depth + digit.width();
+    Some(Scattered { out, src, depth, big })
+}
+
+/// Sorts the children of a bucket scattered by a `width`-bit digit: their
+/// entries now lie in `buf`, so the arrays swap roles. Large buckets give
+/// each child to rayon.
+fn sort_children(ctx: &Ctx, b: Bucket<'_>, width: u32, counts: &Counts) {
     let parallel = b.data.len() >= ctx.cfg.par_children;
-    let (data_is_out, depth) = (!b.data_is_out, b.depth + 1);
+    let (data_is_out, depth) = (!b.data_is_out, b.depth + width);
     let mut data = b.buf;
     let mut buf = b.data;
     let mut children = Vec::new();
@@ -190,9 +323,7 @@ fn sort_children(ctx: &Ctx, b: Bucket<'_>, counts: &Counts) {
             sort_bucket(ctx, child);
         }
     }
-    children
-        .into_par_iter()
-        .for_each(|child| sort_bucket(ctx, child));
+    children.into_par_iter().for_each(|child| sort_bucket(ctx, child));
 }
 
 #[cfg(test)]

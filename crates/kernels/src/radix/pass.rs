@@ -1,70 +1,131 @@
-//! One radix pass over a bucket: the histogram of one byte digit, and the
-//! stable out-of-place scatter by that digit, sequential or on several
-//! threads.
+//! One radix pass over a bucket: the histogram of one digit, and the stable
+//! out-of-place scatter by that digit, sequential or on several threads.
 //!
-//! The histogram also returns the OR of `entry ^ first` over the bucket:
-//! its leading zero bytes say how many leading bytes all entries share, so
-//! the driver can skip digits that would put every entry in one bucket
-//! (skewed and all-equal keys) without another read pass per digit.
+//! A digit is a window of up to 16 bits starting `depth` bits below the
+//! top of the entry. The histogram also returns the OR of `entry ^ first`
+//! over the bucket: its leading zero bits say how many leading bits all
+//! entries share, so the driver can skip digits that would put every entry
+//! in one bucket (skewed and all-equal keys) without a read pass per digit.
 
 use rayon::prelude::*;
 
-/// Entry counts per digit value.
+use super::stream;
+
+/// Counts per digit value of a full 8-bit pass.
 pub(crate) type Counts = [usize; 256];
 
-/// Which byte of the entry a pass sorts by: depth 0 is the most
-/// significant byte.
+/// A counter type: `usize` for big buckets, `u16` for cache-sized ones (at
+/// most 65,535 entries) so that 16,384 counters fit in the L1 cache.
+pub(crate) trait Count: Copy + Default {
+    fn incr(&mut self);
+    fn get(self) -> usize;
+    fn set(n: usize) -> Self;
+}
+
+impl Count for usize {
+    #[inline(always)]
+    fn incr(&mut self) {
+        *self += 1;
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+    #[inline(always)]
+    fn set(n: usize) -> Self {
+        n
+    }
+}
+
+impl Count for u16 {
+    #[inline(always)]
+    fn incr(&mut self) {
+        *self += 1;
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        usize::from(self)
+    }
+    #[inline(always)]
+    fn set(n: usize) -> Self {
+        debug_assert!(u16::try_from(n).is_ok());
+        n as u16
+    }
+}
+
+/// Which bits of an entry a pass sorts by.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Digit {
     shift: u32,
+    mask: usize,
 }
 
 impl Digit {
-    /// The digit at `depth` (0..16) bytes from the top.
-    pub(crate) fn at_depth(depth: usize) -> Digit {
-        debug_assert!(depth < 16);
+    /// The `width`-bit window starting `depth` bits below the top (fewer
+    /// bits when fewer remain). `depth` must be below 128.
+    pub(crate) fn new(depth: u32, width: u32) -> Digit {
+        debug_assert!(depth < 128 && (1..=16).contains(&width));
+        let width = width.min(128 - depth);
         Digit {
-            shift: 120 - 8 * depth as u32,
+            shift: 128 - depth - width,
+            mask: (1 << width) - 1,
         }
     }
 
+    /// How many bits the digit has.
+    pub(crate) fn width(self) -> u32 {
+        self.mask.count_ones()
+    }
+
+    /// How many values the digit takes.
+    pub(crate) fn buckets(self) -> usize {
+        self.mask + 1
+    }
+
     #[inline(always)]
-    fn of(self, e: u128) -> usize {
-        usize::from((e >> self.shift) as u8)
+    pub(crate) fn of(self, e: u128) -> usize {
+        (e >> self.shift) as usize & self.mask
     }
 }
 
-/// Counts digits over `src` and ORs together `e ^ first`.
-pub(crate) fn histogram(src: &[u128], digit: Digit, first: u128) -> (Counts, u128) {
-    let mut counts = [0usize; 256];
+/// Adds the digit counts of `src` to `counts` (`digit.buckets() <= N`,
+/// `N` a power of two) and returns the OR of `e ^ first`.
+pub(crate) fn histogram<C: Count, const N: usize>(
+    src: &[u128],
+    digit: Digit,
+    first: u128,
+    counts: &mut [C; N],
+) -> u128 {
+    debug_assert!(N.is_power_of_two() && digit.buckets() <= N);
     let mut diff = 0u128;
     for &e in src {
-        counts[digit.of(e)] += 1;
+        // The mask is a no-op that lets the compiler drop the bounds check.
+        counts[digit.of(e) & (N - 1)].incr();
         diff |= e ^ first;
     }
-    (counts, diff)
+    diff
 }
 
-/// Exclusive prefix sums: where each digit's bucket starts.
-fn bucket_starts(counts: &Counts) -> Counts {
-    let mut starts = [0usize; 256];
+/// Exclusive prefix sums of `counts`: where each digit's bucket starts.
+pub(crate) fn bucket_starts<C: Count, const N: usize>(counts: &[C; N]) -> [C; N] {
+    let mut starts = [C::default(); N];
     let mut sum = 0;
     for (start, &c) in starts.iter_mut().zip(counts) {
-        *start = sum;
-        sum += c;
+        *start = C::set(sum);
+        sum += c.get();
     }
     starts
 }
 
-/// Stable scatter of `src` into `dst` by digit; `counts` must be
-/// `histogram(src, digit, _).0`. Safe indexing: the bounds check is a
-/// predictable branch and measured no slower than unchecked writes here.
-pub(crate) fn scatter(src: &[u128], dst: &mut [u128], digit: Digit, counts: &Counts) {
+/// Stable scatter of `src` into `dst` by digit; `counts` must be the
+/// histogram of `src`. Safe indexing: the bounds check is a predictable
+/// branch and measured no slower than unchecked writes.
+pub(crate) fn scatter<C: Count, const N: usize>(src: &[u128], dst: &mut [u128], digit: Digit, counts: &[C; N]) {
     let mut offsets = bucket_starts(counts);
     for &e in src {
-        let b = digit.of(e);
-        dst[offsets[b]] = e;
-        offsets[b] += 1;
+        let b = digit.of(e) & (N - 1);
+        dst[offsets[b].get()] = e;
+        offsets[b].incr();
     }
 }
 
@@ -74,7 +135,11 @@ pub(crate) fn par_histogram(src: &[u128], digit: Digit, chunk_len: usize) -> (Ve
     let first = src.first().copied().unwrap_or(0);
     let parts: Vec<(Counts, u128)> = src
         .par_chunks(chunk_len)
-        .map(|chunk| histogram(chunk, digit, first))
+        .map(|chunk| {
+            let mut counts = [0; 256];
+            let diff = histogram(chunk, digit, first, &mut counts);
+            (counts, diff)
+        })
         .collect();
     let diff = parts.iter().fold(0, |acc, (_, d)| acc | d);
     (parts.into_iter().map(|(c, _)| c).collect(), diff)
@@ -83,13 +148,16 @@ pub(crate) fn par_histogram(src: &[u128], digit: Digit, chunk_len: usize) -> (Ve
 /// Stable parallel scatter of `src` into `dst`: chunk `c` (of `chunk_len`
 /// entries) writes its digit-`b` entries after those of chunks `0..c`, so
 /// every chunk owns disjoint output ranges. `hists` must come from
-/// `par_histogram(src, digit, chunk_len)`. Returns the bucket sizes.
+/// `par_histogram(src, digit, chunk_len)`; `digit` has at most 8 bits.
+/// With `streaming`, full cache lines bypass the cache (see [`stream`]).
+/// Returns the bucket sizes.
 pub(crate) fn par_scatter(
     src: &[u128],
     dst: &mut [u128],
     digit: Digit,
     chunk_len: usize,
     hists: &[Counts],
+    streaming: bool,
 ) -> Counts {
     assert_eq!(src.len(), dst.len());
     assert_eq!(hists.len(), src.len().div_ceil(chunk_len));
@@ -98,18 +166,22 @@ pub(crate) fn par_scatter(
         ptr: dst.as_mut_ptr(),
         len: dst.len(),
     };
-    src.par_chunks(chunk_len)
-        .zip(offsets)
-        .for_each(|(chunk, off)| {
-            // SAFETY: `off` gives, for each digit, the start of a range
-            // reserved for this chunk alone: chunk_offsets lays the ranges of
-            // all (digit, chunk) pairs end to end, each as long as that
-            // chunk's count of the digit, which `hists` holds for the same
-            // immutable `src` and `digit`. The ranges tile 0..dst.len(), so
-            // writes stay in bounds and never overlap; `dst` is mutably
-            // borrowed for this whole call, so nothing else reads it.
-            unsafe { scatter_raw(chunk, out, off, digit) }
-        });
+    src.par_chunks(chunk_len).zip(offsets).for_each(|(chunk, off)| {
+        // SAFETY: `off` gives, for each digit, the start of a range reserved
+        // for this chunk alone: chunk_offsets lays the ranges of all (digit,
+        // chunk) pairs end to end, each as long as that chunk's count of the
+        // digit, which `hists` holds for the same immutable `src` and
+        // `digit`. The ranges tile 0..dst.len(), so writes stay in bounds
+        // and never overlap; `dst` is mutably borrowed for this whole call,
+        // so nothing else reads it meanwhile.
+        unsafe {
+            if streaming {
+                stream::scatter_streaming(chunk, out.ptr, off, digit);
+            } else {
+                scatter_raw(chunk, out, off, digit);
+            }
+        }
+    });
     totals
 }
 
@@ -143,9 +215,9 @@ struct DstPtr {
     len: usize,
 }
 
-// SAFETY: the pointer is only used by scatter_raw, whose contract gives each
-// task disjoint positions, so sending and sharing it between threads cannot
-// produce a data race.
+// SAFETY: the pointer is only used by the scatter functions, whose contract
+// gives each task disjoint positions, so sending and sharing it between
+// threads cannot produce a data race.
 unsafe impl Send for DstPtr {}
 // SAFETY: as above.
 unsafe impl Sync for DstPtr {}
@@ -159,7 +231,7 @@ unsafe impl Sync for DstPtr {}
 /// those positions during the call.
 unsafe fn scatter_raw(src: &[u128], out: DstPtr, mut off: Counts, digit: Digit) {
     for &e in src {
-        let b = digit.of(e);
+        let b = digit.of(e) & 0xFF;
         debug_assert!(off[b] < out.len);
         // SAFETY: in bounds and exclusively ours by the function contract.
         unsafe { out.ptr.add(off[b]).write(e) };
@@ -178,34 +250,68 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                (u128::from(x) << 64) | i as u128
+                (u128::from(x) << 64) | (u128::from(x.rotate_left(17)) << 20) | i as u128
             })
             .collect()
     }
 
     #[test]
+    fn digits() {
+        let d = Digit::new(0, 8);
+        assert_eq!((d.of(0xAB << 120), d.width(), d.buckets()), (0xAB, 8, 256));
+        let d = Digit::new(60, 12);
+        assert_eq!(d.of(0xABC << 56), 0xABC);
+        let d = Digit::new(124, 12);
+        assert_eq!((d.of(0xF7), d.width()), (7, 4));
+    }
+
+    #[test]
     fn histogram_counts_and_diff() {
         let v = vec![0x01u128 << 120, 0x01u128 << 120 | 5, 0x02u128 << 120];
-        let (c, diff) = histogram(&v, Digit::at_depth(0), v[0]);
+        let mut c = [0usize; 256];
+        let diff = histogram(&v, Digit::new(0, 8), v[0], &mut c);
         assert_eq!((c[1], c[2]), (2, 1));
-        assert_eq!(diff.leading_zeros() / 8, 0);
-        let (_, diff) = histogram(&v[..2], Digit::at_depth(0), v[0]);
-        assert_eq!(diff, 5);
+        assert_eq!(diff.leading_zeros(), 6);
+        let mut c = [0u16; 4096];
+        assert_eq!(histogram(&v[..2], Digit::new(0, 12), v[0], &mut c), 5);
+        assert_eq!(c[0x10], 2);
     }
 
     #[test]
     fn parallel_scatter_equals_sequential() {
         let src = pseudo_random(10_007);
-        for depth in [0, 3, 15] {
-            let digit = Digit::at_depth(depth);
-            let (counts, _) = histogram(&src, digit, src[0]);
+        for depth in [0, 3, 60, 120] {
+            let digit = Digit::new(depth, 8);
+            let mut counts = [0usize; 256];
+            histogram(&src, digit, src[0], &mut counts);
             let mut seq = vec![0; src.len()];
             scatter(&src, &mut seq, digit, &counts);
             let (hists, _) = par_histogram(&src, digit, 1000);
-            let mut par = vec![0; src.len()];
-            let totals = par_scatter(&src, &mut par, digit, 1000, &hists);
-            assert_eq!(totals, counts);
-            assert_eq!(seq, par);
+            for streaming in [false, true] {
+                let mut par = vec![0; src.len()];
+                let totals = par_scatter(&src, &mut par, digit, 1000, &hists, streaming);
+                assert_eq!(totals, counts);
+                assert_eq!(seq, par, "depth {depth} streaming {streaming}");
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_scatter_with_every_alignment_and_tiny_chunks() {
+        let src = pseudo_random(3000);
+        let digit = Digit::new(0, 8);
+        let mut counts = [0usize; 256];
+        histogram(&src, digit, src[0], &mut counts);
+        let mut expected = vec![0; src.len()];
+        scatter(&src, &mut expected, digit, &counts);
+        let mut backing = vec![0u128; src.len() + 3];
+        for skew in 0..4 {
+            for chunk_len in [1, 3, 64, 3000] {
+                let dst = &mut backing[skew..skew + src.len()];
+                let (hists, _) = par_histogram(&src, digit, chunk_len);
+                par_scatter(&src, dst, digit, chunk_len, &hists, true);
+                assert_eq!(dst, &expected[..], "skew {skew} chunk {chunk_len}");
+            }
         }
     }
 }

@@ -8,8 +8,11 @@ use super::*;
 /// Thresholds small enough that a few hundred entries take every path.
 const TINY: RadixConfig = RadixConfig {
     small_sort: 4,
+    small_bucket: 24,
+    small_digit_bits: 6,
     par_pass: 64,
     par_children: 32,
+    streaming: 100,
     min_chunk: 8,
     chunks_per_thread: 3,
 };
@@ -82,9 +85,10 @@ fn all_equal_and_exhausted_keys() {
 }
 
 #[test]
-fn skip_step_reads_diff() {
-    assert!(matches!(shared_prefix_step(0, 3), Some(Step::AllEqual)));
-    assert!(matches!(shared_prefix_step(1, 3), Some(Step::Skip(15))));
-    assert!(shared_prefix_step(1u128 << 127, 0).is_none());
-    assert!(shared_prefix_step(1u128 << 100, 3).is_none());
+fn shared_prefix_reads_diff() {
+    assert!(matches!(shared_prefix(0, 24, 8), Shared::All));
+    assert!(matches!(shared_prefix(1, 24, 8), Shared::UpTo(127)));
+    assert!(matches!(shared_prefix(1u128 << 127, 0, 8), Shared::Differs));
+    assert!(matches!(shared_prefix(1u128 << 100, 24, 8), Shared::Differs));
+    assert!(matches!(shared_prefix(1u128 << 100, 16, 8), Shared::UpTo(27)));
 }

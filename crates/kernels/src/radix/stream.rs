@@ -1,0 +1,105 @@
+//! Scatter with non-temporal (streaming) stores, for passes whose output is
+//! far larger than the caches.
+//!
+//! A plain scatter into 256 buckets misses the cache on nearly every store
+//! and first reads each destination line from memory (read for ownership).
+//! Here each bucket collects its entries in a cache-line buffer (256 x 64
+//! bytes, resident in L1) and writes a line with streaming stores once it
+//! is complete: the line goes to memory in one burst without being read.
+//! Lines only partly owned by this task (where its range for a bucket
+//! starts or ends) get ordinary stores, so neighbouring tasks never write
+//! the same bytes. On targets other than x86-64 this is the plain scatter.
+
+use super::pass::{Counts, Digit};
+
+/// Writes each entry of `src` at `out + off[digit]`, post-incrementing.
+///
+/// # Safety
+///
+/// For each digit `b` (at most 8 bits), `off[b] .. off[b] + (number of
+/// entries of src with digit b)` must be valid for writes from `out`, and
+/// no other thread may access those positions during the call.
+#[cfg(target_arch = "x86_64")]
+pub(crate) unsafe fn scatter_streaming(src: &[u128], out: *mut u128, off: Counts, digit: Digit) {
+    use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_sfence, _mm_stream_si128};
+
+    /// One cache line of entries, aligned like the destination's lines.
+    #[derive(Clone, Copy)]
+    #[repr(C, align(64))]
+    struct Line([u128; 4]);
+
+    // Where `out` sits inside its cache line, in entries: u128 is 16-byte
+    // aligned on x86-64 (Rust 1.77+), so each line holds exactly 4.
+    const _: () = assert!(std::mem::align_of::<u128>() == 16);
+    let phase = (out as usize / 16) & 3;
+    let slot = |pos: usize| (pos + phase) & 3;
+
+    let begin = off;
+    let mut next = off;
+    let mut lines = [Line([0; 4]); 256];
+    for &e in src {
+        let b = digit.of(e) & 0xFF;
+        let pos = next[b];
+        lines[b].0[slot(pos)] = e;
+        next[b] = pos + 1;
+        if slot(pos) != 3 {
+            continue;
+        }
+        // `pos` completed the line holding positions pos-3 ..= pos.
+        if pos >= begin[b] + 3 {
+            let line = lines[b].0.as_ptr().cast::<__m128i>();
+            // SAFETY: positions pos-3 ..= pos all belong to this task's
+            // range for `b` (contract), and `out + pos - 3` is 64-byte
+            // aligned (slot 0), as `_mm_stream_si128` needs 16; `line` is a
+            // 64-byte aligned local.
+            unsafe {
+                let dst = out.add(pos - 3).cast::<__m128i>();
+                for i in 0..4 {
+                    _mm_stream_si128(dst.add(i), _mm_load_si128(line.add(i)));
+                }
+            }
+        } else {
+            // SAFETY: begin[b] ..= pos is this task's (contract).
+            unsafe { store_plain(out, &lines[b].0, begin[b]..pos + 1, phase) };
+        }
+    }
+    for b in 0..256 {
+        // The last, incomplete line of each bucket: its slots before
+        // slot(next[b]), and never before the range begins.
+        let from = begin[b].max(next[b].saturating_sub(slot(next[b])));
+        // SAFETY: from .. next[b] lies inside this task's range for `b`.
+        unsafe { store_plain(out, &lines[b].0, from..next[b], phase) };
+    }
+    // Streaming stores are weakly ordered: make them visible before the
+    // task reports completion to other threads.
+    // SAFETY: sfence has no preconditions; SSE is baseline on x86-64.
+    unsafe { _mm_sfence() };
+}
+
+/// Copies the buffered entries for `range` to `out` with ordinary stores.
+///
+/// # Safety
+///
+/// `range` must be valid for writes from `out` and owned by the caller.
+#[cfg(target_arch = "x86_64")]
+unsafe fn store_plain(out: *mut u128, line: &[u128; 4], range: std::ops::Range<usize>, phase: usize) {
+    for pos in range {
+        // SAFETY: the caller owns `pos`.
+        unsafe { out.add(pos).write(line[(pos + phase) & 3]) };
+    }
+}
+
+/// The portable fallback: a plain scatter.
+///
+/// # Safety
+///
+/// As for the x86-64 version.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) unsafe fn scatter_streaming(src: &[u128], out: *mut u128, mut off: Counts, digit: Digit) {
+    for &e in src {
+        let b = digit.of(e) & 0xFF;
+        // SAFETY: in bounds and exclusively ours by the function contract.
+        unsafe { out.add(off[b]).write(e) };
+        off[b] += 1;
+    }
+}
