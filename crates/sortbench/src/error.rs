@@ -86,8 +86,17 @@ mod tests {
 
     #[test]
     fn reference_messages_are_verbatim() {
-        assert_eq!(Error::Empty.to_string(), "there must be at least one record to be validated");
-        assert_eq!(Error::PartialRecord.to_string(), "partial record found at end");
-        assert_eq!(Error::PartialSummary.to_string(), "partial partition summary found at end");
+        assert_eq!(
+            Error::Empty.to_string(),
+            "there must be at least one record to be validated"
+        );
+        assert_eq!(
+            Error::PartialRecord.to_string(),
+            "partial record found at end"
+        );
+        assert_eq!(
+            Error::PartialSummary.to_string(),
+            "partial partition summary found at end"
+        );
     }
 }

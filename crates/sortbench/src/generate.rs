@@ -110,7 +110,14 @@ impl GenerateJob {
     /// A job for `count` records from `first_record`, with default I/O, all
     /// cores, and the checksum on.
     pub fn new(first_record: u128, count: u64, opts: GenOptions) -> GenerateJob {
-        GenerateJob { first_record, count, opts, threads: 0, checksum: true, io: IoConfig::default() }
+        GenerateJob {
+            first_record,
+            count,
+            opts,
+            threads: 0,
+            checksum: true,
+            io: IoConfig::default(),
+        }
     }
 }
 
@@ -125,7 +132,10 @@ pub fn generate_file(
     opts: GenOptions,
     threads: usize,
 ) -> Result<u128> {
-    let job = GenerateJob { threads, ..GenerateJob::new(first_record, count, opts) };
+    let job = GenerateJob {
+        threads,
+        ..GenerateJob::new(first_record, count, opts)
+    };
     generate_with(path, &job)
 }
 
@@ -136,7 +146,9 @@ pub fn generate_with(path: &Path, job: &GenerateJob) -> Result<u128> {
     let total = u64::try_from(u128::from(job.count) * REC_SIZE as u128)
         .ok()
         .filter(|&t| t <= i64::MAX as u64)
-        .ok_or(Error::TooLarge { count: u128::from(job.count) })?;
+        .ok_or(Error::TooLarge {
+            count: u128::from(job.count),
+        })?;
     in_pool(job.threads, || {
         if out.kind() == crate::io::Kind::Null {
             // Nothing to write: generate in cache-sized pieces and keep only
@@ -149,7 +161,9 @@ pub fn generate_with(path: &Path, job: &GenerateJob) -> Result<u128> {
         }
         let mut sum = 0u128;
         write_blocks(&out, total, &job.io, |offset, block| {
-            let first = job.first_record.wrapping_add(u128::from(offset / REC_SIZE as u64));
+            let first = job
+                .first_record
+                .wrapping_add(u128::from(offset / REC_SIZE as u64));
             if job.checksum {
                 sum = sum.wrapping_add(fill_records_checksum(block, first, job.opts));
             } else {
@@ -217,8 +231,12 @@ fn fill_binary<const SKEW: bool, const CRC: bool>(buf: &mut [u8], first: u128) -
             x = lcg::next(x);
         }
         for (j, rec) in batch.chunks_exact_mut(REC_SIZE).enumerate() {
-            let Ok(rec) = <&mut [u8; REC_SIZE]>::try_from(rec) else { continue };
-            let Ok(r) = <&[u128; 10]>::try_from(&window[j..j + 10]) else { continue };
+            let Ok(rec) = <&mut [u8; REC_SIZE]>::try_from(rec) else {
+                continue;
+            };
+            let Ok(r) = <&[u128; 10]>::try_from(&window[j..j + 10]) else {
+                continue;
+            };
             put_binary(rec, r);
             if SKEW {
                 skew_binary(rec, r[0], recno.wrapping_add(j as u128));
@@ -240,7 +258,9 @@ fn fill_ascii<const SKEW: bool, const CRC: bool>(buf: &mut [u8], first: u128) ->
     let mut sum = 0u128;
     for batch in buf.chunks_mut(BATCH * REC_SIZE) {
         for rec in batch.chunks_exact_mut(REC_SIZE) {
-            let Ok(rec) = <&mut [u8; REC_SIZE]>::try_from(rec) else { continue };
+            let Ok(rec) = <&mut [u8; REC_SIZE]>::try_from(rec) else {
+                continue;
+            };
             put_ascii(rec, x, recno);
             if SKEW {
                 skew_ascii(rec, x, recno);
@@ -260,10 +280,22 @@ mod tests {
     use super::*;
 
     const ALL: [GenOptions; 4] = [
-        GenOptions { ascii: false, skew: false },
-        GenOptions { ascii: false, skew: true },
-        GenOptions { ascii: true, skew: false },
-        GenOptions { ascii: true, skew: true },
+        GenOptions {
+            ascii: false,
+            skew: false,
+        },
+        GenOptions {
+            ascii: false,
+            skew: true,
+        },
+        GenOptions {
+            ascii: true,
+            skew: false,
+        },
+        GenOptions {
+            ascii: true,
+            skew: true,
+        },
     ];
 
     #[test]
@@ -281,7 +313,10 @@ mod tests {
                 a.extend_from_slice(&b);
                 assert!(a == whole, "{opts:?} cut {cut}");
             }
-            assert_eq!(generate_record(5 + 1000, opts)[..], whole[1000 * REC_SIZE..1001 * REC_SIZE]);
+            assert_eq!(
+                generate_record(5 + 1000, opts)[..],
+                whole[1000 * REC_SIZE..1001 * REC_SIZE]
+            );
             assert_eq!(generated_checksum(5, n as u64, opts), sum);
         }
     }
@@ -296,7 +331,10 @@ mod tests {
 
     #[test]
     fn record_numbers_wrap_at_2_pow_128() {
-        let opts = GenOptions { ascii: true, skew: false };
+        let opts = GenOptions {
+            ascii: true,
+            skew: false,
+        };
         let mut buf = vec![0u8; 2 * REC_SIZE];
         fill_records(&mut buf, u128::MAX, opts);
         assert_eq!(&buf[12..44], b"FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF");

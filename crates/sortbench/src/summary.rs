@@ -150,7 +150,10 @@ impl Summary {
             out.push_str(&format!("Duplicate keys: {}\n", self.duplicates));
             out.push_str("SUCCESS - all records are in order\n");
         } else {
-            out.push_str(&format!("ERROR - there are {} unordered records\n", self.unordered));
+            out.push_str(&format!(
+                "ERROR - there are {} unordered records\n",
+                self.unordered
+            ));
         }
         out
     }
@@ -180,7 +183,10 @@ pub fn parse_summaries(bytes: &[u8]) -> Result<Vec<Summary>> {
     if tail > 0 {
         return Err(Error::PartialSummary);
     }
-    bytes.chunks_exact(SUMMARY_SIZE).map(Summary::from_bytes).collect()
+    bytes
+        .chunks_exact(SUMMARY_SIZE)
+        .map(Summary::from_bytes)
+        .collect()
 }
 
 #[cfg(test)]
@@ -210,7 +216,10 @@ mod tests {
         assert_eq!(&bytes[8..16], &250_000u64.to_ne_bytes());
         assert_eq!(&bytes[16..24], &1u64.to_ne_bytes());
         assert_eq!(&bytes[24..32], &3u64.to_ne_bytes());
-        assert!(matches!(Summary::from_bytes(&bytes[1..]), Err(Error::PartialSummary)));
+        assert!(matches!(
+            Summary::from_bytes(&bytes[1..]),
+            Err(Error::PartialSummary)
+        ));
     }
 
     #[test]

@@ -9,10 +9,22 @@ use xsort_sortbench::{
     ValidateOptions, REC_SIZE,
 };
 
-const BINARY: GenOptions = GenOptions { ascii: false, skew: false };
-const ASCII: GenOptions = GenOptions { ascii: true, skew: false };
-const SKEW: GenOptions = GenOptions { ascii: false, skew: true };
-const ASCII_SKEW: GenOptions = GenOptions { ascii: true, skew: true };
+const BINARY: GenOptions = GenOptions {
+    ascii: false,
+    skew: false,
+};
+const ASCII: GenOptions = GenOptions {
+    ascii: true,
+    skew: false,
+};
+const SKEW: GenOptions = GenOptions {
+    ascii: false,
+    skew: true,
+};
+const ASCII_SKEW: GenOptions = GenOptions {
+    ascii: true,
+    skew: true,
+};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -65,7 +77,11 @@ fn checksums_1000_and_3000() {
 fn checksums_of_materialised_records_agree() {
     for opts in [BINARY, ASCII, SKEW, ASCII_SKEW] {
         let data = generate(0, 3000, opts);
-        assert_eq!(checksum_of(&data), generated_checksum(0, 3000, opts), "{opts:?}");
+        assert_eq!(
+            checksum_of(&data),
+            generated_checksum(0, 3000, opts),
+            "{opts:?}"
+        );
     }
 }
 

@@ -37,7 +37,12 @@ struct HandCount {
 
 fn hand_count(data: &[u8]) -> HandCount {
     let recs: Vec<&[u8]> = data.chunks(REC_SIZE).collect();
-    let mut count = HandCount { first_unordered: None, unordered: 0, duplicates: 0, checksum: 0 };
+    let mut count = HandCount {
+        first_unordered: None,
+        unordered: 0,
+        duplicates: 0,
+        checksum: 0,
+    };
     for (i, rec) in recs.iter().enumerate() {
         count.checksum += u128::from(record_crc(rec));
         if i == 0 {

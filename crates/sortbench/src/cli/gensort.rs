@@ -64,7 +64,9 @@ where
     let mut rest = &args[..];
     while let Some((arg, tail)) = rest.split_first() {
         let arg = arg.as_bytes();
-        let Some(letter) = option_letter(arg) else { break };
+        let Some(letter) = option_letter(arg) else {
+            break;
+        };
         match letter {
             b'a' => opts.ascii = true,
             b'b' => first_record = parse_decimal(&arg[2..]),
@@ -75,10 +77,19 @@ where
         }
         rest = tail;
     }
-    let [num_recs, file] = rest else { return Err(UsageError) };
+    let [num_recs, file] = rest else {
+        return Err(UsageError);
+    };
     let count = parse_decimal(num_recs.as_bytes()) as u64;
     let (path, io) = split_file_options(file.as_bytes());
-    let job = GenerateJob { first_record, count, opts, threads, checksum, io };
+    let job = GenerateJob {
+        first_record,
+        count,
+        opts,
+        threads,
+        checksum,
+        io,
+    };
     Ok(GensortArgs { job, path })
 }
 

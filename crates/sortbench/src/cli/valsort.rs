@@ -72,7 +72,9 @@ where
     let mut rest = &args[..];
     while let Some((arg, tail)) = rest.split_first() {
         let arg = arg.as_bytes();
-        let Some(letter) = option_letter(arg) else { break };
+        let Some(letter) = option_letter(arg) else {
+            break;
+        };
         match letter {
             b'i' => opts.order = KeyOrder::AsciiCaseInsensitive,
             b'q' => quiet = true,
@@ -81,7 +83,9 @@ where
             b'o' => {
                 // The name must not look like an option and must be followed
                 // by at least one more argument (the reference's argc < 4).
-                let [name, _, ..] = tail else { return Err(UsageError) };
+                let [name, _, ..] = tail else {
+                    return Err(UsageError);
+                };
                 if name.as_bytes().starts_with(b"-") {
                     return Err(UsageError);
                 }
@@ -96,7 +100,13 @@ where
     let [file] = rest else { return Err(UsageError) };
     let (path, io) = split_file_options(file.as_bytes());
     opts.io = io;
-    Ok(ValsortArgs { path, opts, quiet, summaries, summary_out })
+    Ok(ValsortArgs {
+        path,
+        opts,
+        quiet,
+        summaries,
+        summary_out,
+    })
 }
 
 #[cfg(test)]

@@ -45,13 +45,22 @@ type Delivery = (u64, Result<(AlignedBuf, usize)>);
 impl Input {
     /// Opens `path` for reading (errors print like C's `perror(path)`).
     pub(crate) fn open(path: &Path, cfg: &IoConfig) -> Result<Input> {
-        let open_err = |source| Error::Open { path: path.to_path_buf(), source };
+        let open_err = |source| Error::Open {
+            path: path.to_path_buf(),
+            source,
+        };
         let file = File::open(path).map_err(open_err)?;
         let meta = file.metadata().map_err(open_err)?;
         let regular = kind_of(path, &meta) == Kind::Regular;
-        let direct_file = if regular && cfg.direct { open_direct(path, &meta) } else { None };
+        let direct_file = if regular && cfg.direct {
+            open_direct(path, &meta)
+        } else {
+            None
+        };
         // Without a direct descriptor every read is buffered: no need to ask.
-        let residency = direct_file.as_ref().and_then(|_| Residency::map(&file, meta.len()));
+        let residency = direct_file
+            .as_ref()
+            .and_then(|_| Residency::map(&file, meta.len()));
         Ok(Input {
             path: path.to_path_buf(),
             file,
@@ -68,16 +77,52 @@ impl Input {
     }
 
     fn read_err(&self, source: io::Error) -> Error {
-        Error::Read { path: self.path.clone(), source }
+        Error::Read {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Whether the page cache appears to hold most of a regular file: half
+    /// or more of the pages of up to 64 windows of 1 MiB spread evenly over
+    /// it are resident. `false` when this cannot be asked (no residency map,
+    /// which includes files read buffered anyway).
+    pub(crate) fn mostly_cached(&self) -> bool {
+        const WINDOWS: u64 = 64;
+        const WINDOW: u64 = 1 << 20;
+        let (Some(residency), Some(size)) = (&self.residency, self.size) else {
+            return false;
+        };
+        let count = size.div_ceil(WINDOW).min(WINDOWS);
+        let cached = (0..count)
+            .filter(|&w| {
+                // Window starts spread over the file, page aligned.
+                let start = (size / count * w) / DIRECT_ALIGN as u64 * DIRECT_ALIGN as u64;
+                residency.mostly_cached(start, WINDOW.min(size - start) as usize)
+            })
+            .count() as u64;
+        count > 0 && 2 * cached >= count
+    }
+
+    /// Reads exactly `buf.len()` bytes at `offset` through the page cache.
+    pub(crate) fn read_cached(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| self.read_err(e))
     }
 
     /// Reads exactly `len` bytes at `offset` (4 KiB aligned) into `buf`.
     fn read_block(&self, buf: &mut AlignedBuf, offset: u64, len: usize) -> io::Result<()> {
         // Unknown residency (no mapping, or mincore refused) counts as cold.
-        let cached = self.residency.as_ref().is_some_and(|r| r.mostly_cached(offset, len));
-        if let (Some(direct), true, false) =
-            (&self.direct_file, self.direct.load(Ordering::Relaxed), cached)
-        {
+        let cached = self
+            .residency
+            .as_ref()
+            .is_some_and(|r| r.mostly_cached(offset, len));
+        if let (Some(direct), true, false) = (
+            &self.direct_file,
+            self.direct.load(Ordering::Relaxed),
+            cached,
+        ) {
             let end = round_up(len, DIRECT_ALIGN);
             match read_direct(direct, &mut buf[..end], offset, len) {
                 Ok(()) => return Ok(()),
@@ -115,7 +160,14 @@ impl Residency {
         // SAFETY: a fresh shared read-only mapping chosen by the kernel (NULL
         // hint) over an open descriptor; nothing else aliases it.
         let addr = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
         };
         (addr != libc::MAP_FAILED).then_some(Residency { addr, len, page })
     }
@@ -124,7 +176,9 @@ impl Residency {
     /// in the page cache. Errors (e.g. EPERM-like restrictions some kernels
     /// apply to files the caller may not write) answer "no".
     fn mostly_cached(&self, offset: u64, len: usize) -> bool {
-        let Ok(offset) = usize::try_from(offset) else { return false };
+        let Ok(offset) = usize::try_from(offset) else {
+            return false;
+        };
         let start = offset / self.page * self.page;
         let end = (offset + len).min(self.len);
         if end <= start {
@@ -134,7 +188,13 @@ impl Residency {
         let mut vec = vec![0u8; pages];
         // SAFETY: [addr + start, addr + end) lies inside our live mapping,
         // addr + start is page aligned, and `vec` has one byte per page.
-        let rc = unsafe { libc::mincore(self.addr.cast::<u8>().add(start).cast(), end - start, vec.as_mut_ptr()) };
+        let rc = unsafe {
+            libc::mincore(
+                self.addr.cast::<u8>().add(start).cast(),
+                end - start,
+                vec.as_mut_ptr(),
+            )
+        };
         rc == 0 && 2 * vec.iter().filter(|&&v| v & 1 != 0).count() >= pages
     }
 }
@@ -152,7 +212,11 @@ impl Drop for Residency {
 /// `None` where the file system refuses (EINVAL) or the name now points
 /// elsewhere.
 fn open_direct(path: &Path, meta: &std::fs::Metadata) -> Option<File> {
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).ok()?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .ok()?;
     let again = file.metadata().ok()?;
     (again.dev() == meta.dev() && again.ino() == meta.ino()).then_some(file)
 }
@@ -184,8 +248,14 @@ where
         Some(size) => {
             let blocks = size.div_ceil(block as u64);
             let readers = (cfg.inflight_len() as u64).min(blocks) as usize;
-            let buf_len = (block as u64).min(size.div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64);
-            (readers, (readers as u64 + 2).min(blocks) as usize, buf_len as usize, blocks)
+            let buf_len =
+                (block as u64).min(size.div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64);
+            (
+                readers,
+                (readers as u64 + 2).min(blocks) as usize,
+                buf_len as usize,
+                blocks,
+            )
         }
         None => (1, 3, block, u64::MAX),
     };
@@ -230,7 +300,9 @@ where
     let mut want = 0u64;
     while want < blocks {
         // All readers gone: the input is exhausted (streams) or they stopped.
-        let Ok((index, delivery)) = full_rx.recv() else { break };
+        let Ok((index, delivery)) = full_rx.recv() else {
+            break;
+        };
         pending.insert(index, delivery?);
         while let Some((buf, len)) = pending.remove(&want) {
             consume(&buf[..len])?;
@@ -340,18 +412,31 @@ mod tests {
     #[test]
     fn regular_files_read_back_in_order() {
         let dir = tempfile::tempdir().expect("tempdir");
-        for (len, direct) in [(0usize, true), (100, true), (102_400 * 7 + 300, true), (333_333, false)] {
+        for (len, direct) in [
+            (0usize, true),
+            (100, true),
+            (102_400 * 7 + 300, true),
+            (333_333, false),
+        ] {
             let data: Vec<u8> = (0..len).map(|j| (j % 253) as u8).collect();
             let path = dir.path().join(format!("in{len}"));
             std::fs::write(&path, &data).expect("write");
-            let cfg = IoConfig { block_bytes: 1, inflight: 3, direct };
+            let cfg = IoConfig {
+                block_bytes: 1,
+                inflight: 3,
+                direct,
+            };
             assert_eq!(collect(&path, &cfg), data, "len {len}");
         }
     }
 
     #[test]
     fn streams_are_read_whole() {
-        let cfg = IoConfig { block_bytes: 1, inflight: 2, direct: true };
+        let cfg = IoConfig {
+            block_bytes: 1,
+            inflight: 2,
+            direct: true,
+        };
         let input = Input::open(Path::new("/dev/null"), &cfg).expect("open");
         assert_eq!(input.size(), None);
         let mut calls = 0;
@@ -368,7 +453,11 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("x");
         std::fs::write(&path, vec![1u8; 102_400 * 9]).expect("write");
-        let cfg = IoConfig { block_bytes: 1, inflight: 2, direct: true };
+        let cfg = IoConfig {
+            block_bytes: 1,
+            inflight: 2,
+            direct: true,
+        };
         let input = Input::open(&path, &cfg).expect("open");
         let mut seen = 0;
         let res = read_blocks(&input, &cfg, |_| {
@@ -389,7 +478,11 @@ mod tests {
         let path = dir.path().join("cold");
         let data: Vec<u8> = (0..3 * DIRECT_ALIGN).map(|j| (j % 241) as u8).collect();
         std::fs::write(&path, &data).expect("write");
-        let cfg = IoConfig { block_bytes: 1, inflight: 1, direct: true };
+        let cfg = IoConfig {
+            block_bytes: 1,
+            inflight: 1,
+            direct: true,
+        };
         let input = Input::open(&path, &cfg).expect("open");
         if input.direct_file.is_none() {
             return; // no direct I/O on this file system: nothing to refuse
@@ -402,7 +495,9 @@ mod tests {
         }
         let mut buf = AlignedBuf::new(2 * DIRECT_ALIGN).expect("buffer");
         // An unaligned offset makes the direct read fail with EINVAL.
-        input.read_block(&mut buf, 100, 5000).expect("buffered retry");
+        input
+            .read_block(&mut buf, 100, 5000)
+            .expect("buffered retry");
         assert_eq!(&buf[..5000], &data[100..5100]);
         assert!(!input.direct.load(Ordering::Relaxed));
     }
