@@ -74,16 +74,16 @@ pub fn generated_checksum(first_record: u128, count: u64, opts: GenOptions) -> u
         .reduce(|| 0, u128::wrapping_add)
 }
 
-/// Checksum of `n` records from `first`, generated piecewise into `scratch`.
+/// Checksum of `n` records from `first`, generated piecewise into `scratch`
+/// by one cursor (a single jump-ahead per task).
 fn checksum_run(scratch: &mut [u8], first: u128, n: usize, opts: GenOptions) -> u128 {
     let per = scratch.len() / REC_SIZE;
+    let mut cursor = Cursor::new(first);
     let mut sum = 0u128;
     let mut done = 0;
     while done < n {
         let m = per.min(n - done);
-        let part = &mut scratch[..m * REC_SIZE];
-        let first_here = first.wrapping_add(done as u128);
-        sum = sum.wrapping_add(fill_serial::<true>(part, first_here, opts));
+        sum = sum.wrapping_add(cursor.fill::<true>(&mut scratch[..m * REC_SIZE], opts));
         done += m;
     }
     sum
@@ -205,74 +205,98 @@ fn par_fill<const CRC: bool>(buf: &mut [u8], first_record: u128, opts: GenOption
 
 /// Fills whole records of `buf` on this thread; returns their checksum if `CRC`.
 fn fill_serial<const CRC: bool>(buf: &mut [u8], first: u128, opts: GenOptions) -> u128 {
-    match (opts.ascii, opts.skew) {
-        (false, false) => fill_binary::<false, CRC>(buf, first),
-        (false, true) => fill_binary::<true, CRC>(buf, first),
-        (true, false) => fill_ascii::<false, CRC>(buf, first),
-        (true, true) => fill_ascii::<true, CRC>(buf, first),
-    }
+    Cursor::new(first).fill::<CRC>(buf, opts)
 }
 
-/// Binary records: record `i` needs `R(i+1) .. R(i+10)`, so a window of
-/// values slides along, one generator step per record.
-fn fill_binary<const SKEW: bool, const CRC: bool>(buf: &mut [u8], first: u128) -> u128 {
-    let mut window = [0u128; BATCH + 9];
-    let mut x = lcg::rand_at(first.wrapping_add(1));
-    for slot in window.iter_mut().take(9) {
-        *slot = x;
-        x = lcg::next(x);
-    }
-    let mut sum = 0u128;
-    let mut recno = first;
-    for batch in buf.chunks_mut(BATCH * REC_SIZE) {
-        let m = batch.len() / REC_SIZE;
-        for slot in window[9..9 + m].iter_mut() {
+/// The generator positioned at a record: `window` holds `R(i+1) .. R(i+9)`
+/// and `next` is `R(i+10)` for the next record `i`. Binary record `i` needs
+/// `R(i+1) .. R(i+10)`, ASCII record `i` only `R(i+1)`; either way the window
+/// slides one generator step per record, and a cursor can be advanced by
+/// successive fills without jumping again.
+struct Cursor {
+    recno: u128,
+    window: [u128; 9],
+    next: u128,
+}
+
+impl Cursor {
+    /// Positions at record `first` by jump-ahead.
+    fn new(first: u128) -> Cursor {
+        let mut x = lcg::rand_at(first.wrapping_add(1));
+        let mut window = [0u128; 9];
+        for slot in window.iter_mut() {
             *slot = x;
             x = lcg::next(x);
         }
-        for (j, rec) in batch.chunks_exact_mut(REC_SIZE).enumerate() {
-            let Ok(rec) = <&mut [u8; REC_SIZE]>::try_from(rec) else {
-                continue;
-            };
-            let Ok(r) = <&[u128; 10]>::try_from(&window[j..j + 10]) else {
-                continue;
-            };
-            put_binary(rec, r);
-            if SKEW {
-                skew_binary(rec, r[0], recno.wrapping_add(j as u128));
-            }
+        Cursor {
+            recno: first,
+            window,
+            next: x,
         }
-        if CRC {
-            sum = sum.wrapping_add(checksum_serial(batch));
-        }
-        window.copy_within(m..m + 9, 0);
-        recno = recno.wrapping_add(m as u128);
     }
-    sum
-}
 
-/// ASCII records: record `i` needs `R(i+1)` only.
-fn fill_ascii<const SKEW: bool, const CRC: bool>(buf: &mut [u8], first: u128) -> u128 {
-    let mut x = lcg::rand_at(first.wrapping_add(1));
-    let mut recno = first;
-    let mut sum = 0u128;
-    for batch in buf.chunks_mut(BATCH * REC_SIZE) {
-        for rec in batch.chunks_exact_mut(REC_SIZE) {
-            let Ok(rec) = <&mut [u8; REC_SIZE]>::try_from(rec) else {
-                continue;
-            };
-            put_ascii(rec, x, recno);
-            if SKEW {
-                skew_ascii(rec, x, recno);
-            }
-            x = lcg::next(x);
-            recno = recno.wrapping_add(1);
-        }
-        if CRC {
-            sum = sum.wrapping_add(checksum_serial(batch));
+    /// Fills the whole records of `buf` with the next records; returns their
+    /// checksum if `CRC`.
+    fn fill<const CRC: bool>(&mut self, buf: &mut [u8], opts: GenOptions) -> u128 {
+        match (opts.ascii, opts.skew) {
+            (false, false) => self.fill_with::<false, false, CRC>(buf),
+            (false, true) => self.fill_with::<false, true, CRC>(buf),
+            (true, false) => self.fill_with::<true, false, CRC>(buf),
+            (true, true) => self.fill_with::<true, true, CRC>(buf),
         }
     }
-    sum
+
+    /// The batch loop, monomorphised per record kind so that the per-record
+    /// code has no branches on options.
+    fn fill_with<const ASCII: bool, const SKEW: bool, const CRC: bool>(
+        &mut self,
+        buf: &mut [u8],
+    ) -> u128 {
+        let mut window = [0u128; BATCH + 9];
+        window[..9].copy_from_slice(&self.window);
+        let mut x = self.next;
+        let mut recno = self.recno;
+        let mut sum = 0u128;
+        for batch in buf.chunks_mut(BATCH * REC_SIZE) {
+            let m = batch.len() / REC_SIZE;
+            for slot in window[9..9 + m].iter_mut() {
+                *slot = x;
+                x = lcg::next(x);
+            }
+            // chunks_exact_mut yields exactly REC_SIZE bytes and the window
+            // slice exactly 10 values, so the conversions always succeed.
+            for (j, rec) in batch.chunks_exact_mut(REC_SIZE).enumerate() {
+                let Ok(rec) = <&mut [u8; REC_SIZE]>::try_from(rec) else {
+                    continue;
+                };
+                let Ok(r) = <&[u128; 10]>::try_from(&window[j..j + 10]) else {
+                    continue;
+                };
+                let i = recno.wrapping_add(j as u128);
+                match (ASCII, SKEW) {
+                    (false, false) => put_binary(rec, r),
+                    (false, true) => {
+                        put_binary(rec, r);
+                        skew_binary(rec, r[0], i);
+                    }
+                    (true, false) => put_ascii(rec, r[0], i),
+                    (true, true) => {
+                        put_ascii(rec, r[0], i);
+                        skew_ascii(rec, r[0], i);
+                    }
+                }
+            }
+            if CRC {
+                sum = sum.wrapping_add(checksum_serial(batch));
+            }
+            window.copy_within(m..m + 9, 0);
+            recno = recno.wrapping_add(m as u128);
+        }
+        self.window.copy_from_slice(&window[..9]);
+        self.next = x;
+        self.recno = recno;
+        sum
+    }
 }
 
 #[cfg(test)]
