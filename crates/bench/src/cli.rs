@@ -370,7 +370,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         _ => return Err(bad()),
     };
     let v = (num * mult).round();
-    if !(v.is_finite() && v >= 1.0 && v < 9.2e18) {
+    if !(1.0..9.2e18).contains(&v) {
         return Err(bad());
     }
     Ok(v as u64)

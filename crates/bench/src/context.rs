@@ -259,8 +259,9 @@ fn mount_of(path: &Path, all: &[Mount]) -> Option<usize> {
     for (i, m) in all.iter().enumerate() {
         if path.starts_with(&m.point) {
             let depth = m.point.components().filter(|c| matches!(c, Component::Normal(_))).count();
-            if best.map_or(true, |(d, _)| depth >= d) {
-                best = Some((depth, i));
+            match best {
+                Some((d, _)) if depth < d => {}
+                _ => best = Some((depth, i)),
             }
         }
     }

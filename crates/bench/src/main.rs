@@ -15,6 +15,7 @@ mod context;
 mod dataset;
 mod energy;
 mod floor;
+mod interrupt;
 mod monitor;
 mod progress;
 mod report;
@@ -56,7 +57,7 @@ struct WorkDir {
 impl Drop for WorkDir {
     fn drop(&mut self) {
         if self.keep {
-            // Keep the input only: the output and scratch files are per run.
+            // The output and scratch files are removed after each run; the input stays.
             eprintln!("xsort-bench: kept {}", self.path.display());
         } else {
             let _ = std::fs::remove_dir_all(&self.path);
@@ -67,6 +68,7 @@ impl Drop for WorkDir {
 /// Runs the benchmark; Ok(false) when some run was invalid.
 fn bench(args: Args, argv: Vec<String>) -> Result<bool> {
     let s = Settings::from_args(args, argv)?;
+    interrupt::install();
     let started = context::utc_now();
     std::fs::create_dir_all(&s.out).with_context(|| format!("creating the report directory {}", s.out.display()))?;
     let work = WorkDir { path: s.dir.join(format!("xsort-bench-{}", std::process::id())), keep: s.keep };

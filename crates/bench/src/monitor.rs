@@ -133,10 +133,7 @@ impl Monitor {
     pub fn finish(self) -> MachineUse {
         self.stop.store(true, Ordering::Release);
         self.handle.thread().unpark();
-        let (samples, meter) = match self.handle.join() {
-            Ok(r) => r,
-            Err(_) => (Vec::new(), None),
-        };
+        let (samples, meter) = self.handle.join().unwrap_or_default();
         summarize(&self.devices, &samples, meter.as_ref())
     }
 }

@@ -1,7 +1,8 @@
 //! One benchmark run: generate the input (gensort, checksum kept), measure
-//! the I/O floor, put the input in the requested cache state, sort it with
-//! the `xsort` binary as a child process (launch included in the wall time),
-//! and validate the output with valsort's logic.
+//! the I/O floor (measured runs only, not search probes), put the input in
+//! the requested cache state, sort it with the `xsort` binary as a child
+//! process (launch included in the wall time), and validate the output with
+//! valsort's logic.
 //!
 //! A run is valid only if xsort exited with status 0 and the output has the
 //! generator's record count and checksum with no record out of order. An
@@ -97,10 +98,19 @@ impl Runner<'_> {
             let _ = fs::remove_file(p);
         }
         let mb = records as f64 * 100.0 / 1e6;
+        crate::interrupt::check()?;
         self.progress.step(format!("run {index}: generating {records} records ({mb:.1} MB)"));
         let data = dataset::generate(&input, records, s.format, s.skew)?;
-        self.progress.step(format!("run {index}: I/O floor"));
-        let fl = floor::measure(&input, &self.path("floor.tmp"), floor::Config { transfer: s.floor_transfer, inflight: s.floor_inflight })?;
+        crate::interrupt::check()?;
+        // Search probes only need a time; measured runs get their floor.
+        let fl = if purpose == "measure" {
+            self.progress.step(format!("run {index}: I/O floor"));
+            let cfg = floor::Config { transfer: s.floor_transfer, inflight: s.floor_inflight };
+            Some(floor::measure(&input, &self.path("floor.tmp"), cfg)?)
+        } else {
+            None
+        };
+        crate::interrupt::check()?;
         self.progress.step(format!("run {index}: {} cache", if s.cache == Cache::Cold { "evicting; cold" } else { "warming" }));
         // Flush everyone's dirty pages now, not during the timed sort.
         // SAFETY: sync() has no preconditions.
@@ -136,6 +146,7 @@ impl Runner<'_> {
         let stderr_tail = fs::read_to_string(&stderr).ok().map(|t| tail(&t, 10)).filter(|t| !t.is_empty());
         let xsort_stats = fs::read_to_string(&stats).ok().and_then(|t| serde_json::from_str::<XsortStats>(&t).ok());
 
+        crate::interrupt::check()?;
         self.progress.step(format!("run {index}: validating"));
         let validation = match validate_file(&output, &ValidateOptions::default()) {
             Ok(sum) => {
@@ -175,11 +186,11 @@ impl Runner<'_> {
         Ok(Run {
             index,
             purpose: purpose.to_string(),
-            ratio_to_floor: Some(wall_s / fl.total_s.max(1e-9)),
+            ratio_to_floor: fl.as_ref().map(|f| wall_s / f.total_s.max(1e-9)),
             input: data,
             cache: s.cache,
             input_resident_fraction: resident,
-            floor: Some(fl),
+            floor: fl,
             command,
             exit_code,
             signal,

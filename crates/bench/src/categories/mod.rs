@@ -8,7 +8,9 @@
 
 pub mod search;
 
-use anyhow::Result;
+use std::path::Path;
+
+use anyhow::{bail, Result};
 
 use crate::cli::{Category, Settings};
 use crate::run::{Run, Runner};
@@ -25,6 +27,7 @@ pub struct Outcome {
 pub fn execute(s: &Settings, runner: &mut Runner) -> Result<Outcome> {
     match s.category {
         Category::Datamation | Category::Throughput | Category::Joulesort => {
+            check_space(&runner.work, s.records.saturating_mul(100))?;
             let mut runs = Vec::with_capacity(s.runs);
             for _ in 0..s.runs {
                 runs.push(runner.run(s.records, "measure")?);
@@ -38,4 +41,22 @@ pub fn execute(s: &Settings, runner: &mut Runner) -> Result<Outcome> {
             Ok(Outcome { runs, search: Some(found) })
         }
     }
+}
+
+/// Refuses a size that cannot fit: input and output (and the floor's
+/// scratch file) need twice the data; temp runs of a spilled sort a third.
+fn check_space(work: &Path, bytes: u64) -> Result<()> {
+    let Some((free, _)) = crate::context::statvfs(work) else { return Ok(()) };
+    let need = bytes.saturating_mul(2).saturating_add(64 << 20);
+    if free < need {
+        bail!(
+            "{} needs at least {} free for input and output ({} when xsort spills), but {} has {}",
+            crate::report::bytes(bytes),
+            crate::report::bytes(need),
+            crate::report::bytes(bytes.saturating_mul(3)),
+            work.display(),
+            crate::report::bytes(free)
+        );
+    }
+    Ok(())
 }

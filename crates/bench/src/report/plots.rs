@@ -27,6 +27,9 @@ const PHASES: [(&str, RGBColor); 4] = [
     ("temp read", RGBColor(44, 160, 44)),
     ("output write", RGBColor(214, 39, 40)),
 ];
+/// A named, coloured line of (x, y) points.
+type Line = (&'static str, Vec<(f64, f64)>, RGBColor);
+
 const GREY: RGBColor = RGBColor(170, 170, 170);
 
 fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
@@ -86,7 +89,7 @@ fn run_times(valid: &[&Run], floor: Option<f64>) -> Result<Plot> {
             .y_label_area_size(50)
             .build_cartesian_2d(x0..x1, 0.0..ymax)
             .map_err(err)?;
-        c.configure_mesh().x_desc("wall time, s (launch to exit)").y_desc("runs").draw().map_err(err)?;
+        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("wall time, s (launch to exit)").y_desc("runs").draw().map_err(err)?;
         c.draw_series(counts.iter().enumerate().map(|(i, &n)| {
             let a = x0 + i as f64 * width;
             Rectangle::new([(a, 0.0), (a + width * 0.95, f64::from(n))], RGBColor(31, 119, 180).mix(0.7).filled())
@@ -104,7 +107,7 @@ fn run_times(valid: &[&Run], floor: Option<f64>) -> Result<Plot> {
                 .label(format!("I/O floor {f:.3} s"))
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], RED.stroke_width(2)));
         }
-        c.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+        c.configure_series_labels().label_font((FONT, 14)).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(Plot { id: "plot-run-times", caption: format!("Wall times of the {} valid measured runs, {bins} bins.", walls.len()), svg })
@@ -137,7 +140,7 @@ fn phases(valid: &[&Run]) -> Result<Plot> {
             .y_label_area_size(50)
             .build_cartesian_2d(0.5..n as f64 + 0.5, 0.0..ymax)
             .map_err(err)?;
-        c.configure_mesh()
+        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15))
             .disable_x_mesh()
             .x_labels(n.min(25))
             .x_label_formatter(&|x: &f64| {
@@ -168,7 +171,7 @@ fn phases(valid: &[&Run]) -> Result<Plot> {
         .map_err(err)?
         .label("wall time")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK.stroke_width(2)));
-        c.configure_series_labels().position(SeriesLabelPosition::UpperRight).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+        c.configure_series_labels().label_font((FONT, 14)).position(SeriesLabelPosition::UpperRight).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(Plot {
@@ -210,7 +213,7 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..tmax, 0.0..rmax)
             .map_err(err)?;
-        c.configure_mesh().x_desc("seconds since xsort started").y_desc("MB/s").draw().map_err(err)?;
+        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("seconds since xsort started").y_desc("MB/s").draw().map_err(err)?;
         for (k, (name, color)) in PHASES.iter().enumerate() {
             if rates[k].iter().all(|p| p.1 == 0.0) {
                 continue;
@@ -221,7 +224,7 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
                 .label(*name)
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
         }
-        c.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+        c.configure_series_labels().label_font((FONT, 14)).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
         let mut c = ChartBuilder::on(&areas[1])
             .caption("CPU and disk use during the same run", (FONT, 18))
             .margin(12)
@@ -229,8 +232,8 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..tmax, 0.0..105.0)
             .map_err(err)?;
-        c.configure_mesh().x_desc("seconds").y_desc("% of capacity").draw().map_err(err)?;
-        let lines: [(&str, Vec<(f64, f64)>, RGBColor); 3] = [
+        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("seconds").y_desc("% of capacity").draw().map_err(err)?;
+        let lines: [Line; 3] = [
             ("xsort CPU, % of all logical CPUs", cpu, RGBColor(148, 103, 189)),
             ("machine CPU busy %", r.representative_machine_series.iter().map(|p| (p.t_s, p.cpu_busy_pct)).collect(), GREY),
             ("disk busy % (io_ticks)", r.representative_machine_series.iter().map(|p| (p.t_s, p.disk_busy_pct)).collect(), RGBColor(140, 86, 75)),
@@ -241,7 +244,7 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
                 .label(name)
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
         }
-        c.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+        c.configure_series_labels().label_font((FONT, 14)).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(Plot {
@@ -268,7 +271,7 @@ fn floor(read: f64, write: f64, median: f64, min: f64, floor_median: f64) -> Res
             .y_label_area_size(50)
             .build_cartesian_2d(0.5..3.5, 0.0..ymax)
             .map_err(err)?;
-        c.configure_mesh()
+        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15))
             .disable_x_mesh()
             .x_labels(3)
             .x_label_formatter(&|x: &f64| {
@@ -290,7 +293,7 @@ fn floor(read: f64, write: f64, median: f64, min: f64, floor_median: f64) -> Res
                 .label(name)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
         }
-        c.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+        c.configure_series_labels().label_font((FONT, 14)).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(Plot {
@@ -314,7 +317,7 @@ fn search(se: &crate::categories::Search) -> Result<Plot> {
             .y_label_area_size(50)
             .build_cartesian_2d(0.0..xmax, 0.0..ymax)
             .map_err(err)?;
-        c.configure_mesh().x_desc("input, MB").y_desc("wall time, s").draw().map_err(err)?;
+        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("input, MB").y_desc("wall time, s").draw().map_err(err)?;
         c.draw_series(LineSeries::new([(0.0, se.limit_s), (xmax, se.limit_s)], RED.stroke_width(2)))
             .map_err(err)?
             .label(format!("limit {:.3} s", se.limit_s))
@@ -328,7 +331,7 @@ fn search(se: &crate::categories::Search) -> Result<Plot> {
             .map_err(err)?
             .label("over the limit or invalid")
             .legend(|(x, y)| Cross::new((x + 6, y), 6, RED.stroke_width(2)));
-        c.configure_series_labels().position(SeriesLabelPosition::UpperLeft).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+        c.configure_series_labels().label_font((FONT, 14)).position(SeriesLabelPosition::UpperLeft).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(Plot { id: "plot-search", caption: format!("One probe per size; cap {} ({}).", super::bytes(se.cap_bytes), se.cap_reason), svg })
