@@ -75,6 +75,9 @@ mod x86 {
     }
 
     /// Folds `chunk` forward by `k` chunks (k = 1..=6).
+    ///
+    /// # Safety
+    /// The CPU must support PCLMULQDQ and SSE2.
     #[inline]
     #[target_feature(enable = "pclmulqdq", enable = "sse2")]
     unsafe fn fold(chunk: __m128i, k: usize) -> __m128i {
@@ -107,6 +110,9 @@ mod x86 {
     }
 
     /// Chunk `j` (1..=6) of a record: bytes `4 + 16(j-1) .. 4 + 16j`.
+    ///
+    /// # Safety
+    /// The CPU must support SSE2 (every x86_64 CPU does).
     #[inline]
     #[target_feature(enable = "sse2")]
     unsafe fn chunk(rec: &[u8; REC_SIZE], j: usize) -> __m128i {
@@ -119,6 +125,9 @@ mod x86 {
 
     /// 128 bits of folded remainder to the final CRC (crc32fast's and the
     /// paper's last two steps: 128 -> 64 bits, then Barrett to 32).
+    ///
+    /// # Safety
+    /// The CPU must support PCLMULQDQ, SSE2 and SSE4.1.
     #[inline]
     #[target_feature(enable = "pclmulqdq", enable = "sse2", enable = "sse4.1")]
     unsafe fn reduce(x: __m128i) -> u32 {

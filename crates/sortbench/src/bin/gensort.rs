@@ -11,6 +11,13 @@ use xsort_sortbench::cli::gensort::{parse, GensortArgs, USAGE};
 use xsort_sortbench::{format_checksum, generate_with};
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE; the C tool does not, so `gensort N /dev/stdout |
+    // head` ends quietly there. Restore the default to end the same way.
+    // SAFETY: called first thing, before any other thread exists; SIG_DFL
+    // is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let Ok(args) = parse(std::env::args_os().skip(1)) else {
         eprint!("{USAGE}");
         return ExitCode::from(1);
