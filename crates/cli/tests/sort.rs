@@ -506,6 +506,127 @@ fn empty_file_among_other_inputs() {
 }
 
 #[test]
+fn many_inputs_with_16_descriptors() {
+    // 40 input files under a 16-descriptor limit: inputs must not all be held open at once.
+    let fx = Fixture::new();
+    let mut all = alphabet_records(40 * 100, 16, b"ab", 22);
+    stamp_sequence(&mut all, 16, 8, 8);
+    let names: Vec<String> = (0..40).map(|i| format!("in{i:02}")).collect();
+    for (i, n) in names.iter().enumerate() {
+        fx.write(n, &all[i * 1600..(i + 1) * 1600]);
+    }
+    for budget in ["1M", TINY] {
+        ok(fx.cmd_under_sh("ulimit -n 16").args(["--record-size=16", "--key-bytes=0:3", "-S", budget, "-o", "out"]).args(&names));
+        assert_sorted_file(&fx.path("out"), &all, 16, &["0:3"]);
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn output_to_dev_null() {
+    // Special targets are written in place, not replaced.
+    let fx = Fixture::new();
+    fx.write("in", &tiny_alphabet_records(20_000, b"ab", 23));
+    for budget in ["1M", TINY] {
+        ok(fx.cmd().args(["--record-size=16", "--key-bytes=0:4", "-S", budget, "-o", "/dev/null", "in"]));
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn output_to_a_fifo() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let fx = Fixture::new();
+    let data = tiny_alphabet_records(20_000, b"ab", 24);
+    fx.write("in", &data);
+    let fifo = fx.path("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for budget in ["1M", TINY] {
+        // Opened for reading and writing, non-blocking: xsort's open never blocks and the test never
+        // blocks on a read.
+        let mut r = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
+        let mut child = fx
+            .cmd()
+            .args(["--record-size=16", "--key-bytes=0:4", "-S", budget, "-o", "fifo", "in"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        let deadline = std::time::Instant::now() + COMMAND_TIMEOUT;
+        let status = loop {
+            match r.read(&mut buf) {
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if let Some(st) = child.try_wait().unwrap() {
+                        // Drain what is left after the exit.
+                        while let Ok(n) = r.read(&mut buf) {
+                            got.extend_from_slice(&buf[..n]);
+                        }
+                        break st;
+                    }
+                    if std::time::Instant::now() > deadline {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        panic!("xsort writing to a FIFO did not finish");
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) => panic!("read FIFO: {e}"),
+            }
+        };
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert!(status.success(), "xsort -o FIFO failed ({status}): {err}");
+        assert_same_records(&got, &reference_sort(&data, 16, &["0:4"]), 16, &format!("FIFO output, budget {budget}"));
+    }
+    std::fs::remove_file(&fifo).unwrap();
+    fx.assert_clean();
+}
+
+#[test]
+fn progress_flags() {
+    let data = long_key_records(10_000, 25);
+    for mode in [Mode::OnePass, Mode::Spilled] {
+        check_sort(&data, 48, &["2:30"], mode, &["--progress"]);
+        check_sort(&data, 48, &["2:30"], mode, &["--no-progress"]);
+    }
+    let fx = Fixture::new();
+    fx.write("in", &data);
+    // A usage error found by the flag parser: exit 2, naming the flags (clap's own format).
+    let out = run(fx.cmd().args(["--record-size=48", "--progress", "--no-progress", "-o", "out", "in"]));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-progress"));
+    assert!(!fx.path("out").exists());
+    fx.assert_clean();
+}
+
+#[test]
+fn keys_at_the_record_boundaries() {
+    let mut data = alphabet_records(20_000, 20, b"ab", 26);
+    stamp_sequence(&mut data, 20, 0, 2);
+    for keys in [&["18:2"][..], &["0:20"], &["19:1:r", "0:1"], &["0:20:r"]] {
+        check_sort(&data, 20, keys, Mode::OnePass, &[]);
+        check_sort(&data, 20, keys, Mode::Spilled, &[]);
+    }
+}
+
+#[test]
+fn help_and_version() {
+    let fx = Fixture::new();
+    let out = ok(fx.cmd().arg("--help"));
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in ["--record-size", "--key-bytes", "--memory", "--spec", "--stats-json", "--temporary-directory"] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+    let out = ok(fx.cmd().arg("--version"));
+    assert!(String::from_utf8(out.stdout).unwrap().starts_with("xsort "));
+    fx.assert_clean();
+}
+
+#[test]
 fn io_flags_do_not_change_the_result() {
     let data = long_key_records(10_000, 19);
     for mode in [Mode::OnePass, Mode::Spilled] {

@@ -66,11 +66,11 @@ impl Fixture {
         p
     }
 
-    /// `xsort` with `TMPDIR` pointing at the fixture's `tmp/`, run from the fixture's root, with
-    /// no progress bar.
+    /// `xsort` with `TMPDIR` pointing at the fixture's `tmp/`, run from the fixture's root.
+    /// (stderr is a pipe, so there is no progress bar unless asked for.)
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(bin());
-        c.env("TMPDIR", self.tmp()).current_dir(self.root()).arg("--no-progress");
+        c.env("TMPDIR", self.tmp()).current_dir(self.root());
         c
     }
 
@@ -80,7 +80,6 @@ impl Fixture {
         c.arg("-c")
             .arg(format!("{prelude} && exec \"$0\" \"$@\""))
             .arg(bin())
-            .arg("--no-progress")
             .env("TMPDIR", self.tmp())
             .current_dir(self.root());
         c
