@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput};
 use rayon::slice::ParallelSliceMut;
 use xsort_kernels::{merge_sort, merge_sorted, radix_sort};
 
@@ -61,7 +61,8 @@ fn skewed_set() -> Vec<u128> {
 /// Times `sort` on a fresh copy of `input` per iteration.
 fn time_sort(input: &[u128], iters: u64, mut sort: impl FnMut(&mut [u128], &mut [u128])) -> Duration {
     let mut work = input.to_vec();
-    let mut scratch = vec![0u128; input.len()];
+    // Written once here so that page faults stay out of the timings.
+    let mut scratch = vec![1u128; input.len()];
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         work.copy_from_slice(input);
@@ -74,7 +75,8 @@ fn time_sort(input: &[u128], iters: u64, mut sort: impl FnMut(&mut [u128], &mut 
 
 fn sorts(c: &mut Criterion) {
     let mut group = c.benchmark_group("sort_10M");
-    group.sample_size(10);
+    // One sort per sample: a sort takes a large fraction of a second.
+    group.sample_size(10).sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements(N as u64));
     for (name, input) in [("random", random_set()), ("skewed", skewed_set())] {
         group.bench_function(BenchmarkId::new("radix_sort", name), |b| {
@@ -92,7 +94,7 @@ fn sorts(c: &mut Criterion) {
 
 fn merges(c: &mut Criterion) {
     let mut group = c.benchmark_group("merge_10M");
-    group.sample_size(10);
+    group.sample_size(10).sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements(N as u64));
     let mut input = random_set();
     let runs: Vec<&[u128]> = input
@@ -102,7 +104,7 @@ fn merges(c: &mut Criterion) {
             &*r
         })
         .collect();
-    let mut out = vec![0u128; N];
+    let mut out = vec![1u128; N];
     group.bench_function("merge_sorted_8_runs", |b| b.iter(|| merge_sorted(&runs, &mut out)));
     group.finish();
 }

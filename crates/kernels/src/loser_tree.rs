@@ -69,10 +69,11 @@ impl LoserTree {
         let mut node = (cur + k) / 2;
         while node >= 1 {
             let other = self.losers[node];
-            if less(other, cur) {
-                self.losers[node] = cur;
-                cur = other;
-            }
+            // Written as selects, not an `if`: the outcome is a coin toss
+            // for merged data, and cmov beats a mispredicted branch.
+            let swap = less(other, cur);
+            self.losers[node] = if swap { cur } else { other };
+            cur = if swap { other } else { cur };
             node /= 2;
         }
         self.winner = cur;

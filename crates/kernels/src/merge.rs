@@ -108,20 +108,30 @@ fn merge_two(a: &[u128], b: &[u128], out: &mut [u128]) {
     out[o + a_rest.len()..].copy_from_slice(&b[j..]);
 }
 
-/// k-way merge through a loser tree.
+/// k-way merge through a loser tree. The runs' heads are cached in an
+/// array; an exhausted run's head becomes `u128::MAX` with its `done` flag
+/// set, so comparing `(head, done, run index)` orders it after every live
+/// run (even one whose head is `u128::MAX`) without a branch on run length.
 fn merge_k(runs: &[&[u128]], out: &mut [u128]) {
+    let mut heads: Vec<u128> = runs.iter().map(|r| r.first().copied().unwrap_or(u128::MAX)).collect();
+    let mut done: Vec<bool> = runs.iter().map(|r| r.is_empty()).collect();
     let mut pos = vec![0usize; runs.len()];
-    let less = |pos: &[usize], i: usize, j: usize| match (runs[i].get(pos[i]), runs[j].get(pos[j])) {
-        (Some(x), Some(y)) => x < y || (x == y && i < j),
-        (Some(_), None) => true,
-        (None, _) => false,
+    // `|` and `&` rather than `||` and `&&`: one result to select on, no
+    // unpredictable branches.
+    let less = |heads: &[u128], done: &[bool], i: usize, j: usize| {
+        let (a, b) = (heads[i], heads[j]);
+        (a < b) | ((a == b) & ((done[i], i) < (done[j], j)))
     };
-    let mut tree = LoserTree::new(runs.len(), |i, j| less(&pos, i, j));
+    let mut tree = LoserTree::new(runs.len(), |i, j| less(&heads, &done, i, j));
     for slot in out.iter_mut() {
         let w = tree.winner();
-        *slot = runs[w][pos[w]];
+        *slot = heads[w];
         pos[w] += 1;
-        tree.replay(|i, j| less(&pos, i, j));
+        match runs[w].get(pos[w]) {
+            Some(&next) => heads[w] = next,
+            None => (heads[w], done[w]) = (u128::MAX, true),
+        }
+        tree.replay(|i, j| less(&heads, &done, i, j));
     }
 }
 

@@ -11,18 +11,24 @@ use crate::tuning::PAR_SCAN_MIN;
 /// Radix buckets hand it mostly ordered data where an entry moves zero or
 /// one place far more often than further, and whether it moves is a coin
 /// toss that a branch predictor loses. So the first step is a branch-free
-/// compare-and-swap, and only a move of two or more places takes a branch
-/// (one that is rarely taken, hence well predicted).
+/// compare-and-swap against the running maximum (which is what `v[i - 1]`
+/// holds, kept in registers so no iteration waits for the last one's
+/// store), and only a move of two or more places takes a branch, one that
+/// is rarely taken and so well predicted.
 pub(crate) fn insertion_sort(v: &mut [u128]) {
+    let Some(&first) = v.first() else {
+        return;
+    };
+    let mut max = first;
     for i in 1..v.len() {
         let x = v[i];
-        let prev = v[i - 1];
-        let moves = prev > x;
+        let moves = max > x;
         // Select by mask: the compiler turns an `if` here back into a
         // branch (measured), the very mispredict this avoids.
         let mask = 0u128.wrapping_sub(u128::from(moves));
-        v[i - 1] = prev ^ ((prev ^ x) & mask);
-        v[i] = x ^ ((x ^ prev) & mask);
+        v[i - 1] = max ^ ((max ^ x) & mask);
+        let new_max = x ^ ((x ^ max) & mask);
+        v[i] = new_max;
         // `&` rather than `&&`: evaluate every condition, branch once.
         if moves & (i >= 2) & (v[i.max(2) - 2] > x) {
             let mut j = i - 1;
@@ -32,6 +38,7 @@ pub(crate) fn insertion_sort(v: &mut [u128]) {
             }
             v[j] = x;
         }
+        max = new_max;
     }
 }
 
