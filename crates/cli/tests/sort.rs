@@ -216,6 +216,17 @@ fn all_keys_equal_output_is_input() {
 }
 
 #[test]
+fn stability_across_a_multilevel_merge() {
+    // Ties between records of different runs, through intermediate merge levels, keep input order.
+    let data = tiny_alphabet_records(100_000, b"ab", 27);
+    for method in ["radix", "merge"] {
+        assert_multilevel(&check_sort(&data, 16, &["0:2"], Mode::Spilled, &["--method", method]));
+    }
+    let same = tiny_alphabet_records(100_000, b"z", 28);
+    assert_multilevel(&check_sort(&same, 16, &["0:4"], Mode::Spilled, &[]));
+}
+
+#[test]
 fn same_bytes_on_any_thread_count() {
     let data = tiny_alphabet_records(30_000, b"abc", 4);
     let expected = reference_sort(&data, 16, &["1:2"]);
@@ -519,6 +530,61 @@ fn many_inputs_with_16_descriptors() {
         ok(fx.cmd_under_sh("ulimit -n 16").args(["--record-size=16", "--key-bytes=0:3", "-S", budget, "-o", "out"]).args(&names));
         assert_sorted_file(&fx.path("out"), &all, 16, &["0:3"]);
     }
+    fx.assert_clean();
+}
+
+#[test]
+fn fifo_input_is_read_to_its_end() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let fx = Fixture::new();
+    let data = tiny_alphabet_records(30_000, b"ab", 29);
+    let fifo = fx.path("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for budget in ["1M", TINY] {
+        let mut child = fx
+            .cmd()
+            .args(["--record-size=16", "--key-bytes=0:4", "-S", budget, "-o", "out", "fifo"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + COMMAND_TIMEOUT;
+        let check = |child: &mut std::process::Child| {
+            assert!(child.try_wait().unwrap().is_none(), "xsort exited before its FIFO input was written");
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("timed out writing the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        // Non-blocking write end: ENXIO until xsort opens the FIFO for reading.
+        let mut w = loop {
+            match std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(&fifo) {
+                Ok(f) => break f,
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => check(&mut child),
+                Err(e) => panic!("open FIFO: {e}"),
+            }
+        };
+        let mut at = 0;
+        while at < data.len() {
+            match std::io::Write::write(&mut w, &data[at..]) {
+                Ok(n) => at += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => check(&mut child),
+                Err(e) => panic!("write FIFO: {e}"),
+            }
+        }
+        drop(w); // EOF
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(std::time::Instant::now() < deadline, "xsort did not finish after EOF");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        assert!(status.success(), "{status}");
+        assert_sorted_file(&fx.path("out"), &data, 16, &["0:4"]);
+    }
+    std::fs::remove_file(&fifo).unwrap();
     fx.assert_clean();
 }
 
