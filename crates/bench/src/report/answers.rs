@@ -153,7 +153,7 @@ fn used(r: &Report, valid: &[&Run]) -> String {
 /// A caveat for runs too short for /proc's 10 ms CPU ticks.
 fn coarse(r: &Report) -> &'static str {
     match r.figures.wall_s {
-        Some(w) if w.median < 0.5 => " (runs under 0.5 s: /proc counts CPU time in 10 ms ticks, so these shares are coarse)",
+        Some(w) if w.median < 0.5 => " (runs under 0.5 s: /proc counts CPU time in 10 ms ticks, so these shares are good to a few percent only)",
         _ => "",
     }
 }
@@ -194,7 +194,7 @@ fn saturated(r: &Report, valid: &[&Run]) -> String {
         mem_min as f64 / total as f64 * 100.0,
         if (mem_min as f64) < 0.05 * total as f64 { ": memory was nearly exhausted" } else { "" }
     ));
-    let short = r.figures.wall_s.is_some_and(|w| w.median < 0.5);
+    let short = r.figures.wall_s.is_some_and(|w| w.median < 0.1);
     let verdict = if short {
         "Too short to tell reliably"
     } else if steal > 5.0 || others > 10.0 || (mem_min as f64) < 0.05 * total as f64 {

@@ -76,7 +76,7 @@ fn run_times(valid: &[&Run], floor: Option<f64>) -> Result<Plot> {
     for w in &walls {
         counts[(((w - x0) / width) as usize).min(bins - 1)] += 1;
     }
-    let ymax = f64::from(counts.iter().copied().max().unwrap_or(1)) * 1.25;
+    let ymax = f64::from(counts.iter().copied().max().unwrap_or(1)) * 1.6;
     let median = crate::stats::median(&walls).unwrap_or(lo);
     let mut svg = String::new();
     {
@@ -127,7 +127,8 @@ fn phases(valid: &[&Run]) -> Result<Plot> {
             (p.into_iter().chain([other]).collect(), r.wall_s)
         })
         .collect();
-    let ymax = top(stacks.iter().map(|(p, w)| p.iter().sum::<f64>().max(*w)).fold(0.0, f64::max));
+    // Headroom above the bars for the legend.
+    let ymax = top(stacks.iter().map(|(p, w)| p.iter().sum::<f64>().max(*w)).fold(0.0, f64::max)) * 1.5;
     let labels: Vec<String> = valid.iter().map(|r| r.index.to_string()).collect();
     let mut svg = String::new();
     {
@@ -191,16 +192,23 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
         if dt < 0.02 {
             continue;
         }
-        let t = w[1].t_s;
+        let (t0, t1) = (w[0].t_s, w[1].t_s);
         let d = |a: u64, b: u64| b.saturating_sub(a) as f64 / dt / 1e6;
-        rates[0].push((t, d(w[0].input_bytes, w[1].input_bytes)));
-        rates[1].push((t, d(w[0].temp_write_bytes, w[1].temp_write_bytes)));
-        rates[2].push((t, d(w[0].temp_read_bytes, w[1].temp_read_bytes)));
-        rates[3].push((t, d(w[0].output_bytes, w[1].output_bytes)));
-        cpu.push((t, ((w[1].cpu_s - w[0].cpu_s) / dt / threads * 100.0).max(0.0)));
+        let values = [
+            d(w[0].input_bytes, w[1].input_bytes),
+            d(w[0].temp_write_bytes, w[1].temp_write_bytes),
+            d(w[0].temp_read_bytes, w[1].temp_read_bytes),
+            d(w[0].output_bytes, w[1].output_bytes),
+        ];
+        // Each value is held over its interval: a step line, not a slope between samples.
+        for (series, v) in rates.iter_mut().zip(values) {
+            series.extend([(t0, v), (t1, v)]);
+        }
+        let c = ((w[1].cpu_s - w[0].cpu_s) / dt / threads * 100.0).max(0.0);
+        cpu.extend([(t0, c), (t1, c)]);
     }
     let tmax = top(run.wall_s.max(samples.last().map_or(0.0, |s| s.t_s)) / 1.15 * 1.02);
-    let rmax = top(rates.iter().flatten().map(|p| p.1).fold(0.0, f64::max));
+    let rmax = top(rates.iter().flatten().map(|p| p.1).fold(0.0, f64::max)) * 1.3;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H * 2)).into_drawing_area();
@@ -219,7 +227,7 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
                 continue;
             }
             let color = *color;
-            c.draw_series(LineSeries::new(rates[k].clone(), color.stroke_width(2)).point_size(2))
+            c.draw_series(LineSeries::new(rates[k].clone(), color.stroke_width(2)))
                 .map_err(err)?
                 .label(*name)
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
@@ -230,16 +238,16 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
             .margin(12)
             .x_label_area_size(35)
             .y_label_area_size(60)
-            .build_cartesian_2d(0.0..tmax, 0.0..105.0)
+            .build_cartesian_2d(0.0..tmax, 0.0..140.0)
             .map_err(err)?;
         c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("seconds").y_desc("% of capacity").draw().map_err(err)?;
         let lines: [Line; 3] = [
             ("xsort CPU, % of all logical CPUs", cpu, RGBColor(148, 103, 189)),
-            ("machine CPU busy %", r.representative_machine_series.iter().map(|p| (p.t_s, p.cpu_busy_pct)).collect(), GREY),
-            ("disk busy % (io_ticks)", r.representative_machine_series.iter().map(|p| (p.t_s, p.disk_busy_pct)).collect(), RGBColor(140, 86, 75)),
+            ("machine CPU busy %", machine_steps(&r.representative_machine_series, |p| p.cpu_busy_pct), GREY),
+            ("disk busy % (io_ticks)", machine_steps(&r.representative_machine_series, |p| p.disk_busy_pct), RGBColor(140, 86, 75)),
         ];
         for (name, pts, color) in lines {
-            c.draw_series(LineSeries::new(pts, color.stroke_width(2)).point_size(2))
+            c.draw_series(LineSeries::new(pts, color.stroke_width(2)))
                 .map_err(err)?
                 .label(name)
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
@@ -257,7 +265,19 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
     })
 }
 
+/// The monitor's 100 ms intervals as a step line of `f`.
+fn machine_steps(points: &[crate::monitor::Point], f: impl Fn(&crate::monitor::Point) -> f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    let mut t0 = 0.0;
+    for p in points {
+        out.extend([(t0, f(p)), (p.t_s, f(p))]);
+        t0 = p.t_s;
+    }
+    out
+}
+
 fn floor(read: f64, write: f64, median: f64, min: f64, floor_median: f64) -> Result<Plot> {
+    // An empty slot on the right holds the legend.
     let ymax = top((read + write).max(median));
     let labels = ["I/O floor", "xsort median", "xsort best"];
     let mut svg = String::new();
@@ -269,11 +289,11 @@ fn floor(read: f64, write: f64, median: f64, min: f64, floor_median: f64) -> Res
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(50)
-            .build_cartesian_2d(0.5..3.5, 0.0..ymax)
+            .build_cartesian_2d(0.5..5.0, 0.0..ymax)
             .map_err(err)?;
         c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15))
             .disable_x_mesh()
-            .x_labels(3)
+            .x_labels(9)
             .x_label_formatter(&|x: &f64| {
                 let i = x.round();
                 if (x - i).abs() < 0.01 && (1.0..=3.0).contains(&i) { labels[i as usize - 1].to_string() } else { String::new() }
