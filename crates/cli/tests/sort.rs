@@ -228,14 +228,13 @@ fn stability_across_a_multilevel_merge() {
 
 #[test]
 fn same_bytes_on_any_thread_count() {
+    // Each run is compared with the one stable reference, so all thread counts agree byte for byte.
     let data = tiny_alphabet_records(30_000, b"abc", 4);
-    let expected = reference_sort(&data, 16, &["1:2"]);
     for mode in [Mode::OnePass, Mode::Spilled] {
         for threads in ["1", "2", "3"] {
             check_sort(&data, 16, &["1:2"], mode, &["--parallel", threads]);
         }
     }
-    assert_eq!(expected.len(), data.len());
 }
 
 // ------------------------------------------------------------------------------------------------
