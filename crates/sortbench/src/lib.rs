@@ -18,6 +18,23 @@
 //!
 //! The formats are specified in the workspace's `shared/sortbench/FORMAT.md`;
 //! the golden tests pin them to the reference tools' outputs.
+//!
+//! ```
+//! use xsort_sortbench::{fill_records_checksum, validate_bytes, GenOptions, ValidateOptions};
+//!
+//! // `gensort -c 1000 f`, in memory.
+//! let mut data = vec![0u8; 1000 * 100];
+//! let sum = fill_records_checksum(&mut data, 0, GenOptions::default());
+//! assert_eq!(format!("{sum:x}"), "1ea6370b955");
+//! assert_eq!(&data[..10], b"JimGrayRIP");
+//!
+//! // `valsort f`: unsorted, so not in order, with the same checksum.
+//! let summary = validate_bytes(&data, &ValidateOptions::default())?;
+//! assert_eq!(summary.checksum, sum);
+//! assert_eq!((summary.first_unordered, summary.unordered), (Some(2), 483));
+//! assert_eq!(summary.exit_code(), 1);
+//! # Ok::<(), xsort_sortbench::Error>(())
+//! ```
 
 pub mod checksum;
 pub mod cli;
