@@ -41,7 +41,8 @@ pub struct Validation {
 pub struct Run {
     /// 1-based, in the order runs happened.
     pub index: usize,
-    /// "measure" (counts in the figures when valid) or "search" (a size probe).
+    /// "measure" (counts in the figures when valid), "search" (a size probe)
+    /// or "confirm" (a confirmation at a size that then failed the limit).
     pub purpose: String,
     pub input: Dataset,
     pub cache: Cache,

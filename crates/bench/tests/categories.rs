@@ -141,3 +141,24 @@ fn bad_options_are_refused() {
         assert!(b.stderr().contains(needle), "{args:?}: {}", b.stderr());
     }
 }
+
+#[test]
+fn minutesort_with_nothing_within_the_limit() {
+    let x = xsort();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A correct sort that always takes longer than the limit.
+    let slow = common::script(dir.path(), "slow-sort", &format!("{} \"$@\" || exit 2\nsleep 0.3", x.display()));
+    let slow = slow.to_str().expect("utf-8");
+    let b = bench(&["minutesort", "--runs", "1", "--records", "64", "--limit-s", "0.2", "--xsort", slow, "--powercap", "/nonexistent"]);
+    assert_eq!(b.code(), Some(0), "every run was valid; stderr: {}", b.stderr());
+    let v = b.json();
+    let se = &figures(&v)["search"];
+    assert!(se["result_bytes"].is_null() && se["result_records"].is_null());
+    assert!(se["note"].as_str().is_some_and(|n| n.contains("no size tried")), "{}", se["note"]);
+    // 64, 16, 4, 1 records: each a quarter of the last failure.
+    let sizes: Vec<u64> = se["steps"].as_array().expect("steps").iter().filter_map(|s| s["records"].as_u64()).collect();
+    assert_eq!(sizes, [64, 16, 4, 1]);
+    assert_eq!(figures(&v)["measured_runs"], 0);
+    assert!(figures(&v)["wall_s"].is_null());
+    assert!(b.stdout().contains("no size confirmed"));
+}

@@ -10,7 +10,8 @@
 //!    all.
 //! 3. Confirm: `--runs` runs at the size found; their median (valid runs
 //!    only) must be within the limit, else the size steps down 10% and is
-//!    confirmed again (twice at most). Only these runs are "measure" runs.
+//!    confirmed again (twice at most). Only the runs of the last attempt
+//!    are "measure" runs; earlier attempts are kept as "confirm" runs.
 //!
 //! The cap is the smaller of `--max-bytes` and a third of the free space of
 //! the work directory (input, output and temp runs may all be there).
@@ -131,8 +132,10 @@ pub fn search(s: &Settings, runner: &mut Runner, limit: f64) -> Result<(Vec<Run>
         found.note = format!("no size tried finished validly within {limit:.3} s");
         return Ok((runs, found));
     };
+    let mut notes = Vec::new();
     for attempt in 0..3 {
         let mut walls = Vec::new();
+        let first = runs.len();
         for _ in 0..s.runs {
             let run = runner.run(size, "measure")?;
             if run.valid {
@@ -157,16 +160,21 @@ pub fn search(s: &Settings, runner: &mut Runner, limit: f64) -> Result<(Vec<Run>
                 return Ok((runs, found));
             }
             m => {
-                found.note = match m {
+                notes.push(match m {
                     Some(m) => format!("confirming runs at {size} records took a median {m:.3} s > {limit:.3} s"),
                     None => format!("no confirming run at {size} records was valid"),
-                };
-                if attempt < 2 {
-                    size = (size as f64 * 0.9) as u64;
-                    if size == 0 {
-                        break;
-                    }
+                });
+                found.note = notes.join("; ");
+                let next = (size as f64 * 0.9) as u64;
+                if attempt == 2 || next == 0 {
+                    // The figures show the last size tried, unconfirmed.
+                    break;
                 }
+                // A failed confirmation is not a measurement of the reported size.
+                for r in &mut runs[first..] {
+                    r.purpose = "confirm".into();
+                }
+                size = next;
             }
         }
     }

@@ -69,7 +69,7 @@ fn maximal(r: &Report, valid: &[&Run]) -> String {
     let all_disks = !c.block_devices.is_empty() && c.block_devices.iter().all(|d| used.contains(d));
     format!(
         "{}: xsort used {} of {} logical CPUs, a memory budget of {} of {} RAM, and {} of the {} disk(s) ({}); {}.",
-        if all_threads && all_disks { "Yes, as far as this machine goes" } else { "No" },
+        if all_threads && all_disks { "Yes for this machine" } else { "No" },
         threads.map_or("?".into(), |t| t.to_string()),
         c.cpu.available_threads,
         budget.map_or("?".into(), ibytes),
@@ -77,7 +77,7 @@ fn maximal(r: &Report, valid: &[&Run]) -> String {
         used.len(),
         c.block_devices.len(),
         if c.block_devices.is_empty() { "none found".into() } else { c.block_devices.join(", ") },
-        if c.cpu.hypervisor.is_some() { "one small virtual machine, not a hardware maximum" } else { "one machine" }
+        if c.cpu.hypervisor.is_some() { "but it is a virtual machine, not a hardware maximum" } else { "one machine, as configured" }
     )
 }
 

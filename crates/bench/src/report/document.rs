@@ -43,7 +43,7 @@ pub fn build(r: &Report) -> Vec<Block> {
         d.push(Block::Warn(format!("WARNING: {w}")));
     }
     d.push(Block::H(2, "Figures".into()));
-    let mut rows = vec![("Runs", format!("{} valid of {} measured: figures over {}", f.valid_runs, f.measured_runs, f.over))];
+    let mut rows = vec![("Runs", format!("figures over {}", f.over))];
     if let (Some(n), Some(b)) = (f.records, f.bytes) {
         rows.push(("Data", format!("{n} records, {}", bytes(b))));
     }

@@ -76,8 +76,29 @@ pub fn counted(runs: &[Run]) -> Vec<&Run> {
     runs.iter().filter(|r| r.purpose == "measure" && r.valid).collect()
 }
 
-fn list(idx: &[usize]) -> String {
-    idx.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+/// Run numbers with consecutive ones as ranges: "1-5, 7, 9-10".
+pub fn list(idx: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && idx[j + 1] == idx[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i { format!("{}-{}", idx[i], idx[j]) } else { idx[i].to_string() });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn run_lists() {
+        assert_eq!(super::list(&[1, 2, 3, 5, 7, 8]), "1-3, 5, 7-8");
+        assert_eq!(super::list(&[4]), "4");
+        assert_eq!(super::list(&[]), "");
+    }
 }
 
 pub fn compute(s: &Settings, ctx: &Context, out: &Outcome) -> Figures {
@@ -95,6 +116,10 @@ pub fn compute(s: &Settings, ctx: &Context, out: &Outcome) -> Figures {
     }
     if let Some(se) = &out.search {
         over += &format!("; the {} search probes are not counted", se.steps.len());
+        let failed = out.runs.iter().filter(|r| r.purpose == "confirm").count();
+        if failed > 0 {
+            over += &format!(", nor the {failed} runs of failed confirmations at larger sizes");
+        }
     }
     let col = |f: &dyn Fn(&Run) -> Option<f64>| Summary::of(&valid.iter().filter_map(|r| f(r)).collect::<Vec<_>>());
     let wall = col(&|r| Some(r.wall_s));
