@@ -87,6 +87,9 @@ impl Input {
     /// Whether the page cache appears to hold most of a regular file: half
     /// or more of the pages of up to 64 windows of 1 MiB spread evenly over
     /// it are resident. `false` for streams, or when the kernel will not say.
+    /// (For files the caller neither owns nor may write, Linux reports every
+    /// page as resident; such files are then read buffered, which is correct
+    /// either way.)
     pub(crate) fn mostly_cached(&self) -> bool {
         const WINDOWS: u64 = 64;
         const WINDOW: u64 = 1 << 20;
