@@ -103,14 +103,17 @@ fn memory(r: &Report, valid: &[&Run]) -> String {
         None => "xsort reported no memory plan".into(),
     };
     let resident = median(&valid.iter().map(|v| v.input_resident_fraction * 100.0).collect::<Vec<_>>());
+    let disk_read = median(&valid.iter().map(|v| v.machine.disks.iter().map(|d| d.read_bytes).sum::<u64>() as f64).collect::<Vec<_>>());
     format!(
-        "The input, {}, is {:.1}% of the {} of RAM; {passes}; the page cache held {} at the start; input resident in the page cache at launch: {} ({} scenario); the output was {}.",
+        "The input, {}, is {:.1}% of the {} of RAM; {passes}; the page cache held {} at the start; input resident in the page cache at launch: {} ({}); the disk delivered {} per sort (median), {} of the input; the output was {}.",
         bytes(b),
         b as f64 / m.total_bytes.max(1) as f64 * 100.0,
         ibytes(m.total_bytes),
         ibytes(m.page_cache_bytes),
         resident.map_or("?".into(), |x| format!("{x:.0}% (median)")),
-        if r.settings.cache == Cache::Cold { "cold: evicted with posix_fadvise(DONTNEED)" } else { "warm: read through the cache" },
+        if r.settings.cache == Cache::Cold { "cold scenario: evicted with posix_fadvise(DONTNEED)" } else { "warm scenario: read through the cache" },
+        disk_read.map_or("?".into(), |x| bytes(x as u64)),
+        disk_read.map_or("?".into(), |x| format!("{:.0}%", x / b.max(1) as f64 * 100.0)),
         if r.settings.sync { "synced to disk before xsort exited (--sync)" } else { "not synced (it may still have been in the page cache at exit)" }
     )
 }

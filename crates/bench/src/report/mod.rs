@@ -226,6 +226,20 @@ fn warnings(s: &Settings, runs: &[Run]) -> Vec<String> {
     if !off.is_empty() {
         w.push(format!("the input was not {} as asked in {}", if s.cache == Cache::Cold { "evicted" } else { "fully cached" }, off.join(", ")));
     }
+    if s.cache == Cache::Warm {
+        let reread: Vec<String> = runs
+            .iter()
+            .filter(|r| r.input_resident_fraction > 0.95)
+            .filter(|r| r.machine.disks.iter().map(|d| d.read_bytes).sum::<u64>() as f64 > 0.5 * r.input.bytes as f64)
+            .map(|r| r.index.to_string())
+            .collect();
+        if !reread.is_empty() {
+            w.push(format!(
+                "the input was in the page cache, yet the disk delivered at least half its size during the sort in runs {} (direct reads bypass the cache): this warm scenario measured disk reads",
+                reread.join(", ")
+            ));
+        }
+    }
     let no_stats: Vec<String> = runs.iter().filter(|r| r.xsort_stats.is_none()).map(|r| r.index.to_string()).collect();
     if !no_stats.is_empty() {
         w.push(format!("no xsort statistics (--stats-json) from runs {}", no_stats.join(", ")));
