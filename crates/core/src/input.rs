@@ -13,6 +13,7 @@ use std::io::Read;
 use std::os::unix::io::FromRawFd;
 use std::path::PathBuf;
 use std::sync::Arc;
+use xsort_io::error::os_text;
 use xsort_io::{align_down, align_up, read_region, Access, AlignedBuf, DirectFile, IoCounters, ReadConfig, IO_ALIGN};
 
 use crate::config::{Input, IoSettings};
@@ -21,8 +22,21 @@ use crate::config::{Input, IoSettings};
 pub const SLACK_PER_FILE: usize = 2 * IO_ALIGN;
 
 enum Source {
-    File { file: DirectFile, len: u64, pos: u64 },
+    File(RegularFile),
     Stream { file: File, name: PathBuf, carry: Vec<u8>, eof: bool },
+}
+
+/// A regular input file. It is opened when its turn comes and closed when read, so that any number
+/// of inputs works under a low descriptor limit.
+struct RegularFile {
+    path: PathBuf,
+    direct: bool,
+    file: Option<DirectFile>,
+    len: u64,
+    pos: u64,
+    /// The aligned block holding `pos` when a chunk ended inside it: its file offset and bytes. The
+    /// next chunk starts from this copy instead of reading the block again.
+    boundary: Option<(u64, Vec<u8>)>,
 }
 
 /// The inputs of a sort and how far they have been read.
@@ -54,7 +68,7 @@ impl InputSet {
     /// Total bytes of the inputs, if every one is a regular file.
     pub fn known_len(&self) -> Option<u64> {
         self.sources.iter().map(|s| match s {
-            Source::File { len, .. } => Some(*len),
+            Source::File(f) => Some(f.len),
             Source::Stream { .. } => None,
         }).sum()
     }
@@ -66,7 +80,8 @@ impl InputSet {
 
     /// Whether every input has been read to its end.
     pub fn exhausted(&self) -> bool {
-        self.current >= self.sources.len()
+        // Files still ahead that hold nothing (empty ones) do not count.
+        self.sources[self.current.min(self.sources.len())..].iter().all(|s| matches!(s, Source::File(f) if f.pos == f.len))
     }
 
     /// Fills `buf` with as many whole records as fit, at most `max_records`, calling `on_records(data, start, count)` for each
@@ -80,12 +95,20 @@ impl InputSet {
         let mut left = max_records;
         while self.current < self.sources.len() && at < cap && left > 0 {
             let seg = match &mut self.sources[self.current] {
-                Source::File { file, len, pos } => {
-                    let Some(seg) = fill_from_file(file, *len, pos, r, left, buf, at, self.read_cfg, &self.counters, &mut on_records)? else { break };
-                    if *pos == *len {
-                        self.current += 1;
+                Source::File(f) => {
+                    if f.pos < f.len {
+                        let Some(seg) = fill_from_file(f, r, left, buf, at, self.read_cfg, &self.counters, &mut on_records)? else {
+                            break; // chunk full
+                        };
+                        if f.pos == f.len {
+                            f.file = None;
+                            self.current += 1;
+                        }
+                        seg
+                    } else {
+                        self.current += 1; // an empty file
+                        continue;
                     }
-                    seg
                 }
                 Source::Stream { file, name, carry, eof } => {
                     let seg = fill_from_stream(file, name, carry, eof, r, left, buf, at, &self.counters)?;
@@ -124,35 +147,40 @@ fn open_source(input: &Input, r: usize, direct: bool) -> Result<Source> {
         }
         Input::Path(p) => p,
     };
-    let md = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    let md = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {}", os_text(&e))))?;
     if md.is_dir() {
         return Err(bad(path, "is a directory".into()));
     }
     if !md.is_file() {
-        let file = File::open(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+        let file = File::open(path).map_err(|e| bad(path, format!("cannot read: {}", os_text(&e))))?;
         return Ok(Source::Stream { file, name: path.clone(), carry: Vec::new(), eof: false });
     }
     let len = md.len();
     if len % r as u64 != 0 {
         return Err(bad(path, format!("length {len} is not a multiple of the record size {r} ({} bytes left over)", len % r as u64)));
     }
-    let file = DirectFile::open(path, Access::Read, direct).map_err(|e| match e {
-        xsort_io::IoError::Open { source, .. } => bad(path, format!("cannot read: {source}")),
+    // Fail now on an unreadable file, but hold no descriptor until the file's turn.
+    open_regular(path, direct)?;
+    Ok(Source::File(RegularFile { path: path.clone(), direct, file: None, len, pos: 0, boundary: None }))
+}
+
+fn open_regular(path: &std::path::Path, direct: bool) -> Result<DirectFile> {
+    DirectFile::open(path, Access::Read, direct).map_err(|e| match e {
+        xsort_io::IoError::Open { cause, .. } => bad(path, format!("cannot read: {}", os_text(&cause))),
         other => other.into(),
-    })?;
-    Ok(Source::File { file, len, pos: 0 })
+    })
 }
 
 fn bad(path: &std::path::Path, problem: String) -> SortError {
     SortError::BadInput { path: path.to_owned(), problem }
 }
 
-/// Reads whole records of a regular file from `*pos` into `buf` at aligned offset `at`.
+/// Reads whole records of a regular file from its position into `buf` at aligned offset `at`: the
+/// records start `pos % 4096` bytes in, because direct reads need aligned file offsets. Returns None
+/// when not one more record fits.
 #[allow(clippy::too_many_arguments)]
 fn fill_from_file(
-    file: &DirectFile,
-    len: u64,
-    pos: &mut u64,
+    f: &mut RegularFile,
     r: usize,
     max_records: usize,
     buf: &mut AlignedBuf,
@@ -161,29 +189,49 @@ fn fill_from_file(
     counters: &IoCounters,
     on_records: &mut impl FnMut(&[u8], usize, usize),
 ) -> Result<Option<Segment>> {
-    let aligned_pos = align_down(*pos);
-    let skew = (*pos - aligned_pos) as usize;
+    let aligned_pos = align_down(f.pos);
+    let skew = (f.pos - aligned_pos) as usize;
     let room = buf.capacity() - at;
     let fits = (room.saturating_sub(skew) / r) as u64;
-    let records = ((len - *pos) / r as u64).min(fits).min(max_records as u64) as usize;
+    let records = ((f.len - f.pos) / r as u64).min(fits).min(max_records as u64) as usize;
     if records == 0 {
         return Ok(None);
     }
+    if f.file.is_none() {
+        f.file = Some(open_regular(&f.path, f.direct)?);
+    }
+    let file = f.file.as_ref().ok_or_else(|| SortError::Internal("input not open".into()))?;
     let want = skew + records * r;
     let start = at + skew;
-    let mut done = 0usize;
     let end = at + align_up(want);
-    let got = read_region(file, aligned_pos, &mut buf.as_mut_slice()[..end], at, cfg, counters, |filled| {
+    // The block this chunk starts in may have been read by the previous chunk already.
+    let carried = match f.boundary.take() {
+        Some((off, bytes)) if off == aligned_pos => {
+            buf.as_mut_slice()[at..at + bytes.len()].copy_from_slice(&bytes);
+            bytes.len()
+        }
+        _ => 0,
+    };
+    let mut done = 0usize;
+    let mut report = |filled: &[u8]| {
         let complete = filled.len().min(at + want).saturating_sub(start) / r;
         if complete > done {
             on_records(filled, start + done * r, complete - done);
             done = complete;
         }
-    })?;
+    };
+    let got = carried + read_region(file, aligned_pos + carried as u64, &mut buf.as_mut_slice()[..end], at + carried, cfg, counters, &mut report)?;
     if got < want {
-        return Err(bad(file.path(), format!("file shrank while being read (expected {len} bytes)")));
+        return Err(bad(&f.path, format!("file shrank while being read (expected {} bytes)", f.len)));
     }
-    *pos += (records * r) as u64;
+    report(&buf.as_slice()[..at + want]); // records wholly inside the carried block, if any
+    f.pos += (records * r) as u64;
+    let next_block = align_down(f.pos);
+    if f.pos < f.len && next_block != f.pos {
+        let from = at + (next_block - aligned_pos) as usize;
+        let n = (at + got - from).min(IO_ALIGN);
+        f.boundary = Some((next_block, buf.as_slice()[from..from + n].to_vec()));
+    }
     Ok(Some(Segment { start, records }))
 }
 

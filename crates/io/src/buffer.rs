@@ -50,7 +50,7 @@ impl AlignedBuf {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(IoError::Alloc { bytes: cap, source: std::io::Error::last_os_error() });
+            return Err(IoError::Alloc { bytes: cap, cause: std::io::Error::last_os_error() });
         }
         if cap >= 4 << 20 {
             // SAFETY: advice on a mapping we own; failure only means no huge pages.

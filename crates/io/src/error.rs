@@ -1,5 +1,6 @@
 //! The I/O engine's error type: every variant names the file and the operation, so the CLI can print
-//! one clear line without adding context.
+//! one clear line without adding context. The OS error is part of the message, not a chained source,
+//! so that printing the chain does not repeat it.
 
 use std::path::{Path, PathBuf};
 
@@ -7,26 +8,26 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
     /// Opening or creating a file failed.
-    #[error("{path}: cannot open: {source}")]
-    Open { path: PathBuf, source: std::io::Error },
+    #[error("{path}: cannot open: {}", os_text(.cause))]
+    Open { path: PathBuf, cause: std::io::Error },
     /// A read failed.
-    #[error("{path}: read error: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}: read error: {}", os_text(.cause))]
+    Read { path: PathBuf, cause: std::io::Error },
     /// A write failed for a reason other than a full disk.
-    #[error("{path}: write error: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    #[error("{path}: write error: {}", os_text(.cause))]
+    Write { path: PathBuf, cause: std::io::Error },
     /// The filesystem holding `path` ran out of space.
     #[error("{path}: no space left on device")]
     DiskFull { path: PathBuf },
     /// fsync, rename, truncate or another metadata operation failed.
-    #[error("{path}: cannot {op}: {source}")]
-    Meta { path: PathBuf, op: &'static str, source: std::io::Error },
+    #[error("{path}: cannot {op}: {}", os_text(.cause))]
+    Meta { path: PathBuf, op: &'static str, cause: std::io::Error },
     /// A temp directory is missing, not a directory, or not writable.
     #[error("{path}: unusable temporary directory: {reason}")]
     TempDir { path: PathBuf, reason: String },
     /// Memory for a buffer could not be obtained.
-    #[error("cannot allocate {bytes} bytes of buffer memory: {source}")]
-    Alloc { bytes: usize, source: std::io::Error },
+    #[error("cannot allocate {bytes} bytes of buffer memory: {}", os_text(.cause))]
+    Alloc { bytes: usize, cause: std::io::Error },
     /// A worker thread died; this is a bug in xsort.
     #[error("internal error: {0}")]
     Internal(String),
@@ -34,21 +35,30 @@ pub enum IoError {
 
 impl IoError {
     /// Classifies a failed write: ENOSPC and EDQUOT become [`IoError::DiskFull`].
-    pub fn write(path: &Path, source: std::io::Error) -> Self {
-        match source.raw_os_error() {
+    pub fn write(path: &Path, cause: std::io::Error) -> Self {
+        match cause.raw_os_error() {
             Some(libc::ENOSPC) | Some(libc::EDQUOT) => IoError::DiskFull { path: path.to_owned() },
-            _ => IoError::Write { path: path.to_owned(), source },
+            _ => IoError::Write { path: path.to_owned(), cause },
         }
     }
 
     /// A read error on `path`.
-    pub fn read(path: &Path, source: std::io::Error) -> Self {
-        IoError::Read { path: path.to_owned(), source }
+    pub fn read(path: &Path, cause: std::io::Error) -> Self {
+        IoError::Read { path: path.to_owned(), cause }
     }
 
     /// A metadata operation `op` failed on `path`.
-    pub fn meta(path: &Path, op: &'static str, source: std::io::Error) -> Self {
-        IoError::Meta { path: path.to_owned(), op, source }
+    pub fn meta(path: &Path, op: &'static str, cause: std::io::Error) -> Self {
+        IoError::Meta { path: path.to_owned(), op, cause }
+    }
+}
+
+/// An OS error's text without Rust's " (os error N)" suffix, as the C tools print it.
+pub fn os_text(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
     }
 }
 

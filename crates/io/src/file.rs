@@ -40,16 +40,26 @@ impl DirectFile {
             match open_with(path, access, libc::O_DIRECT) {
                 Ok(file) => return Ok(DirectFile { file, path: path.to_owned(), direct: AtomicBool::new(true) }),
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-                Err(source) => return Err(IoError::Open { path: path.to_owned(), source }),
+                Err(cause) => return Err(IoError::Open { path: path.to_owned(), cause }),
             }
         }
-        let file = open_with(path, access, 0).map_err(|source| IoError::Open { path: path.to_owned(), source })?;
+        let file = open_with(path, access, 0).map_err(|cause| IoError::Open { path: path.to_owned(), cause })?;
         Ok(DirectFile { file, path: path.to_owned(), direct: AtomicBool::new(false) })
     }
 
     /// Wraps an already open file (for example a standard stream that is a regular file).
     pub fn from_file(file: File, path: PathBuf) -> Self {
         DirectFile { file, path, direct: AtomicBool::new(false) }
+    }
+
+    /// Names the file differently in messages (the output's temp file is reported as its target).
+    pub fn set_name(&mut self, name: PathBuf) {
+        self.path = name;
+    }
+
+    /// A second handle on the same open file, for sequential writing (devices, FIFOs).
+    pub fn try_clone_file(&self) -> Result<File> {
+        self.file.try_clone().map_err(|e| IoError::meta(&self.path, "duplicate descriptor", e))
     }
 
     /// The path this file was opened by (for messages).

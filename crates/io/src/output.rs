@@ -23,22 +23,24 @@ impl AtomicOutput {
         let existing = std::fs::metadata(target).ok();
         if let Some(md) = existing.as_ref().filter(|m| !m.is_file()) {
             if md.is_dir() {
-                return Err(IoError::Open { path: target.to_owned(), source: std::io::ErrorKind::IsADirectory.into() });
+                return Err(IoError::Open { path: target.to_owned(), cause: std::io::ErrorKind::IsADirectory.into() });
             }
-            let f = std::fs::OpenOptions::new().write(true).open(target).map_err(|source| IoError::Open { path: target.to_owned(), source })?;
+            let f = std::fs::OpenOptions::new().write(true).open(target).map_err(|cause| IoError::Open { path: target.to_owned(), cause })?;
             return Ok(AtomicOutput { target: target.to_owned(), temp: None, file: Arc::new(DirectFile::from_file(f, target.to_owned())) });
         }
-        let name = target.file_name().ok_or_else(|| IoError::Open { path: target.to_owned(), source: std::io::ErrorKind::InvalidInput.into() })?;
+        let name = target.file_name().ok_or_else(|| IoError::Open { path: target.to_owned(), cause: std::io::ErrorKind::InvalidInput.into() })?;
         let temp = target.with_file_name(format!(".{}.xsort-{}.tmp", name.to_string_lossy(), std::process::id()));
         crate::signals::register(&temp);
-        let file = match DirectFile::open(&temp, Access::CreateNew, direct) {
+        let mut file = match DirectFile::open(&temp, Access::CreateNew, direct) {
             Ok(f) => f,
-            Err(IoError::Open { source, .. }) => {
+            Err(IoError::Open { cause, .. }) => {
                 crate::signals::unregister(&temp);
-                return Err(IoError::Open { path: target.to_owned(), source });
+                return Err(IoError::Open { path: target.to_owned(), cause });
             }
             Err(e) => return Err(e),
         };
+        // Errors name what the user asked for, not a hidden name that will not survive.
+        file.set_name(target.to_owned());
         if let Some(md) = existing {
             // Keep the permissions of the file being replaced, as writing into it would have.
             let _ = std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(md.permissions().mode()));

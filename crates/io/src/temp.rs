@@ -45,7 +45,7 @@ impl TempSpace {
         let name = format!(".xsort-{}-{}.tmp", std::process::id(), self.serial.fetch_add(1, Ordering::Relaxed));
         let path = dir.join(name);
         let f = DirectFile::open(&path, Access::CreateNewReadWrite, self.direct).map_err(|e| match e {
-            IoError::Open { source, .. } => IoError::TempDir { path: dir.clone(), reason: source.to_string() },
+            IoError::Open { cause, .. } => IoError::TempDir { path: dir.clone(), reason: crate::error::os_text(&cause) },
             other => other,
         })?;
         std::fs::remove_file(&path).map_err(|e| IoError::meta(&path, "unlink temp file", e))?;
@@ -55,7 +55,7 @@ impl TempSpace {
 
 fn check_dir(d: &Path) -> Result<()> {
     let bad = |reason: &str| IoError::TempDir { path: d.to_owned(), reason: reason.to_owned() };
-    let md = std::fs::metadata(d).map_err(|e| bad(&e.to_string()))?;
+    let md = std::fs::metadata(d).map_err(|e| bad(&crate::error::os_text(&e)))?;
     if !md.is_dir() {
         return Err(bad("not a directory"));
     }
