@@ -21,9 +21,17 @@ fn main() -> ExitCode {
     }
     let args = match args::Args::try_parse() {
         Ok(a) => a,
+        Err(e) if e.use_stderr() => {
+            // GNU's shape: one "xsort: ..." line naming the problem, then where to look.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid usage");
+            eprintln!("xsort: {}", first.trim_start_matches("error: "));
+            eprintln!("Try 'xsort --help' for more information.");
+            return ExitCode::from(EXIT_TROUBLE);
+        }
         Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_TROUBLE } else { EXIT_OK });
+            let _ = e.print(); // --help and --version
+            return ExitCode::from(EXIT_OK);
         }
     };
     // A panic is a bug in xsort; it must still end as one line and exit status 2. Unwinding drops the
