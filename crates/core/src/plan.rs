@@ -17,7 +17,7 @@ pub const MIN_MERGE_BLOCK: usize = 16 << 10;
 /// How the budget is spent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryPlan {
-    /// The budget, after raising to [`MIN_BUDGET`].
+    /// The budget, after raising to [`MIN_BUDGET`] (and to a few records' worth for huge records).
     pub budget: u64,
     /// Capacity of the sort buffer (records plus alignment slack).
     pub chunk_capacity: usize,
@@ -35,7 +35,8 @@ impl MemoryPlan {
     /// Plans a sort of `known_len` bytes (None: unknown, e.g. a pipe) of `record_size`-byte records
     /// from `files` inputs.
     pub fn new(budget: u64, record_size: usize, known_len: Option<u64>, files: usize, out: IoSettings) -> Self {
-        let budget = budget.max(MIN_BUDGET);
+        // Huge records raise the floor: the buffer must hold a few of them beside the write pool.
+        let budget = budget.max(MIN_BUDGET).max(4 * (record_size + ENTRY_BYTES_PER_RECORD) as u64 + (64 << 10));
         let write_buffers = out.count.clamp(2, 8);
         // Small budgets get small blocks so that the pool stays a small part of the budget.
         let write_block = align_up((out.transfer_size).min((budget / 16 / write_buffers as u64) as usize).max(IO_ALIGN));
@@ -136,6 +137,14 @@ mod tests {
         let m = p.merge_shape(runs, IoSettings::default());
         assert!(m.fan_in >= runs, "{m:?} for {runs} runs");
         assert!(m.block >= 1 << 20, "{m:?}");
+    }
+
+    #[test]
+    fn huge_records_raise_the_budget_and_stay_within_it() {
+        let p = MemoryPlan::new(256 << 10, 1_000_000, Some(10_000_000), 1, IoSettings::default());
+        assert!(p.budget >= 4_000_000);
+        assert!(p.chunk_records >= 2);
+        assert!(p.sort_phase_bytes() <= p.budget, "{p:?}");
     }
 
     #[test]
