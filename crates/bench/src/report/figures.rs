@@ -91,15 +91,6 @@ pub fn list(idx: &[usize]) -> String {
     parts.join(", ")
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn run_lists() {
-        assert_eq!(super::list(&[1, 2, 3, 5, 7, 8]), "1-3, 5, 7-8");
-        assert_eq!(super::list(&[4]), "4");
-        assert_eq!(super::list(&[]), "");
-    }
-}
 
 pub fn compute(s: &Settings, ctx: &Context, out: &Outcome) -> Figures {
     let measured: Vec<&Run> = out.runs.iter().filter(|r| r.purpose == "measure").collect();
@@ -209,5 +200,15 @@ fn energy(ctx: &Context, valid: &[&Run], records: Option<u64>) -> Energy {
         ),
         joules: Some(sum),
         records_per_joule: rpj,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn run_lists() {
+        assert_eq!(super::list(&[1, 2, 3, 5, 7, 8]), "1-3, 5, 7-8");
+        assert_eq!(super::list(&[4]), "4");
+        assert_eq!(super::list(&[]), "");
     }
 }
