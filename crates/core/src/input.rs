@@ -14,9 +14,12 @@ use std::os::unix::io::FromRawFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use xsort_io::error::os_text;
-use xsort_io::{align_down, align_up, read_region, Access, AlignedBuf, DirectFile, IoCounters, ReadConfig, IO_ALIGN};
+use xsort_io::{align_down, align_up, page_cache_fraction, read_region, Access, AlignedBuf, DirectFile, IoCounters, ReadConfig, IO_ALIGN};
 
 use crate::config::{Input, IoSettings};
+
+/// Share of an input in the page cache above which it is read buffered rather than direct.
+const CACHED_ENOUGH: f64 = 0.5;
 
 /// Bytes of a chunk buffer that alignment may waste per input file it holds.
 pub const SLACK_PER_FILE: usize = 2 * IO_ALIGN;
@@ -161,6 +164,8 @@ fn open_source(input: &Input, r: usize, direct: bool) -> Result<Source> {
     }
     // Fail now on an unreadable file, but hold no descriptor until the file's turn.
     open_regular(path, direct)?;
+    // Direct reads would ignore a copy already in memory: read a mostly cached file through the cache.
+    let direct = direct && page_cache_fraction(path).is_none_or(|f| f < CACHED_ENOUGH);
     Ok(Source::File(RegularFile { path: path.clone(), direct, file: None, len, pos: 0, boundary: None }))
 }
 

@@ -185,6 +185,30 @@ impl DirectFile {
     }
 }
 
+/// The share of `path`'s pages that are in the page cache (0.0 to 1.0), or None when it cannot be
+/// told (empty file, mapping refused). A file mostly in memory is read faster through the cache than
+/// from the disk with O_DIRECT, which would ignore the cached copy.
+pub fn page_cache_fraction(path: &Path) -> Option<f64> {
+    let file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len() as usize;
+    if len == 0 {
+        return None;
+    }
+    // SAFETY: a read-only shared mapping of a file we opened; it is never dereferenced, only
+    // inspected with mincore, and unmapped below.
+    let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+    if map == libc::MAP_FAILED {
+        return None;
+    }
+    let pages = len.div_ceil(4096);
+    let mut vec = vec![0u8; pages];
+    // SAFETY: map covers len bytes; vec has one byte per 4 KiB page of it.
+    let ok = unsafe { libc::mincore(map, len, vec.as_mut_ptr()) } == 0;
+    // SAFETY: unmapping exactly the mapping made above.
+    unsafe { libc::munmap(map, len) };
+    ok.then(|| vec.iter().filter(|&&b| b & 1 == 1).count() as f64 / pages as f64)
+}
+
 fn open_with(path: &Path, access: Access, flags: i32) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     match access {
@@ -216,6 +240,16 @@ mod tests {
         let n = f.read_at(r.as_mut_slice(), 0).unwrap();
         assert_eq!(n, 2 * IO_ALIGN + 100);
         assert_eq!(&r.as_slice()[..n], &b.as_slice()[..n]);
+    }
+
+    #[test]
+    fn freshly_written_file_is_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![1u8; 1 << 20]).unwrap();
+        assert!(page_cache_fraction(&p).unwrap() > 0.9);
+        std::fs::write(dir.path().join("e"), b"").unwrap();
+        assert_eq!(page_cache_fraction(&dir.path().join("e")), None);
     }
 
     #[test]

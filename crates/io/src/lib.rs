@@ -17,7 +17,7 @@ pub mod writer;
 
 pub use buffer::{align_down, align_up, AlignedBuf, IO_ALIGN};
 pub use error::{IoError, Result};
-pub use file::{Access, DirectFile};
+pub use file::{page_cache_fraction, Access, DirectFile};
 pub use output::AtomicOutput;
 pub use reader::{read_region, ReadConfig, ReadService};
 pub use stats::{epoch, IoCounters, IoSnapshot};
