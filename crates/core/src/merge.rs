@@ -63,7 +63,9 @@ impl RunCursor {
 
     fn request(&mut self, buf: AlignedBuf, svc: &ReadService) -> Result<()> {
         if self.next_request < self.run.bytes {
-            let rx = svc.request(self.run.file.clone(), self.run.offset + self.next_request, self.block, buf)?;
+            // The last block of a run asks only for the run's rest (aligned), not the next extent's data.
+            let len = xsort_io::align_up((self.run.bytes - self.next_request) as usize).min(self.block);
+            let rx = svc.request(self.run.file.clone(), self.run.offset + self.next_request, len, buf)?;
             self.pending = Some((rx, self.next_request));
             self.next_request += self.block as u64;
         }

@@ -37,6 +37,8 @@ struct MergeReport {
     levels: u32,
     fan_in: usize,
     memory: u64,
+    /// Read-ahead block per run in the last level.
+    block: usize,
 }
 
 impl Sorter {
@@ -141,6 +143,7 @@ impl Sorter {
             report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
             report.memory = report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);
             report.levels += 1;
+            report.block = shape.block;
             if runs.len() <= shape.fan_in {
                 let total = records * r as u64;
                 let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
@@ -190,9 +193,16 @@ impl Sorter {
         let elapsed = epoch().elapsed().as_secs_f64() - t0;
         let (u1, s1) = process_cpu();
         let c = &self.counters;
-        let phases = [("input read", &c.input), ("temp write", &c.temp_write), ("temp read", &c.temp_read), ("output write", &c.output)]
+        let input_request = xsort_io::align_up(cfg.input_io.transfer_size.max(xsort_io::IO_ALIGN));
+        let phases = [
+            ("input read", input_request, &c.input),
+            ("temp write", plan.write_block, &c.temp_write),
+            ("temp read", merge.block, &c.temp_read),
+            ("output write", plan.write_block, &c.output),
+        ];
+        let phases = phases
             .into_iter()
-            .filter_map(|(name, k)| phase_stats(name, k.snapshot(), t0, &samples, cfg.threads))
+            .filter_map(|(name, request, k)| phase_stats(name, request as u64, k.snapshot(), t0, &samples, cfg.threads))
             .collect();
         let sort_phase = plan.sort_phase_bytes().min(plan.chunk_capacity as u64 + records * (cfg.record_size + ENTRY_BYTES_PER_RECORD) as u64);
         SortStats {

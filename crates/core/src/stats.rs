@@ -141,8 +141,10 @@ pub struct PhaseStats {
     pub mb_per_s: f64,
     /// Read or write calls.
     pub transfers: u64,
-    /// Average bytes per transfer.
+    /// Bytes per read or write request, as configured (the last request of a file may be shorter).
     pub transfer_size: u64,
+    /// Bytes moved divided by transfers.
+    pub avg_transfer_bytes: u64,
     /// Process CPU seconds during the phase.
     pub cpu_s: f64,
     /// cpu_s / (elapsed_s * threads).
@@ -199,7 +201,7 @@ pub struct SortStats {
 }
 
 /// Builds the figures of one phase from its counters and the CPU time series.
-pub fn phase_stats(name: &'static str, s: IoSnapshot, t0: f64, samples: &[Sample], threads: usize) -> Option<PhaseStats> {
+pub fn phase_stats(name: &'static str, request: u64, s: IoSnapshot, t0: f64, samples: &[Sample], threads: usize) -> Option<PhaseStats> {
     let start = s.first_start_s? - t0;
     let end = s.last_end_s - t0;
     let elapsed = (end - start).max(1e-9);
@@ -210,7 +212,8 @@ pub fn phase_stats(name: &'static str, s: IoSnapshot, t0: f64, samples: &[Sample
         bytes: s.bytes,
         mb_per_s: s.bytes as f64 / elapsed / 1e6,
         transfers: s.transfers,
-        transfer_size: s.bytes.checked_div(s.transfers).unwrap_or(0),
+        transfer_size: request,
+        avg_transfer_bytes: s.bytes.checked_div(s.transfers).unwrap_or(0),
         cpu_s: cpu,
         cpu_utilization: cpu / (elapsed * threads.max(1) as f64),
         io_mode: match (s.direct, s.buffered) {
@@ -301,6 +304,6 @@ mod tests {
 
     #[test]
     fn phase_without_transfers_is_left_out() {
-        assert!(phase_stats("temp read", IoSnapshot::default(), 0.0, &[], 2).is_none());
+        assert!(phase_stats("temp read", 1 << 20, IoSnapshot::default(), 0.0, &[], 2).is_none());
     }
 }
