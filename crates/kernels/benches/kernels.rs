@@ -9,7 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 use rayon::slice::ParallelSliceMut;
 use xsort_kernels::{merge_sort, merge_sorted, radix_sort};
 
@@ -36,7 +38,9 @@ impl Rng {
 
 /// Entries as the sorter builds them: an 80-bit key, then a 48-bit index.
 fn entries(keys: impl Iterator<Item = u128>) -> Vec<u128> {
-    keys.enumerate().map(|(i, k)| (k << 48) | i as u128).collect()
+    keys.enumerate()
+        .map(|(i, k)| (k << 48) | i as u128)
+        .collect()
 }
 
 /// Random keys.
@@ -59,7 +63,11 @@ fn skewed_set() -> Vec<u128> {
 }
 
 /// Times `sort` on a fresh copy of `input` per iteration.
-fn time_sort(input: &[u128], iters: u64, mut sort: impl FnMut(&mut [u128], &mut [u128])) -> Duration {
+fn time_sort(
+    input: &[u128],
+    iters: u64,
+    mut sort: impl FnMut(&mut [u128], &mut [u128]),
+) -> Duration {
     let mut work = input.to_vec();
     // Written once here so that page faults stay out of the timings.
     let mut scratch = vec![1u128; input.len()];
@@ -105,7 +113,9 @@ fn merges(c: &mut Criterion) {
         })
         .collect();
     let mut out = vec![1u128; N];
-    group.bench_function("merge_sorted_8_runs", |b| b.iter(|| merge_sorted(&runs, &mut out)));
+    group.bench_function("merge_sorted_8_runs", |b| {
+        b.iter(|| merge_sorted(&runs, &mut out))
+    });
     group.finish();
 }
 

@@ -92,12 +92,13 @@ mod tests {
     /// Merges `sources` through the tree, returning (value, source) pairs.
     fn merge(sources: &[Vec<u32>]) -> Vec<(u32, usize)> {
         let mut pos = vec![0; sources.len()];
-        let less = |pos: &[usize], i: usize, j: usize| {
-            match (sources[i].get(pos[i]), sources[j].get(pos[j])) {
-                (Some(x), Some(y)) => x < y || (x == y && i < j),
-                (Some(_), None) => true,
-                (None, _) => false,
-            }
+        let less = |pos: &[usize], i: usize, j: usize| match (
+            sources[i].get(pos[i]),
+            sources[j].get(pos[j]),
+        ) {
+            (Some(x), Some(y)) => x < y || (x == y && i < j),
+            (Some(_), None) => true,
+            (None, _) => false,
         };
         let mut tree = LoserTree::new(sources.len(), |i, j| less(&pos, i, j));
         let total: usize = sources.iter().map(Vec::len).sum();

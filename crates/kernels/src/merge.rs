@@ -46,7 +46,11 @@ pub fn merge_sorted(runs: &[&[u128]], out: &mut [u128]) {
         rest = tail;
     }
     outs.into_par_iter().for_each(|(out, lo, hi)| {
-        let sub: Vec<&[u128]> = runs.iter().zip(lo.iter().zip(hi)).map(|(r, (&a, &b))| &r[a..b]).collect();
+        let sub: Vec<&[u128]> = runs
+            .iter()
+            .zip(lo.iter().zip(hi))
+            .map(|(r, (&a, &b))| &r[a..b])
+            .collect();
         merge_seq(&sub, out);
     });
 }
@@ -113,7 +117,10 @@ fn merge_two(a: &[u128], b: &[u128], out: &mut [u128]) {
 /// set, so comparing `(head, done, run index)` orders it after every live
 /// run (even one whose head is `u128::MAX`) without a branch on run length.
 fn merge_k(runs: &[&[u128]], out: &mut [u128]) {
-    let mut heads: Vec<u128> = runs.iter().map(|r| r.first().copied().unwrap_or(u128::MAX)).collect();
+    let mut heads: Vec<u128> = runs
+        .iter()
+        .map(|r| r.first().copied().unwrap_or(u128::MAX))
+        .collect();
     let mut done: Vec<bool> = runs.iter().map(|r| r.is_empty()).collect();
     let mut pos = vec![0usize; runs.len()];
     // `|` and `&` rather than `||` and `&&`: one result to select on, no

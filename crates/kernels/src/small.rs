@@ -16,21 +16,25 @@ use crate::tuning::PAR_SCAN_MIN;
 /// store), and only a move of two or more places takes a branch, one that
 /// is rarely taken and so well predicted.
 pub(crate) fn insertion_sort(v: &mut [u128]) {
-    let Some(&first) = v.first() else {
+    if v.len() < 2 {
         return;
-    };
-    let mut max = first;
-    for i in 1..v.len() {
+    }
+    if v[1] < v[0] {
+        v.swap(0, 1);
+    }
+    let mut max = v[1];
+    for i in 2..v.len() {
         let x = v[i];
-        let moves = max > x;
         // Select by mask: the compiler turns an `if` here back into a
         // branch (measured), the very mispredict this avoids.
-        let mask = 0u128.wrapping_sub(u128::from(moves));
+        let mask = 0u128.wrapping_sub(u128::from(max > x));
         v[i - 1] = max ^ ((max ^ x) & mask);
         let new_max = x ^ ((x ^ max) & mask);
         v[i] = new_max;
-        // `&` rather than `&&`: evaluate every condition, branch once.
-        if moves & (i >= 2) & (v[i.max(2) - 2] > x) {
+        // v[i - 2] <= max, so this also means x moved; testing only this
+        // leaves one rarely taken branch (measured: testing both made the
+        // compiler branch on the coin toss again).
+        if v[i - 2] > x {
             let mut j = i - 1;
             while j > 0 && v[j - 1] > x {
                 v[j] = v[j - 1];

@@ -10,7 +10,10 @@ use xsort_kernels::{equal_prefix_runs, merge_sorted, LoserTree};
 /// Merges `sources` through a loser tree into (value, source) pairs.
 fn tree_merge(sources: &[Vec<u64>]) -> Vec<(u64, usize)> {
     let mut pos = vec![0; sources.len()];
-    let less = |pos: &[usize], i: usize, j: usize| match (sources[i].get(pos[i]), sources[j].get(pos[j])) {
+    let less = |pos: &[usize], i: usize, j: usize| match (
+        sources[i].get(pos[i]),
+        sources[j].get(pos[j]),
+    ) {
         (Some(x), Some(y)) => x < y || (x == y && i < j),
         (Some(_), None) => true,
         (None, _) => false,
@@ -101,7 +104,10 @@ fn merge_sorted_large_runs_with_ties() {
 
 #[test]
 fn merge_sorted_on_three_threads() {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
     let mut rng = Rng::new(8);
     let runs = sorted_runs(&mut rng, 5, 100_000, 50);
     let all: Vec<u128> = runs.concat();
@@ -110,7 +116,12 @@ fn merge_sorted_on_three_threads() {
 
 #[test]
 fn merge_sorted_extreme_values() {
-    let runs = vec![vec![0, u128::MAX, u128::MAX], vec![], vec![u128::MAX; 70_000], vec![0; 70_000]];
+    let runs = vec![
+        vec![0, u128::MAX, u128::MAX],
+        vec![],
+        vec![u128::MAX; 70_000],
+        vec![0; 70_000],
+    ];
     let all: Vec<u128> = runs.concat();
     assert_eq!(merged(&runs), sorted(&all));
     assert_eq!(merged(&[]), Vec::<u128>::new());
@@ -124,7 +135,13 @@ fn merge_sorted_rejects_wrong_output_length() {
 
 /// The reference: one linear scan comparing shifted prefixes.
 fn naive_runs(entries: &[u128], bits: u32) -> Vec<std::ops::Range<usize>> {
-    let prefix = |e: u128| if bits == 0 { 0 } else { e >> (128 - bits.min(128)) };
+    let prefix = |e: u128| {
+        if bits == 0 {
+            0
+        } else {
+            e >> (128 - bits.min(128))
+        }
+    };
     let mut runs = Vec::new();
     let mut start = 0;
     for i in 1..=entries.len() {
@@ -142,9 +159,17 @@ fn naive_runs(entries: &[u128], bits: u32) -> Vec<std::ops::Range<usize>> {
 fn equal_prefix_runs_large_parallel_input() {
     let mut rng = Rng::new(11);
     for groups in [1u64, 7, 5000, 1 << 30] {
-        let v = sorted(&(0..400_000).map(|_| u128::from(rng.below(groups)) << 60 | u128::from(rng.next_u64())).collect::<Vec<_>>());
+        let v = sorted(
+            &(0..400_000)
+                .map(|_| u128::from(rng.below(groups)) << 60 | u128::from(rng.next_u64()))
+                .collect::<Vec<_>>(),
+        );
         for bits in [0, 8, 68, 100, 128] {
-            assert_eq!(equal_prefix_runs(&v, bits), naive_runs(&v, bits), "groups={groups} bits={bits}");
+            assert_eq!(
+                equal_prefix_runs(&v, bits),
+                naive_runs(&v, bits),
+                "groups={groups} bits={bits}"
+            );
         }
     }
 }

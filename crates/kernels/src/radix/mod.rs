@@ -48,7 +48,12 @@ pub fn radix_sort(entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) 
 }
 
 /// [`radix_sort`] with explicit thresholds (the tests use tiny ones).
-pub(crate) fn radix_sort_with(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) {
+pub(crate) fn radix_sort_with(
+    cfg: &RadixConfig,
+    entries: &mut [u128],
+    scratch: &mut [u128],
+    key_bytes: usize,
+) {
     assert_eq!(
         entries.len(),
         scratch.len(),
@@ -224,7 +229,13 @@ fn sort_small_bucket(ctx: &Ctx, b: Bucket<'_>) {
     } else {
         wide_pass::<16384>(ctx, b, width)
     };
-    let Some(Scattered { out, src, depth, big }) = scattered else {
+    let Some(Scattered {
+        out,
+        src,
+        depth,
+        big,
+    }) = scattered
+    else {
         return;
     };
     for r in big {
@@ -256,7 +267,11 @@ struct Scattered<'a> {
 /// turned out to be finished. Never inlined, so the 32 KiB of counters leave
 /// the stack before the caller recurses.
 #[inline(never)]
-fn wide_pass<'a, const N: usize>(ctx: &Ctx, mut b: Bucket<'a>, width: u32) -> Option<Scattered<'a>> {
+fn wide_pass<'a, const N: usize>(
+    ctx: &Ctx,
+    mut b: Bucket<'a>,
+    width: u32,
+) -> Option<Scattered<'a>> {
     let mut counts = [0u16; N];
     let digit = loop {
         let digit = Digit::new(b.depth, width);
@@ -294,7 +309,12 @@ fn wide_pass<'a, const N: usize>(ctx: &Ctx, mut b: Bucket<'a>, width: u32) -> Op
         start = end;
     }
     let depth = b.depth + digit.width();
-    Some(Scattered { out, src, depth, big })
+    Some(Scattered {
+        out,
+        src,
+        depth,
+        big,
+    })
 }
 
 /// Sorts the children of a bucket scattered by a `width`-bit digit: their
@@ -323,7 +343,9 @@ fn sort_children(ctx: &Ctx, b: Bucket<'_>, width: u32, counts: &Counts) {
             sort_bucket(ctx, child);
         }
     }
-    children.into_par_iter().for_each(|child| sort_bucket(ctx, child));
+    children
+        .into_par_iter()
+        .for_each(|child| sort_bucket(ctx, child));
 }
 
 #[cfg(test)]

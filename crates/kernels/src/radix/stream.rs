@@ -21,13 +21,6 @@ use super::pass::{Counts, Digit};
 /// no other thread may access those positions during the call.
 #[cfg(target_arch = "x86_64")]
 pub(crate) unsafe fn scatter_streaming(src: &[u128], out: *mut u128, off: Counts, digit: Digit) {
-    use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_sfence, _mm_stream_si128};
-
-    /// One cache line of entries, aligned like the destination's lines.
-    #[derive(Clone, Copy)]
-    #[repr(C, align(64))]
-    struct Line([u128; 4]);
-
     // Where `out` sits inside its cache line, in entries: u128 is 16-byte
     // aligned on x86-64 (Rust 1.77+), so each line holds exactly 4.
     const _: () = assert!(std::mem::align_of::<u128>() == 16);
@@ -47,17 +40,10 @@ pub(crate) unsafe fn scatter_streaming(src: &[u128], out: *mut u128, off: Counts
         }
         // `pos` completed the line holding positions pos-3 ..= pos.
         if pos >= begin[b] + 3 {
-            let line = lines[b].0.as_ptr().cast::<__m128i>();
             // SAFETY: positions pos-3 ..= pos all belong to this task's
             // range for `b` (contract), and `out + pos - 3` is 64-byte
-            // aligned (slot 0), as `_mm_stream_si128` needs 16; `line` is a
-            // 64-byte aligned local.
-            unsafe {
-                let dst = out.add(pos - 3).cast::<__m128i>();
-                for i in 0..4 {
-                    _mm_stream_si128(dst.add(i), _mm_load_si128(line.add(i)));
-                }
-            }
+            // aligned (slot 0).
+            unsafe { store_line(out.add(pos - 3), &lines[b]) };
         } else {
             // SAFETY: begin[b] ..= pos is this task's (contract).
             unsafe { store_plain(out, &lines[b].0, begin[b]..pos + 1, phase) };
@@ -73,7 +59,48 @@ pub(crate) unsafe fn scatter_streaming(src: &[u128], out: *mut u128, off: Counts
     // Streaming stores are weakly ordered: make them visible before the
     // task reports completion to other threads.
     // SAFETY: sfence has no preconditions; SSE is baseline on x86-64.
-    unsafe { _mm_sfence() };
+    #[cfg(not(miri))]
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// One cache line of entries, aligned like the destination's lines.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u128; 4]);
+
+/// Writes a full line with streaming stores.
+///
+/// # Safety
+///
+/// `dst` must be 64-byte aligned, valid for 4 entries of writes and owned
+/// by the caller.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline(always)]
+unsafe fn store_line(dst: *mut u128, line: &Line) {
+    use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
+    let src = line.0.as_ptr().cast::<__m128i>();
+    let dst = dst.cast::<__m128i>();
+    for i in 0..4 {
+        // SAFETY: both pointers are 16-byte aligned (64-byte aligned bases,
+        // 16-byte steps) and in bounds by the caller's contract; SSE2 is
+        // baseline on x86-64.
+        unsafe { _mm_stream_si128(dst.add(i), _mm_load_si128(src.add(i))) };
+    }
+}
+
+/// Miri cannot run the streaming-store instruction; a plain copy lets it
+/// check everything else in this file.
+///
+/// # Safety
+///
+/// As for the streaming version.
+#[cfg(all(target_arch = "x86_64", miri))]
+unsafe fn store_line(dst: *mut u128, line: &Line) {
+    // SAFETY: valid and owned by the caller's contract; `line` is a local.
+    unsafe { std::ptr::copy_nonoverlapping(line.0.as_ptr(), dst, 4) };
 }
 
 /// Copies the buffered entries for `range` to `out` with ordinary stores.
@@ -82,7 +109,12 @@ pub(crate) unsafe fn scatter_streaming(src: &[u128], out: *mut u128, off: Counts
 ///
 /// `range` must be valid for writes from `out` and owned by the caller.
 #[cfg(target_arch = "x86_64")]
-unsafe fn store_plain(out: *mut u128, line: &[u128; 4], range: std::ops::Range<usize>, phase: usize) {
+unsafe fn store_plain(
+    out: *mut u128,
+    line: &[u128; 4],
+    range: std::ops::Range<usize>,
+    phase: usize,
+) {
     for pos in range {
         // SAFETY: the caller owns `pos`.
         unsafe { out.add(pos).write(line[(pos + phase) & 3]) };
@@ -95,7 +127,12 @@ unsafe fn store_plain(out: *mut u128, line: &[u128; 4], range: std::ops::Range<u
 ///
 /// As for the x86-64 version.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) unsafe fn scatter_streaming(src: &[u128], out: *mut u128, mut off: Counts, digit: Digit) {
+pub(crate) unsafe fn scatter_streaming(
+    src: &[u128],
+    out: *mut u128,
+    mut off: Counts,
+    digit: Digit,
+) {
     for &e in src {
         let b = digit.of(e) & 0xFF;
         // SAFETY: in bounds and exclusively ours by the function contract.
