@@ -46,26 +46,55 @@ pub(crate) fn insertion_sort(v: &mut [u128]) {
     }
 }
 
-/// Whether `v` is ascending, sequentially. `slice::is_sorted` needs Rust
-/// 1.82; the workspace promises 1.80.
-pub(crate) fn is_sorted_seq(v: &[u128]) -> bool {
-    v.windows(2).all(|w| w[0] <= w[1])
-}
-
 /// Whether `v` is ascending; checks chunks on several threads when `v` is
 /// large. Stops early (on every thread) at the first descent, so random
-/// input costs next to nothing.
+/// input costs next to nothing. (`slice::is_sorted` needs Rust 1.82; the
+/// workspace promises 1.80.)
 pub(crate) fn is_sorted(v: &[u128]) -> bool {
+    is_ordered_by(v, |a, b| a <= b)
+}
+
+/// Whether `v` is descending (ties allowed), like [`is_sorted`].
+pub(crate) fn is_descending(v: &[u128]) -> bool {
+    is_ordered_by(v, |a, b| a >= b)
+}
+
+/// Whether `in_order` holds for every adjacent pair of `v`.
+fn is_ordered_by(v: &[u128], in_order: impl Fn(u128, u128) -> bool + Sync) -> bool {
+    let chunk_ok = |c: &[u128]| c.windows(2).all(|w| in_order(w[0], w[1]));
     if v.len() < PAR_SCAN_MIN {
-        return is_sorted_seq(v);
+        return chunk_ok(v);
     }
     let chunk = PAR_SCAN_MIN / 2;
     // Each chunk also compares its first element with its predecessor, so
     // chunk boundaries are checked too.
     v.par_chunks(chunk).enumerate().all(|(i, c)| {
-        let boundary_ok = i == 0 || v[i * chunk - 1] <= c[0];
-        boundary_ok && is_sorted_seq(c)
+        let boundary_ok = i == 0 || in_order(v[i * chunk - 1], c[0]);
+        boundary_ok && chunk_ok(c)
     })
+}
+
+/// Reverses `v`, on several threads when large.
+pub(crate) fn reverse(v: &mut [u128]) {
+    if v.len() < PAR_SCAN_MIN {
+        v.reverse();
+        return;
+    }
+    // Swap the first half with the mirrored second half (the middle entry
+    // of an odd length stays put).
+    let half = v.len() / 2;
+    let (front, rest) = v.split_at_mut(half);
+    let middle = rest.len() - half;
+    let back = &mut rest[middle..];
+    let chunk = PAR_SCAN_MIN / 2;
+    front
+        .par_chunks_mut(chunk)
+        .zip(back.par_rchunks_mut(chunk))
+        .for_each(|(f, b)| {
+            for (x, y) in f.iter_mut().zip(b.iter_mut().rev()) {
+                std::mem::swap(x, y);
+            }
+        });
 }
 
 /// Reads one entry per 64-byte cache line of `v`, in order, so that a
@@ -125,6 +154,22 @@ mod tests {
         assert!(!is_sorted(&v));
         assert!(is_sorted(&[]));
         assert!(is_sorted(&[7]));
+    }
+
+    #[test]
+    fn descending_and_reverse_large_and_small() {
+        for n in [0, 1, 2, 7, PAR_SCAN_MIN + 17, 3 * PAR_SCAN_MIN] {
+            let mut v: Vec<u128> = (0..n as u128).rev().map(|x| x / 3).collect();
+            assert!(is_descending(&v), "n {n}");
+            reverse(&mut v);
+            assert_eq!(
+                v,
+                (0..n as u128).map(|x| x / 3).collect::<Vec<_>>(),
+                "n {n}"
+            );
+            assert!(is_sorted(&v));
+            assert_eq!(is_descending(&v), n < 4, "n {n}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //!   one huge bucket of a skewed input uses every thread, and its children
 //!   become rayon tasks;
 //! - a bucket that fits in the cache takes one pass with a digit of up to
-//!   12 bits, straight into the output array, then a single insertion sort
+//!   14 bits, straight into the output array, then a single insertion sort
 //!   (see [`sort_small_bucket`]): for random keys that finishes it;
 //! - digits that every entry of a bucket shares are skipped, found from the
 //!   same read as the histogram;
@@ -18,7 +18,8 @@
 //!   order (scatters are stable, so entries made in index order are).
 //!
 //! Every level consumes at least 4 bits (8 outside cache-sized buckets),
-//! so recursion is at most 32 levels deep, with frames of a few KiB.
+//! so recursion is at most 32 levels deep, with frames of a few KiB (the
+//! wide pass's 32 KiB of counters are released before it recurses).
 
 mod pass;
 mod stream;
@@ -59,10 +60,15 @@ pub(crate) fn radix_sort_with(
         scratch.len(),
         "radix_sort: scratch must be as long as entries"
     );
-    // Already-sorted input (a sorted file sorted again) costs one read;
-    // random input fails at the first pair.
+    // Already-sorted input (a sorted file sorted again) costs one read, and
+    // so does a descending one (a reversed file: equal entries are
+    // identical, so reversing is a correct sort); random input fails within
+    // the first few pairs.
     if small::is_sorted(entries) {
         return;
+    }
+    if small::is_descending(entries) {
+        return small::reverse(entries);
     }
     let ctx = Ctx {
         cfg: *cfg,
