@@ -35,6 +35,7 @@ bytes=$((records * 100))
 now() { date +%s.%N; }
 median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { python3 -c "print(f'{$1 / $2:.3f}')"; }
+secs() { python3 -c "print(f'{$1:.3f}')"; }
 timed() { local t0; t0=$(now); "$@"; python3 -c "print(f'{$(now) - $t0:.3f}')"; }
 check() { # check OUTPUT EXPECTED_CHECKSUM
   "$bin/valsort" -q "$1" || { echo "FAILED: $1 is not sorted" >&2; exit 1; }
@@ -64,9 +65,9 @@ budget=$((bytes / 8 / 1024))K   # a bare -S number would mean KiB, as in GNU sor
 
 declare -a floor1 one floor2 spill gnu xs
 for ((i = 1; i <= runs; i++)); do
-  $io evict "$work/in"
+  sync; $io evict "$work/in"
   r=$($io read "$work/in"); w=$($io write "$work/floor" "$bytes"); rm -f "$work/floor"
-  floor1+=("$(python3 -c "print($r + $w)")")
+  floor1+=("$(secs "$r + $w")")
 
   $io evict "$work/in"
   one+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --sync --no-progress -T "$work" -o "$work/out" "$work/in")")
@@ -75,10 +76,13 @@ for ((i = 1; i <= runs; i++)); do
   $io evict "$work/in"
   spill+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --sync --no-progress -S "$budget" -T "$work" --stats-json "$work/spill.json" -o "$work/out" "$work/in")")
   check "$work/out" "$sum"; rm -f "$work/out"
-  floor2+=("$(python3 -c "print(2 * ${floor1[-1]})")")
+  floor2+=("$(secs "2 * ${floor1[-1]}")")
 
-  cat "$work/ina" > /dev/null   # warm: both sorts read from the page cache
+  # Warm: both sorts read from the page cache. `sync` first, so that neither pays for flushing the
+  # other's output (GNU sort writes through the page cache and returns before its data is on disk).
+  cat "$work/ina" > /dev/null; sync
   gnu+=("$(LC_ALL=C timed sort -s -k1.1,1.10 --parallel=2 -S 50% -T "$work" -o "$work/gnu" "$work/ina")")
+  sync
   xs+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --no-progress -T "$work" -o "$work/xa" "$work/ina")")
   check "$work/xa" "$suma"
 done
