@@ -43,7 +43,12 @@ pub struct BatchSorter<'k> {
 impl<'k> BatchSorter<'k> {
     /// A sorter for a chunk of at most `chunk_records` entries.
     pub fn new(ctx: SortContext<'k>, chunk_records: usize) -> Self {
-        BatchSorter { ctx, batch: (chunk_records / BATCHES_PER_CHUNK).max(MIN_BATCH), ends: Vec::new() }
+        BatchSorter { ctx, batch: Self::batch_len(chunk_records), ends: Vec::new() }
+    }
+
+    /// Entries per batch for a chunk of `chunk_records`: the scratch space the kernel needs.
+    pub fn batch_len(chunk_records: usize) -> usize {
+        (chunk_records / BATCHES_PER_CHUNK).max(MIN_BATCH).min(chunk_records.max(1))
     }
 
     fn sorted_end(&self) -> usize {

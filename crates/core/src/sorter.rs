@@ -14,7 +14,7 @@ use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use xsort_io::{epoch, AlignedBuf, ReadService, TempSpace};
+use xsort_io::{epoch, AlignedBuf, Prefault, ReadService, TempSpace};
 use xsort_kernels::Method;
 
 /// Sorts according to a [`SortConfig`].
@@ -96,7 +96,10 @@ impl Sorter {
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         // Entry arrays come from the same huge-page mappings as the data: first touch is far cheaper.
         let mut entry_buf = AlignedBuf::new(plan.chunk_records * 16)?;
-        let mut scratch_buf = AlignedBuf::new(plan.chunk_records * 16)?;
+        // Batches are sorted one at a time, so the kernel's scratch holds one batch, not the chunk.
+        let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(plan.chunk_records) * 16)?;
+        // Fresh memory is faulted in ahead of the reads; the guard is dropped before the buffers.
+        let _prefault = (!cfg.touch).then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf]));
         let all_entries = entry_buf.as_u128_mut();
         let scratch = scratch_buf.as_u128_mut();
         let mut runs = Vec::new();

@@ -15,7 +15,7 @@ pub mod stats;
 pub mod temp;
 pub mod writer;
 
-pub use buffer::{align_down, align_up, AlignedBuf, IO_ALIGN};
+pub use buffer::{align_down, align_up, AlignedBuf, Prefault, IO_ALIGN};
 pub use error::{IoError, Result};
 pub use file::{page_cache_fraction, Access, DirectFile};
 pub use output::AtomicOutput;
