@@ -51,13 +51,13 @@ pub struct InputSet {
     counters: Arc<IoCounters>,
 }
 
-/// Where a chunk's records lie in its buffer: consecutive records from `start`, `records` of them.
+/// Where records just read lie in the chunk buffer: consecutive records from `start`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
+struct Segment {
     /// Buffer offset of the first record.
-    pub start: usize,
+    start: usize,
     /// Number of records.
-    pub records: usize,
+    records: usize,
 }
 
 impl InputSet {
@@ -89,12 +89,11 @@ impl InputSet {
 
     /// Fills `buf` with as many whole records as fit, at most `max_records`, calling `on_records(data, start, count)` for each
     /// run of newly complete records as they arrive (so keys are extracted while later blocks are
-    /// still being read). Returns the segments holding the chunk's records, in input order.
-    pub fn fill(&mut self, buf: &mut AlignedBuf, max_records: usize, mut on_records: impl FnMut(&[u8], usize, usize)) -> Result<Vec<Segment>> {
+    /// still being read). Returns the number of records read into the chunk.
+    pub fn fill(&mut self, buf: &mut AlignedBuf, max_records: usize, mut on_records: impl FnMut(&[u8], usize, usize)) -> Result<usize> {
         let r = self.record_size;
         let cap = buf.capacity();
         let mut at = 0usize;
-        let mut segments = Vec::new();
         let mut left = max_records;
         while self.current < self.sources.len() && at < cap && left > 0 {
             let seg = match &mut self.sources[self.current] {
@@ -129,10 +128,9 @@ impl InputSet {
             if seg.records > 0 {
                 left -= seg.records;
                 at = align_up(seg.start + seg.records * r);
-                segments.push(seg);
             }
         }
-        Ok(segments)
+        Ok(max_records - left)
     }
 }
 
