@@ -17,6 +17,12 @@ Memory:
   sorts it in one pass with no temp file; otherwise it writes sorted runs to the temp directories
   and merges them.
 
+I/O:
+  Regular files are read and written with direct I/O (O_DIRECT), 8 MiB requests, 4 in flight,
+  falling back to buffered I/O where the filesystem refuses it; an input mostly in the page cache
+  is read through the cache. The output is preallocated, written beside the target and renamed over
+  it when complete; temp runs live in unlinked files and never outlive the process.
+
 Nsort statements (--spec):
   -processes=N -memory=SIZE -method=radix|merge -touch -statistics -format=size:N
   -field=name:NAME,size:N,off:N,character  -key=NAME[,descending]
