@@ -125,7 +125,7 @@ pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
     if it.next().is_some() || len == 0 {
         return Err(bad());
     }
-    Ok(KeyPart { offset, len, descending })
+    Ok(KeyPart::bytes(offset, len, descending))
 }
 
 fn spec_keys(spec: &NsortSpec) -> Result<Vec<KeyPart>> {
@@ -135,7 +135,7 @@ fn spec_keys(spec: &NsortSpec) -> Result<Vec<KeyPart>> {
             if k.field_type != FieldType::Character {
                 bail!("--spec: key at offset {} has type {:?}; only character keys are supported yet", k.offset, k.field_type);
             }
-            Ok(KeyPart { offset: k.offset, len: k.size, descending: k.descending })
+            Ok(KeyPart::bytes(k.offset, k.size, k.descending))
         })
         .collect()
 }
@@ -175,8 +175,8 @@ mod tests {
 
     #[test]
     fn key_bytes_forms() {
-        assert_eq!(parse_key_bytes("0:10").unwrap(), KeyPart { offset: 0, len: 10, descending: false });
-        assert_eq!(parse_key_bytes("10:4:r").unwrap(), KeyPart { offset: 10, len: 4, descending: true });
+        assert_eq!(parse_key_bytes("0:10").unwrap(), KeyPart::bytes(0, 10, false));
+        assert_eq!(parse_key_bytes("10:4:r").unwrap(), KeyPart::bytes(10, 4, true));
         for bad in ["", "5", "a:b", "1:0", "1:2:x", "1:2:r:3", "-1:2"] {
             let e = parse_key_bytes(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("invalid --key-bytes '{bad}'")), "{e}");

@@ -194,7 +194,7 @@ mod tests {
             block_pages in 1usize..3,
         ) {
             let r = 13;
-            let key = KeySpec::new(vec![KeyPart { offset: 0, len: key_len, descending: false }]).resolve(r).unwrap();
+            let key = KeySpec::new(vec![KeyPart::bytes(0, key_len, false)]).resolve(r).unwrap();
             let data: Vec<u8> = recs.concat();
             let layout = EntryLayout::new(key.len(), if short_prefix { usize::MAX >> 24 } else { data.len() });
             let ctx = SortContext { method: Method::Radix, key: &key, layout, record_size: r };

@@ -133,7 +133,7 @@ mod tests {
             block in 1usize..97,
         ) {
             let r = 20;
-            let spec = KeySpec::new(parts.into_iter().filter(|(o, l, _)| o + l <= r).map(|(offset, len, descending)| KeyPart { offset, len, descending }).collect());
+            let spec = KeySpec::new(parts.into_iter().filter(|(o, l, _)| o + l <= r).map(|(offset, len, descending)| KeyPart::bytes(offset, len, descending)).collect());
             let key = spec.resolve(r).unwrap();
             let data: Vec<u8> = recs.concat();
             // A large buffer length forces a short prefix, exercising the tie-break path.

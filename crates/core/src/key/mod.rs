@@ -1,0 +1,449 @@
+//! Keys and their normalization.
+//!
+//! Every key is turned into a byte string that compares correctly with `memcmp`: the concatenation of
+//! its parts' normalized forms, each part's bytes inverted when descending. The sorter keeps only a
+//! prefix of it in the 16-byte entry ([`ResolvedKey::prefix`]); when the key is longer than the
+//! prefix, entries whose prefixes tie are put in order by [`ResolvedKey::compare`] on the records
+//! themselves.
+//!
+//! Each part has a [`KeyType`] whose normalized form has exactly the part's length:
+//!
+//! | type | normalized form |
+//! |---|---|
+//! | `Char` | the bytes as they are (unsigned byte order) |
+//! | `Unsigned` (1, 2, 4, 8 bytes) | the value, big-endian (little-endian input reversed) |
+//! | `Signed` (1, 2, 4, 8 bytes) | the value, big-endian, sign bit flipped |
+//! | `Float` (4 or 8 bytes, IEEE 754) | non-negative: sign bit set; negative: all bits inverted; every NaN: all ones |
+//! | `Decimal` (text) | sign class and fixed-point digits, see [`decimal`] |
+//!
+//! Floats thus order `-inf < ... < -0 < +0 < ... < +inf < NaN`: every NaN, whatever its sign and
+//! payload, sorts after `+inf` (before `-inf` when descending), NaNs equal to each other (input order
+//! kept). A decimal field that is not a number sorts before every number (after, when descending).
+
+mod decimal;
+#[cfg(test)]
+mod tests;
+
+use crate::error::{Result, SortError};
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Byte order of a binary number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    /// Most significant byte first.
+    Big,
+    /// Least significant byte first.
+    Little,
+}
+
+impl ByteOrder {
+    /// The order of the machine xsort runs on (Nsort's default for binary numbers).
+    pub const NATIVE: ByteOrder = if cfg!(target_endian = "little") { ByteOrder::Little } else { ByteOrder::Big };
+}
+
+/// How the bytes of a key part are interpreted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyType {
+    /// Bytes compared as unsigned bytes (memcmp).
+    Char,
+    /// Unsigned binary integer of 1, 2, 4 or 8 bytes.
+    Unsigned(ByteOrder),
+    /// Two's-complement signed binary integer of 1, 2, 4 or 8 bytes.
+    Signed(ByteOrder),
+    /// IEEE 754 binary float of 4 (single) or 8 (double) bytes.
+    Float(ByteOrder),
+    /// A decimal number written in ASCII: `[blanks][+|-]digits[.digits][blanks]`.
+    Decimal,
+}
+
+/// The `--key-bytes` names of the key types: name, type, required length (None: any).
+const TYPE_NAMES: &[(&str, KeyType, Option<usize>)] = {
+    use ByteOrder::{Big as B, Little as L};
+    use KeyType::*;
+    &[
+        ("char", Char, None),
+        ("dec", Decimal, None),
+        ("u8", Unsigned(B), Some(1)),
+        ("i8", Signed(B), Some(1)),
+        ("u16le", Unsigned(L), Some(2)),
+        ("u16be", Unsigned(B), Some(2)),
+        ("i16le", Signed(L), Some(2)),
+        ("i16be", Signed(B), Some(2)),
+        ("u32le", Unsigned(L), Some(4)),
+        ("u32be", Unsigned(B), Some(4)),
+        ("i32le", Signed(L), Some(4)),
+        ("i32be", Signed(B), Some(4)),
+        ("u64le", Unsigned(L), Some(8)),
+        ("u64be", Unsigned(B), Some(8)),
+        ("i64le", Signed(L), Some(8)),
+        ("i64be", Signed(B), Some(8)),
+        ("f32le", Float(L), Some(4)),
+        ("f32be", Float(B), Some(4)),
+        ("f64le", Float(L), Some(8)),
+        ("f64be", Float(B), Some(8)),
+    ]
+};
+
+impl KeyType {
+    /// Looks up a `--key-bytes` type name (case-insensitive): the type and the length it requires
+    /// (None for `char` and `dec`, which take any length).
+    pub fn from_name(name: &str) -> Option<(KeyType, Option<usize>)> {
+        TYPE_NAMES.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(name)).map(|&(_, t, l)| (t, l))
+    }
+
+    /// Every `--key-bytes` type name, for messages and help.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        TYPE_NAMES.iter().map(|(n, _, _)| *n)
+    }
+
+    /// The `--key-bytes` name of this type at length `len` (`u64le`, `dec`); `None` when the
+    /// length does not suit the type.
+    pub fn name(self, len: usize) -> Option<&'static str> {
+        // One-byte integers have no byte order: both spellings are u8/i8.
+        let kind = match self {
+            KeyType::Unsigned(_) if len == 1 => KeyType::Unsigned(ByteOrder::Big),
+            KeyType::Signed(_) if len == 1 => KeyType::Signed(ByteOrder::Big),
+            k => k,
+        };
+        TYPE_NAMES.iter().find(|&&(_, t, l)| t == kind && l.is_none_or(|l| l == len)).map(|(n, _, _)| *n)
+    }
+
+    /// What the type is, in words, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            KeyType::Char => "character",
+            KeyType::Unsigned(_) => "unsigned integer",
+            KeyType::Signed(_) => "signed integer",
+            KeyType::Float(_) => "floating-point",
+            KeyType::Decimal => "decimal",
+        }
+    }
+
+    /// The lengths a part of this type may have; empty means any.
+    pub fn allowed_lengths(self) -> &'static [usize] {
+        match self {
+            KeyType::Char | KeyType::Decimal => &[],
+            KeyType::Unsigned(_) | KeyType::Signed(_) => &[1, 2, 4, 8],
+            KeyType::Float(_) => &[4, 8],
+        }
+    }
+
+    /// Whether `len` bytes suit this type.
+    pub fn allows_length(self, len: usize) -> bool {
+        let a = self.allowed_lengths();
+        a.is_empty() || a.contains(&len)
+    }
+}
+
+/// One part of a key: a typed field of the record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyPart {
+    /// Offset of the first byte in the record.
+    pub offset: usize,
+    /// Length in bytes (at least 1; 1, 2, 4 or 8 for integers, 4 or 8 for floats).
+    pub len: usize,
+    /// Descending order for this part.
+    pub descending: bool,
+    /// How the bytes are interpreted.
+    pub kind: KeyType,
+}
+
+impl KeyPart {
+    /// A byte range compared as unsigned bytes.
+    pub fn bytes(offset: usize, len: usize, descending: bool) -> Self {
+        KeyPart { offset, len, descending, kind: KeyType::Char }
+    }
+
+    /// A part of the given type.
+    pub fn typed(offset: usize, len: usize, kind: KeyType, descending: bool) -> Self {
+        KeyPart { offset, len, descending, kind }
+    }
+}
+
+impl fmt::Display for KeyPart {
+    /// `OFFSET:LENGTH[:TYPE][:r]`, as `--key-bytes` takes it (no type for `char`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.offset, self.len)?;
+        if self.kind != KeyType::Char {
+            write!(f, ":{}", self.kind.name(self.len).unwrap_or("?"))?;
+        }
+        if self.descending {
+            f.write_str(":r")?;
+        }
+        Ok(())
+    }
+}
+
+/// The key of a sort: parts in priority order. No parts means the whole record, ascending.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeySpec {
+    parts: Vec<KeyPart>,
+}
+
+impl KeySpec {
+    /// A key from parts in priority order.
+    pub fn new(parts: Vec<KeyPart>) -> Self {
+        KeySpec { parts }
+    }
+
+    /// The parts (empty means whole record).
+    pub fn parts(&self) -> &[KeyPart] {
+        &self.parts
+    }
+
+    /// Resolves the key against a record size: an empty key becomes the whole record; parts that
+    /// reach beyond the record, or whose length does not suit their type, are an error naming the
+    /// part.
+    pub fn resolve(&self, record_size: usize) -> Result<ResolvedKey> {
+        let mut parts = self.parts.clone();
+        if parts.is_empty() {
+            parts.push(KeyPart::bytes(0, record_size, false));
+        }
+        for p in &parts {
+            if p.len == 0 {
+                return Err(SortError::Config(format!("key {}:{}: a key must be at least one byte long", p.offset, p.len)));
+            }
+            if !p.kind.allows_length(p.len) {
+                let list: Vec<String> = p.kind.allowed_lengths().iter().map(usize::to_string).collect();
+                return Err(SortError::Config(format!(
+                    "key {}:{}: a {} key is {} bytes long, not {}",
+                    p.offset,
+                    p.len,
+                    p.kind.describe(),
+                    list.join(", "),
+                    p.len
+                )));
+            }
+            if p.offset.checked_add(p.len).is_none_or(|end| end > record_size) {
+                return Err(SortError::Config(format!(
+                    "key {p} reaches beyond the {}-byte record (bytes {}..{})",
+                    record_size,
+                    p.offset,
+                    p.offset.saturating_add(p.len)
+                )));
+            }
+        }
+        let len = parts.iter().map(|p| p.len).sum();
+        let parts: Vec<Part> = parts.iter().map(Part::new).collect();
+        let mode = match parts.as_slice() {
+            [p] if matches!(p.norm, Norm::Bytes) && !p.descending => Mode::Bytes,
+            [p] if matches!(p.norm, Norm::Int { .. } | Norm::Float { .. }) => Mode::Number,
+            _ => Mode::General,
+        };
+        Ok(ResolvedKey { parts, len, mode })
+    }
+}
+
+/// How a part's bytes become its normalized form.
+#[derive(Clone, Copy, Debug)]
+enum Norm {
+    /// As they are (characters, unsigned big-endian integers).
+    Bytes,
+    /// A binary integer: loaded as unsigned, then `^ flip` (the sign bit for signed integers).
+    Int { order: ByteOrder, flip: u64 },
+    /// An IEEE float of `len` bytes.
+    Float { order: ByteOrder },
+    /// Decimal text.
+    Decimal,
+}
+
+/// A key part ready for the hot loops.
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    offset: usize,
+    len: usize,
+    descending: bool,
+    norm: Norm,
+    /// The low `8 * len` bits set (binary numbers only).
+    mask: u64,
+    /// The sign bit of a `len`-byte number (binary numbers only).
+    sign: u64,
+}
+
+impl Part {
+    fn new(p: &KeyPart) -> Part {
+        let bits = 8 * p.len.min(8) as u32;
+        let mask = u64::MAX >> (64 - bits);
+        let sign = 1u64 << (bits - 1);
+        let norm = match p.kind {
+            KeyType::Char | KeyType::Unsigned(ByteOrder::Big) => Norm::Bytes,
+            KeyType::Unsigned(order) => Norm::Int { order, flip: 0 },
+            KeyType::Signed(order) => Norm::Int { order, flip: sign },
+            KeyType::Float(order) => Norm::Float { order },
+            KeyType::Decimal => Norm::Decimal,
+        };
+        Part { offset: p.offset, len: p.len, descending: p.descending, norm, mask, sign }
+    }
+
+    /// The `len`-byte binary number at the part's offset, as an unsigned value.
+    #[inline(always)]
+    fn load(&self, rec: &[u8], order: ByteOrder) -> u64 {
+        let o = self.offset;
+        match (self.len, order) {
+            (8, ByteOrder::Little) => u64::from_le_bytes(rec[o..o + 8].try_into().unwrap()),
+            (8, ByteOrder::Big) => u64::from_be_bytes(rec[o..o + 8].try_into().unwrap()),
+            (4, ByteOrder::Little) => u32::from_le_bytes(rec[o..o + 4].try_into().unwrap()) as u64,
+            (4, ByteOrder::Big) => u32::from_be_bytes(rec[o..o + 4].try_into().unwrap()) as u64,
+            (2, ByteOrder::Little) => u16::from_le_bytes(rec[o..o + 2].try_into().unwrap()) as u64,
+            (2, ByteOrder::Big) => u16::from_be_bytes(rec[o..o + 2].try_into().unwrap()) as u64,
+            _ => rec[o] as u64,
+        }
+    }
+
+    /// The ascending normalized form of a binary number part, as an unsigned value of `len` bytes.
+    #[inline(always)]
+    fn number(&self, rec: &[u8]) -> u64 {
+        match self.norm {
+            Norm::Int { order, flip } => self.load(rec, order) ^ flip,
+            Norm::Float { order } => {
+                let v = self.load(rec, order);
+                let magnitude = v & !self.sign;
+                // Infinity is the largest magnitude that is not a NaN: exponent all ones, no fraction.
+                let inf = if self.len == 4 { 0x7F80_0000 } else { 0x7FF0_0000_0000_0000 };
+                if magnitude > inf {
+                    self.mask
+                } else if v & self.sign != 0 {
+                    !v & self.mask
+                } else {
+                    v | self.sign
+                }
+            }
+            Norm::Bytes | Norm::Decimal => unreachable!("not a binary number"),
+        }
+    }
+
+    /// Writes the first `out.len()` (<= len) bytes of the part's ascending normalized form.
+    #[inline]
+    fn write(&self, rec: &[u8], out: &mut [u8]) {
+        let field = &rec[self.offset..self.offset + self.len];
+        match self.norm {
+            Norm::Bytes => out.copy_from_slice(&field[..out.len()]),
+            Norm::Int { .. } | Norm::Float { .. } => {
+                let v = self.number(rec) << (64 - 8 * self.len);
+                out.copy_from_slice(&v.to_be_bytes()[..out.len()]);
+            }
+            Norm::Decimal => decimal::encode(field, out),
+        }
+    }
+
+    /// Compares the part of two records, ascending.
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        let r = self.offset..self.offset + self.len;
+        match self.norm {
+            Norm::Bytes => a[r.clone()].cmp(&b[r]),
+            Norm::Int { .. } | Norm::Float { .. } => self.number(a).cmp(&self.number(b)),
+            Norm::Decimal => decimal::compare(&a[r.clone()], &b[r]),
+        }
+    }
+}
+
+/// Which prefix code a key takes.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// One ascending part whose bytes are its normalized form.
+    Bytes,
+    /// One binary number part (either direction).
+    Number,
+    /// Anything else.
+    General,
+}
+
+/// A key checked against the record size, ready for the hot loops.
+#[derive(Clone, Debug)]
+pub struct ResolvedKey {
+    parts: Vec<Part>,
+    len: usize,
+    mode: Mode,
+}
+
+/// The top `n` (<= 16) bytes of a u128 set.
+#[inline(always)]
+fn top_bytes(n: usize) -> u128 {
+    if n >= 16 {
+        u128::MAX
+    } else {
+        !(u128::MAX >> (8 * n))
+    }
+}
+
+impl ResolvedKey {
+    /// Length of the normalized key in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the key is empty (never, once resolved; for clippy's sake).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first `n` (<= 16) bytes of the normalized key as the top bytes of a u128, zero below.
+    #[inline]
+    pub fn prefix(&self, rec: &[u8], n: usize) -> u128 {
+        match self.mode {
+            Mode::Bytes => {
+                let p = &self.parts[0];
+                let mut b = [0u8; 16];
+                let take = n.min(p.len);
+                b[..take].copy_from_slice(&rec[p.offset..p.offset + take]);
+                u128::from_be_bytes(b)
+            }
+            Mode::Number => {
+                let p = &self.parts[0];
+                let v = p.number(rec) ^ if p.descending { p.mask } else { 0 };
+                ((v as u128) << (128 - 8 * p.len)) & top_bytes(n)
+            }
+            Mode::General => {
+                let mut b = [0u8; 16];
+                let mut at = 0;
+                for p in &self.parts {
+                    if at >= n {
+                        break;
+                    }
+                    let take = (n - at).min(p.len);
+                    let out = &mut b[at..at + take];
+                    p.write(rec, out);
+                    if p.descending {
+                        for d in out {
+                            *d = !*d;
+                        }
+                    }
+                    at += take;
+                }
+                u128::from_be_bytes(b)
+            }
+        }
+    }
+
+    /// Full comparison of two records' keys.
+    #[inline]
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        for p in &self.parts {
+            let o = p.compare(a, b);
+            if o != Ordering::Equal {
+                return if p.descending { o.reverse() } else { o };
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// The whole normalized key of a record (for tests and diagnostics; the sorter uses
+    /// [`ResolvedKey::prefix`]).
+    pub fn normalized(&self, rec: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8; self.len];
+        let mut at = 0;
+        for p in &self.parts {
+            let out = &mut v[at..at + p.len];
+            p.write(rec, out);
+            if p.descending {
+                for d in out {
+                    *d = !*d;
+                }
+            }
+            at += p.len;
+        }
+        v
+    }
+}
