@@ -5,10 +5,23 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Records and keys:
-  xsort sorts fixed-size binary records (--record-size). Keys are byte ranges compared as unsigned
-  bytes (memcmp order), in priority order; without a key the whole record is the key. Ties keep
-  input order: xsort is always stable. Text-line sorting is not supported yet: --record-size (or
-  -format=size:N in --spec) is required.
+  xsort sorts fixed-size binary records (--record-size). Each --key-bytes OFFSET:LENGTH[:TYPE][:r]
+  is a key, in priority order; ':r' sorts it descending. Without a key the whole record is the key.
+  Ties keep input order: xsort is always stable. TYPE (default char):
+    char                  bytes compared as unsigned bytes (memcmp), any LENGTH
+    u8 i8                 unsigned / signed 1-byte integers
+    u16le u16be i16le i16be u32le u32be i32le i32be u64le u64be i64le i64be
+                          unsigned (u) / signed (i) integers of 2, 4, 8 bytes, little or big endian
+    f32le f32be f64le f64be
+                          IEEE floats (4 bytes) and doubles (8): -inf < ... < -0 < +0 < ... < +inf
+                          < NaN; every NaN sorts after +inf (first when descending), NaNs equal
+    dec                   ASCII decimal text, any LENGTH: [blanks][+|-]digits[.digits][blanks];
+                          a field that is not such a number (all blanks included) sorts before
+                          every number (after them when descending), in input order
+  LENGTH must be the type's size for integers and floats. Nsort's -field types in --spec (character,
+  integer, unsigned, float, double, decimal; big_endian or little_endian, else the machine's order)
+  are the same keys. Text-line sorting is not supported yet: --record-size (or -format=size:N in
+  --spec) is required.
 
 Memory:
   -S/--memory takes a size with a K, M, G or T suffix (powers of 1024; a bare number means KiB, as
@@ -70,8 +83,9 @@ pub struct Args {
     #[arg(long = "record-size", value_name = "N")]
     pub record_size: Option<usize>,
 
-    /// Key bytes OFFSET:LENGTH, ':r' for descending; repeat for several keys in priority order.
-    #[arg(long = "key-bytes", value_name = "OFFSET:LENGTH[:r]")]
+    /// Key OFFSET:LENGTH of TYPE (char, dec, u8, i64le, f64be...: see below), ':r' descending;
+    /// repeat for several keys in priority order.
+    #[arg(long = "key-bytes", value_name = "OFFSET:LENGTH[:TYPE][:r]")]
     pub key_bytes: Vec<String>,
 
     /// In-memory sort kernel.

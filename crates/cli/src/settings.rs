@@ -7,7 +7,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use xsort_core::size::{parse_byte_count, parse_memory_size};
-use xsort_core::spec::{self, FieldType, FileSpec, NsortSpec};
+use xsort_core::key::{ByteOrder, KeyType};
+use xsort_core::spec::{self, Endian, FieldType, FileSpec, NsortSpec};
 use xsort_core::{Input, IoSettings, KeyPart, KeySpec, Method, Output, SortConfig};
 
 /// Everything main needs: the sort and how to report on it.
@@ -30,7 +31,7 @@ impl Settings {
         let spec = parse_specs(&args.spec)?;
         let record_size = record_size(&args, &spec)?;
         let mut key = args.key_bytes.iter().map(|k| parse_key_bytes(k)).collect::<Result<Vec<_>>>()?;
-        key.extend(spec_keys(&spec)?);
+        key.extend(spec_keys(&spec));
 
         let mut inputs: Vec<Input> = spec.in_files.iter().map(|f| input_of(&f.path)).collect();
         inputs.extend(args.inputs.iter().map(|p| input_of(p)));
@@ -111,31 +112,57 @@ fn record_size(args: &Args, spec: &NsortSpec) -> Result<usize> {
     }
 }
 
-/// Parses `OFFSET:LENGTH[:r]`.
+/// Parses `OFFSET:LENGTH[:TYPE][:r]`; TYPE is one of [`KeyType::names`] (default `char`).
 pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
-    let bad = || anyhow!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:r], e.g. 0:10 or 10:4:r");
-    let mut it = s.split(':');
-    let offset = it.next().and_then(|x| x.trim().parse::<usize>().ok()).ok_or_else(bad)?;
-    let len = it.next().and_then(|x| x.trim().parse::<usize>().ok()).ok_or_else(bad)?;
-    let descending = match it.next() {
-        None => false,
-        Some("r") | Some("R") => true,
-        Some(_) => return Err(bad()),
+    let bad = || anyhow!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:TYPE][:r], e.g. 0:10, 10:4:r or 8:8:i64le:r");
+    let fields: Vec<&str> = s.split(':').collect();
+    let (offset, len, rest) = match fields.as_slice() {
+        [o, l, rest @ ..] if rest.len() <= 2 => (o.trim().parse::<usize>().map_err(|_| bad())?, l.trim().parse::<usize>().map_err(|_| bad())?, rest),
+        _ => return Err(bad()),
     };
-    if it.next().is_some() || len == 0 {
+    if len == 0 {
         return Err(bad());
     }
-    Ok(KeyPart::bytes(offset, len, descending))
+    let is_r = |x: &str| x.eq_ignore_ascii_case("r");
+    let (type_name, descending) = match rest {
+        [] => (None, false),
+        [r] if is_r(r) => (None, true),
+        [t] => (Some(*t), false),
+        [t, r] if is_r(r) => (Some(*t), true),
+        _ => return Err(bad()),
+    };
+    let Some(name) = type_name else {
+        return Ok(KeyPart::bytes(offset, len, descending));
+    };
+    let Some((kind, required)) = KeyType::from_name(name) else {
+        let names: Vec<&str> = KeyType::names().collect();
+        bail!("invalid --key-bytes '{s}': unknown type '{name}'; the types are {}", names.join(" "));
+    };
+    if let Some(r) = required.filter(|&r| r != len) {
+        bail!("invalid --key-bytes '{s}': a {} key is {r} byte{} long, not {len}", name.to_ascii_lowercase(), if r == 1 { "" } else { "s" });
+    }
+    Ok(KeyPart::typed(offset, len, kind, descending))
 }
 
-fn spec_keys(spec: &NsortSpec) -> Result<Vec<KeyPart>> {
+/// The `-key` statements as key parts; binary numbers without a byte order are in the machine's
+/// order, as in Nsort.
+fn spec_keys(spec: &NsortSpec) -> Vec<KeyPart> {
     spec.keys
         .iter()
         .map(|k| {
-            if k.field_type != FieldType::Character {
-                bail!("--spec: key at offset {} has type {:?}; only character keys are supported yet", k.offset, k.field_type);
-            }
-            Ok(KeyPart::bytes(k.offset, k.size, k.descending))
+            let order = match k.endian {
+                Some(Endian::Big) => ByteOrder::Big,
+                Some(Endian::Little) => ByteOrder::Little,
+                None => ByteOrder::NATIVE,
+            };
+            let kind = match k.field_type {
+                FieldType::Character => KeyType::Char,
+                FieldType::Integer => KeyType::Signed(order),
+                FieldType::Unsigned => KeyType::Unsigned(order),
+                FieldType::Float | FieldType::Double => KeyType::Float(order),
+                FieldType::Decimal => KeyType::Decimal,
+            };
+            KeyPart::typed(k.offset, k.size, kind, k.descending)
         })
         .collect()
 }
@@ -177,9 +204,43 @@ mod tests {
     fn key_bytes_forms() {
         assert_eq!(parse_key_bytes("0:10").unwrap(), KeyPart::bytes(0, 10, false));
         assert_eq!(parse_key_bytes("10:4:r").unwrap(), KeyPart::bytes(10, 4, true));
-        for bad in ["", "5", "a:b", "1:0", "1:2:x", "1:2:r:3", "-1:2"] {
+        assert_eq!(parse_key_bytes("10:4:char:R").unwrap(), KeyPart::bytes(10, 4, true));
+        assert_eq!(parse_key_bytes("8:8:u64le").unwrap(), KeyPart::typed(8, 8, KeyType::Unsigned(ByteOrder::Little), false));
+        assert_eq!(parse_key_bytes("1:2:I16BE:r").unwrap(), KeyPart::typed(1, 2, KeyType::Signed(ByteOrder::Big), true));
+        assert_eq!(parse_key_bytes("0:4:f32le").unwrap(), KeyPart::typed(0, 4, KeyType::Float(ByteOrder::Little), false));
+        assert_eq!(parse_key_bytes("3:12:dec:r").unwrap(), KeyPart::typed(3, 12, KeyType::Decimal, true));
+        assert_eq!(parse_key_bytes("3:1:i8").unwrap(), KeyPart::typed(3, 1, KeyType::Signed(ByteOrder::Big), false));
+        for bad in ["", "5", "a:b", "1:0", "1:2:x", "1:2:r:3", "-1:2", "1:2:r:r", "1:8:u64le:r:r", "1:8:r:u64le", "1:0:dec", "1:2:i16le:x"] {
             let e = parse_key_bytes(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("invalid --key-bytes '{bad}'")), "{e}");
         }
+        let e = parse_key_bytes("0:4:u64le").unwrap_err().to_string();
+        assert_eq!(e, "invalid --key-bytes '0:4:u64le': a u64le key is 8 bytes long, not 4");
+        let e = parse_key_bytes("0:2:u8").unwrap_err().to_string();
+        assert_eq!(e, "invalid --key-bytes '0:2:u8': a u8 key is 1 byte long, not 2");
+        let e = parse_key_bytes("0:8:u64").unwrap_err().to_string();
+        assert!(e.starts_with("invalid --key-bytes '0:8:u64': unknown type 'u64'; the types are char dec u8 i8 u16le"), "{e}");
+    }
+
+    #[test]
+    fn spec_keys_are_typed() {
+        let spec = spec::parse_spec(
+            "-format=size:32 -field=name:a,size:4,int,big_endian -field=name:b,double,little_endian \
+             -field=name:c,size:6,decimal -field=name:d,unsigned,size:2 -field=name:e,float -field=name:f,size:3 \
+             -key=a,descending -key=b -key=c -key=d -key=e -key=f,desc",
+        )
+        .unwrap();
+        let n = ByteOrder::NATIVE;
+        assert_eq!(
+            spec_keys(&spec),
+            vec![
+                KeyPart::typed(0, 4, KeyType::Signed(ByteOrder::Big), true),
+                KeyPart::typed(4, 8, KeyType::Float(ByteOrder::Little), false),
+                KeyPart::typed(12, 6, KeyType::Decimal, false),
+                KeyPart::typed(18, 2, KeyType::Unsigned(n), false),
+                KeyPart::typed(20, 4, KeyType::Float(n), false),
+                KeyPart::bytes(24, 3, true),
+            ]
+        );
     }
 }

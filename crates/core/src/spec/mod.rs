@@ -1,8 +1,8 @@
 //! Nsort's statement language, as given to `xsort --spec 'STATEMENTS'`
 //! (and later to the C API, as Nsort's subroutine library took statement
 //! strings). [`parse_spec`] turns the text into an [`NsortSpec`]; the CLI
-//! maps that onto the sorter's configuration and rejects what it cannot
-//! do yet (typed keys, for instance).
+//! maps that onto the sorter's configuration (typed fields become typed
+//! key parts, [`crate::key::KeyType`]).
 //!
 //! # Grammar
 //!
@@ -41,8 +41,8 @@
 //! Field and key words: `offset` (also `off`, `position`), `size`, the
 //! types `character` (the default), `integer` (`int`), `unsigned`, `float`,
 //! `double`, `decimal`, and the byte orders `big_endian`, `little_endian`
-//! (binary numbers only; when absent the consumer chooses, Nsort used the
-//! machine's order). Binary numbers have default sizes (integer and
+//! (binary numbers only; when absent the consumer chooses: xsort, like
+//! Nsort, uses the machine's order). Binary numbers have default sizes (integer and
 //! unsigned 4, of 1, 2, 4 or 8; float 4; double 8); character and decimal
 //! fields need `size`. A field's offset defaults to the end of the
 //! previous `-field` (0 for the first), so contiguous fields can omit it.
