@@ -11,6 +11,7 @@ pub mod batches;
 pub mod config;
 pub mod entry;
 pub mod error;
+pub mod framing;
 pub mod input;
 pub mod key;
 pub mod merge;
@@ -21,6 +22,7 @@ pub mod size;
 pub mod sorter;
 pub mod spec;
 pub mod stats;
+pub mod text;
 
 pub use config::{Input, IoSettings, Output, SortConfig};
 pub use error::{Result, SortError};

@@ -2,13 +2,16 @@
 //!
 //! Each run has two blocks: the one being consumed and the next one, already requested from the
 //! read service, so the merge reads in large transfers while it compares. Records that straddle two
-//! blocks are assembled in a small staging buffer. Each head's key prefix is cached as a u128, so
-//! most comparisons are one integer compare; ties in the prefix fall back to the full key, then to the
-//! run index, which keeps the merge stable (runs are numbered in input order).
+//! blocks are assembled in a staging buffer. Runs hold fixed-size records or delimited lines (see
+//! [`Framing`]). Each head's key prefix is cached as a u128, so most comparisons are one integer
+//! compare; ties in the prefix fall back to the full order, then to the run index, which keeps the
+//! merge stable (runs are numbered in input order).
 
+use crate::config::IoSettings;
 use crate::error::{Result, SortError};
-use crate::key::ResolvedKey;
-use crate::runs::{RecordSink, Run};
+use crate::framing::{Framing, RecordOrder};
+use crate::plan::{MemoryPlan, MergeShape};
+use crate::runs::{RecordSink, Run, TempStore};
 use crossbeam_channel::Receiver;
 use std::cmp::Ordering;
 use xsort_io::{AlignedBuf, ReadService};
@@ -20,7 +23,7 @@ type Pending = Receiver<xsort_io::Result<(AlignedBuf, usize)>>;
 struct RunCursor {
     run: Run,
     block: usize,
-    record_size: usize,
+    framing: Framing,
     /// Run-relative offset of the next block to request.
     next_request: u64,
     /// The block being consumed, its run-relative start and valid length.
@@ -31,33 +34,33 @@ struct RunCursor {
     /// The block in flight, and its run-relative start.
     pending: Option<(Pending, u64)>,
     staging: Vec<u8>,
-    head_at: Option<usize>,
-    remaining: u64,
+    /// The head record: in the current block at this offset and length, or (None) in `staging`.
+    head_at: Option<(usize, usize)>,
     prefix: u128,
     exhausted: bool,
 }
 
 impl RunCursor {
-    fn open(run: Run, block: usize, record_size: usize, svc: &ReadService) -> Result<Self> {
-        let remaining = run.bytes / record_size as u64;
+    fn open(run: Run, block: usize, framing: Framing, svc: &ReadService) -> Result<Self> {
         let mut c = RunCursor {
             run,
             block,
-            record_size,
+            framing,
             next_request: 0,
             cur: None,
             cur_start: 0,
             cur_len: 0,
             pos: 0,
             pending: None,
-            staging: vec![0; record_size],
+            staging: Vec::new(),
             head_at: None,
-            remaining,
             prefix: 0,
             exhausted: false,
         };
-        c.request(AlignedBuf::new(block)?, svc)?;
-        c.next_block(svc, Some(AlignedBuf::new(block)?))?;
+        if c.run.bytes > 0 {
+            c.request(AlignedBuf::new(block)?, svc)?;
+            c.next_block(svc, Some(AlignedBuf::new(block)?))?;
+        }
         Ok(c)
     }
 
@@ -78,7 +81,7 @@ impl RunCursor {
         let (buf, n) = rx.recv().map_err(|_| SortError::Internal("read service vanished".into()))??;
         let len = (n as u64).min(self.run.bytes - start) as usize;
         if len == 0 {
-            return Err(SortError::Internal(format!("temp run in {} is shorter than written", self.run.file.path().display())));
+            return Err(SortError::Internal(format!("run in {} is shorter than expected", self.run.file.path().display())));
         }
         let old = self.cur.replace(buf);
         (self.cur_start, self.cur_len, self.pos) = (start, len, 0);
@@ -88,39 +91,84 @@ impl RunCursor {
         Ok(())
     }
 
+    fn at_run_end(&self) -> bool {
+        self.cur_start + self.pos as u64 == self.run.bytes
+    }
+
+    fn block_bytes(&self) -> &[u8] {
+        self.cur.as_ref().map_or(&[][..], |c| &c.as_slice()[self.pos..self.cur_len])
+    }
+
     /// Moves to the next record.
-    fn advance(&mut self, key: &ResolvedKey, svc: &ReadService) -> Result<()> {
-        if self.remaining == 0 {
+    fn advance(&mut self, order: &impl RecordOrder, svc: &ReadService) -> Result<()> {
+        if self.run.bytes == 0 || self.at_run_end() {
             self.exhausted = true;
             return Ok(());
         }
-        let r = self.record_size;
-        if self.pos + r <= self.cur_len {
-            self.head_at = Some(self.pos);
-            self.pos += r;
-        } else {
-            let mut have = 0;
-            while have < r {
-                if self.pos == self.cur_len {
-                    self.next_block(svc, None)?;
-                }
-                let n = (r - have).min(self.cur_len - self.pos);
-                let cur = self.cur.as_ref().ok_or_else(|| SortError::Internal("no current block".into()))?;
-                self.staging[have..have + n].copy_from_slice(&cur.as_slice()[self.pos..self.pos + n]);
-                have += n;
-                self.pos += n;
+        match self.framing {
+            Framing::Fixed(r) if self.pos + r <= self.cur_len => {
+                self.head_at = Some((self.pos, r));
+                self.pos += r;
             }
-            self.head_at = None;
+            Framing::Fixed(r) => self.stage_fixed(r, svc)?,
+            Framing::Delimited(t) => match memchr::memchr(t, self.block_bytes()) {
+                Some(i) => {
+                    self.head_at = Some((self.pos, i));
+                    self.pos += i + 1;
+                }
+                None => self.stage_delimited(t, svc)?,
+            },
         }
-        self.remaining -= 1;
-        self.prefix = key.prefix(self.head(), 16);
+        self.prefix = order.prefix(self.head());
+        Ok(())
+    }
+
+    /// Assembles a fixed-size record that straddles blocks.
+    fn stage_fixed(&mut self, r: usize, svc: &ReadService) -> Result<()> {
+        self.staging.clear();
+        while self.staging.len() < r {
+            if self.pos == self.cur_len {
+                if self.at_run_end() {
+                    return Err(SortError::Internal(format!("run in {} ends inside a record", self.run.file.path().display())));
+                }
+                self.next_block(svc, None)?;
+            }
+            let n = (r - self.staging.len()).min(self.cur_len - self.pos);
+            let from = self.pos;
+            self.pos += n;
+            let cur = self.cur.as_ref().ok_or_else(|| SortError::Internal("no current block".into()))?;
+            self.staging.extend_from_slice(&cur.as_slice()[from..from + n]);
+        }
+        self.head_at = None;
+        Ok(())
+    }
+
+    /// Assembles a line that straddles blocks (a run's last line may lack its terminator).
+    fn stage_delimited(&mut self, t: u8, svc: &ReadService) -> Result<()> {
+        self.staging.clear();
+        loop {
+            let avail = self.cur.as_ref().map_or(&[][..], |c| &c.as_slice()[self.pos..self.cur_len]);
+            let found = memchr::memchr(t, avail);
+            let n = found.unwrap_or(avail.len());
+            self.staging.extend_from_slice(&avail[..n]);
+            self.pos += n;
+            if found.is_some() {
+                self.pos += 1;
+                break;
+            }
+            if self.at_run_end() {
+                break;
+            }
+            self.next_block(svc, None)?;
+        }
+        self.head_at = None;
         Ok(())
     }
 
     #[inline]
     fn head(&self) -> &[u8] {
         match (self.head_at, &self.cur) {
-            (Some(at), Some(cur)) => &cur.as_slice()[at..at + self.record_size],
+            (Some((at, len)), Some(cur)) => &cur.as_slice()[at..at + len],
             _ => &self.staging,
         }
     }
@@ -128,32 +176,115 @@ impl RunCursor {
 
 /// Strict order of two cursors' heads; exhausted cursors last, ties by run index.
 #[inline]
-fn less(c: &[RunCursor], key: &ResolvedKey, exact: bool, a: usize, b: usize) -> bool {
+fn less(c: &[RunCursor], order: &impl RecordOrder, exact: bool, a: usize, b: usize) -> bool {
     let (x, y) = (&c[a], &c[b]);
     if x.exhausted || y.exhausted {
         return !x.exhausted;
     }
     let o = x.prefix.cmp(&y.prefix);
-    let o = if o == Ordering::Equal && !exact { key.compare(x.head(), y.head()) } else { o };
+    let o = if o == Ordering::Equal && !exact { order.compare(x.head(), y.head()) } else { o };
     o.then(a.cmp(&b)) == Ordering::Less
 }
 
-/// Merges `runs` (sorted, in input order) into `out`.
-pub fn merge_runs(runs: &[Run], key: &ResolvedKey, record_size: usize, block: usize, svc: &ReadService, out: &mut RecordSink) -> Result<()> {
-    let mut cursors = runs.iter().map(|r| RunCursor::open(r.clone(), block, record_size, svc)).collect::<Result<Vec<_>>>()?;
+/// Merges `runs` (sorted, in input order), handing each record to `emit` in order (for lines,
+/// without the terminator).
+pub fn merge_runs(runs: &[Run], order: &impl RecordOrder, framing: Framing, block: usize, svc: &ReadService, mut emit: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    let mut cursors = runs.iter().map(|r| RunCursor::open(r.clone(), block, framing, svc)).collect::<Result<Vec<_>>>()?;
     for c in &mut cursors {
-        c.advance(key, svc)?;
+        c.advance(order, svc)?;
     }
-    let exact = key.len() <= 16;
-    let mut tree = LoserTree::new(cursors.len(), |a, b| less(&cursors, key, exact, a, b));
+    let exact = order.prefix_is_exact();
+    let mut tree = LoserTree::new(cursors.len(), |a, b| less(&cursors, order, exact, a, b));
     loop {
         let w = tree.winner();
         if cursors[w].exhausted {
             break;
         }
-        out.push(cursors[w].head())?;
-        cursors[w].advance(key, svc)?;
-        tree.replay(|a, b| less(&cursors, key, exact, a, b));
+        emit(cursors[w].head())?;
+        cursors[w].advance(order, svc)?;
+        tree.replay(|a, b| less(&cursors, order, exact, a, b));
     }
     Ok(())
+}
+
+/// What the merge phase did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MergeReport {
+    /// Merge levels, the last one into the output included.
+    pub levels: u32,
+    /// Largest number of runs merged at once.
+    pub fan_in: usize,
+    /// Largest memory the merge planned for.
+    pub memory: u64,
+    /// Read-ahead block per run in the last level.
+    pub block: usize,
+}
+
+/// Runs being merged into fewer: their order, format, and where intermediate runs go.
+pub struct MergeJob<'a, O: RecordOrder> {
+    /// The order.
+    pub order: &'a O,
+    /// The runs' format.
+    pub framing: Framing,
+    /// The memory plan (budget, write pool).
+    pub plan: &'a MemoryPlan,
+    /// Temp transfers.
+    pub temp_io: IoSettings,
+    /// The read-ahead service.
+    pub svc: &'a ReadService,
+}
+
+impl<O: RecordOrder> MergeJob<'_, O> {
+    /// Merges intermediate levels until one merge of at most the fan-in remains; returns those runs
+    /// and the read-ahead block for the final merge. Groups are consecutive runs, which keeps run
+    /// order (and so stability).
+    pub fn reduce(&self, mut runs: Vec<Run>, store: &mut TempStore, report: &mut MergeReport) -> Result<(Vec<Run>, usize)> {
+        let plan = self.plan;
+        loop {
+            let shape = plan.merge_shape(runs.len(), self.temp_io);
+            report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
+            report.memory = report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);
+            report.levels += 1;
+            report.block = shape.block;
+            if runs.len() <= shape.fan_in {
+                return Ok((runs, shape.block));
+            }
+            runs = self.merge_level(runs, shape, store)?;
+        }
+    }
+
+    fn merge_level(&self, runs: Vec<Run>, shape: MergeShape, store: &mut TempStore) -> Result<Vec<Run>> {
+        let mut excess = runs.len() - shape.fan_in;
+        let mut next = Vec::new();
+        let mut i = 0;
+        while i < runs.len() {
+            let g = (excess + 1).min(shape.fan_in).min(runs.len() - i);
+            if g < 2 {
+                next.push(runs[i].clone());
+                i += 1;
+                continue;
+            }
+            let group = &runs[i..i + g];
+            let bytes = group.iter().map(|x| x.bytes).sum::<u64>() + self.missing_terminators(group);
+            let (mut run, mut w) = store.create_run(bytes, self.plan.write_block, self.plan.write_buffers)?;
+            let mut sink = RecordSink::new(&mut w);
+            merge_runs(group, self.order, self.framing, shape.block, self.svc, |rec| sink.push_record(rec, self.framing))?;
+            sink.flush()?;
+            run.bytes = sink.written();
+            w.finish()?;
+            group.iter().for_each(|x| store.release(x));
+            next.push(run);
+            excess -= g - 1;
+            i += g;
+        }
+        Ok(next)
+    }
+
+    /// Upper bound of terminators a merge adds to lines that lacked one (runs of `-m` inputs).
+    fn missing_terminators(&self, runs: &[Run]) -> u64 {
+        match self.framing {
+            Framing::Fixed(_) => 0,
+            Framing::Delimited(_) => runs.len() as u64,
+        }
+    }
 }

@@ -29,6 +29,8 @@ pub struct MemoryPlan {
     pub write_buffers: usize,
     /// Whether the known input fits in one chunk (one pass, no temp file).
     pub one_pass: bool,
+    /// Most runs one merge may take, whatever the budget allows (GNU sort's `--batch-size`).
+    pub max_fan_in: usize,
 }
 
 impl MemoryPlan {
@@ -51,7 +53,7 @@ impl MemoryPlan {
         };
         let chunk_records = records.max(1) as usize;
         let chunk_capacity = align_up(chunk_records * record_size) + slack as usize;
-        MemoryPlan { budget, chunk_capacity, chunk_records, write_block, write_buffers, one_pass }
+        MemoryPlan { budget, chunk_capacity, chunk_records, write_block, write_buffers, one_pass, max_fan_in: usize::MAX }
     }
 
     /// Bytes the sort phase holds: buffer, entries and output pool.
@@ -66,7 +68,7 @@ impl MemoryPlan {
         let for_runs = self.budget.saturating_sub(pool) as usize;
         let ideal = (for_runs / (2 * runs.max(1))).min(temp.transfer_size);
         let block = (align_down(ideal as u64) as usize).max(MIN_MERGE_BLOCK);
-        let fan_in = (for_runs / (2 * block)).clamp(2, runs.max(2));
+        let fan_in = (for_runs / (2 * block)).min(self.max_fan_in).clamp(2, runs.max(2));
         MergeShape { fan_in, block }
     }
 }

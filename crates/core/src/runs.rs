@@ -6,6 +6,7 @@
 
 use crate::config::IoSettings;
 use crate::error::Result;
+use crate::framing::Framing;
 use std::sync::Arc;
 use xsort_io::{align_up, AlignedBuf, BlockWriter, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
 
@@ -52,6 +53,29 @@ impl TempStore {
         Ok((run, writer))
     }
 
+    /// Copies a stream to a temp file of its own and returns it as a run (for merging inputs that
+    /// cannot be read at offsets, such as pipes).
+    pub fn spool(&mut self, src: &mut dyn std::io::Read, name: &std::path::Path, block: usize, buffers: usize) -> Result<Run> {
+        let file = self.space.create()?;
+        let cfg = WriterConfig { cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
+        let mut writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
+        let mut sink = RecordSink::new(&mut writer);
+        let mut piece = vec![0u8; block];
+        loop {
+            let n = match src.read(&mut piece) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(xsort_io::IoError::read(name, e).into()),
+            };
+            sink.push(&piece[..n])?;
+        }
+        sink.flush()?;
+        let bytes = sink.written();
+        writer.finish()?;
+        Ok(Run { file, offset: 0, bytes })
+    }
+
     /// Gives a consumed run's space back.
     pub fn release(&self, run: &Run) {
         run.file.punch_hole(run.offset, align_up(run.bytes as usize) as u64);
@@ -63,17 +87,34 @@ pub struct RecordSink<'w> {
     writer: &'w mut BlockWriter,
     buf: Option<AlignedBuf>,
     len: usize,
+    written: u64,
 }
 
 impl<'w> RecordSink<'w> {
     /// A sink over `writer`.
     pub fn new(writer: &'w mut BlockWriter) -> Self {
-        RecordSink { writer, buf: None, len: 0 }
+        RecordSink { writer, buf: None, len: 0, written: 0 }
     }
 
-    /// Appends one record.
+    /// Bytes appended so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Appends one record of a stream framed as `framing`: a line gets its terminator back.
+    #[inline]
+    pub fn push_record(&mut self, rec: &[u8], framing: Framing) -> Result<()> {
+        self.push(rec)?;
+        match framing {
+            Framing::Fixed(_) => Ok(()),
+            Framing::Delimited(t) => self.push(&[t]),
+        }
+    }
+
+    /// Appends bytes.
     #[inline]
     pub fn push(&mut self, mut rec: &[u8]) -> Result<()> {
+        self.written += rec.len() as u64;
         while !rec.is_empty() {
             let buf = match &mut self.buf {
                 Some(b) => b,

@@ -7,7 +7,8 @@ use crate::entry::{extract, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::input::InputSet;
 use crate::key::ResolvedKey;
-use crate::merge::merge_runs;
+use crate::framing::Framing;
+use crate::merge::{merge_runs, MergeJob, MergeReport};
 use crate::output::Destination;
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
 use crate::runs::{RecordSink, Run, TempStore};
@@ -29,16 +30,6 @@ enum Formed {
     Done { records: u64 },
     /// Runs on temp space, in input order.
     Runs { records: u64, runs: Vec<Run> },
-}
-
-/// What the merge phase did.
-#[derive(Default)]
-struct MergeReport {
-    levels: u32,
-    fan_in: usize,
-    memory: u64,
-    /// Read-ahead block per run in the last level.
-    block: usize,
 }
 
 impl Sorter {
@@ -136,58 +127,21 @@ impl Sorter {
     }
 
     /// Merges runs level by level until at most a fan-in's worth remain, then into the output.
-    fn merge_all(&self, key: &ResolvedKey, plan: &MemoryPlan, mut runs: Vec<Run>, store: &mut TempStore, dest: &Destination, records: u64) -> Result<MergeReport> {
+    fn merge_all(&self, key: &ResolvedKey, plan: &MemoryPlan, runs: Vec<Run>, store: &mut TempStore, dest: &Destination, records: u64) -> Result<MergeReport> {
         let cfg = &self.cfg;
-        let r = cfg.record_size;
+        let framing = Framing::Fixed(cfg.record_size);
         let svc = ReadService::new(cfg.temp_io.count.max(2), self.counters.temp_read.clone());
+        let job = MergeJob { order: key, framing, plan, temp_io: cfg.temp_io, svc: &svc };
         let mut report = MergeReport::default();
-        loop {
-            let shape = plan.merge_shape(runs.len(), cfg.temp_io);
-            report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
-            report.memory = report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);
-            report.levels += 1;
-            report.block = shape.block;
-            if runs.len() <= shape.fan_in {
-                let total = records * r as u64;
-                let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
-                let mut sink = RecordSink::new(&mut w);
-                merge_runs(&runs, key, r, shape.block, &svc, &mut sink)?;
-                sink.flush()?;
-                w.finish()?;
-                runs.iter().for_each(|run| store.release(run));
-                return Ok(report);
-            }
-            runs = self.merge_level(key, plan, runs, shape, store, &svc)?;
-        }
-    }
-
-    /// One intermediate level: merges just enough consecutive groups of runs that the next level fits
-    /// in one merge, keeping run order (and so stability).
-    fn merge_level(&self, key: &ResolvedKey, plan: &MemoryPlan, runs: Vec<Run>, shape: crate::plan::MergeShape, store: &mut TempStore, svc: &ReadService) -> Result<Vec<Run>> {
-        let r = self.cfg.record_size;
-        let mut excess = runs.len() - shape.fan_in;
-        let mut next = Vec::new();
-        let mut i = 0;
-        while i < runs.len() {
-            let g = (excess + 1).min(shape.fan_in).min(runs.len() - i);
-            if g < 2 {
-                next.push(runs[i].clone());
-                i += 1;
-                continue;
-            }
-            let group = &runs[i..i + g];
-            let bytes = group.iter().map(|x| x.bytes).sum();
-            let (run, mut w) = store.create_run(bytes, plan.write_block, plan.write_buffers)?;
-            let mut sink = RecordSink::new(&mut w);
-            merge_runs(group, key, r, shape.block, svc, &mut sink)?;
-            sink.flush()?;
-            w.finish()?;
-            group.iter().for_each(|x| store.release(x));
-            next.push(run);
-            excess -= g - 1;
-            i += g;
-        }
-        Ok(next)
+        let (runs, block) = job.reduce(runs, store, &mut report)?;
+        let total = records * cfg.record_size as u64;
+        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
+        let mut sink = RecordSink::new(&mut w);
+        merge_runs(&runs, key, framing, block, &svc, |rec| sink.push(rec))?;
+        sink.flush()?;
+        w.finish()?;
+        runs.iter().for_each(|run| store.release(run));
+        Ok(report)
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -1,0 +1,46 @@
+//! What the engine needs to know about records, whatever their format: how a byte stream splits into
+//! records ([`Framing`]) and how two records order ([`RecordOrder`]).
+//!
+//! Fixed-size binary records and text lines share the run merge and the temp store through these
+//! two; each format brings its own implementation of the order (byte-range keys for records, GNU
+//! sort's key semantics for lines).
+
+use crate::key::ResolvedKey;
+use std::cmp::Ordering;
+
+/// How a byte stream splits into records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// Records of exactly this many bytes.
+    Fixed(usize),
+    /// Records ended by this byte (newline for lines, NUL for `-z`). The terminator is not part of
+    /// the record as the order sees it; a stream's last record may lack it.
+    Delimited(u8),
+}
+
+/// The order of records: a byte-comparable prefix for fast comparisons, and the full comparison.
+pub trait RecordOrder: Sync {
+    /// The top bits of the record's normalized key, as an integer: `prefix(a) < prefix(b)` implies
+    /// `compare(a, b) == Less`, and `compare(a, b) == Equal` implies equal prefixes.
+    fn prefix(&self, rec: &[u8]) -> u128;
+    /// The full order of two records.
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
+    /// Whether prefix order already is the full order (no tie-break needed).
+    fn prefix_is_exact(&self) -> bool;
+}
+
+impl RecordOrder for ResolvedKey {
+    #[inline]
+    fn prefix(&self, rec: &[u8]) -> u128 {
+        ResolvedKey::prefix(self, rec, 16)
+    }
+
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        ResolvedKey::compare(self, a, b)
+    }
+
+    fn prefix_is_exact(&self) -> bool {
+        self.len() <= 16
+    }
+}

@@ -1,0 +1,307 @@
+//! Sorting text lines: the engine of fixed-size records, with lines as records.
+//!
+//! Lines are read in chunks ([`reader`]), indexed and sorted in memory ([`chunk`]): each line's
+//! entry holds a 96-bit prefix of its order (from [`RecordOrder::prefix`]) and its index, the kernel
+//! sorts the entries, and groups of equal prefixes are ordered by the full comparison. When all the
+//! input fits one chunk, the sorted lines go straight to the output; otherwise each chunk becomes a
+//! run on temp space and the runs are merged by the same merge as records ([`crate::merge`]), with
+//! lines as delimited records. `-m` merges the inputs themselves as runs; `-c` checks
+//! ([`check`]).
+
+pub mod check;
+pub mod chunk;
+pub mod reader;
+
+use crate::config::{Input, IoSettings, Output};
+use crate::error::{Result, SortError};
+use crate::framing::{Framing, RecordOrder};
+use crate::merge::{merge_runs, MergeJob, MergeReport};
+use crate::output::Destination;
+use crate::plan::MemoryPlan;
+use crate::runs::{RecordSink, Run, TempStore};
+use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
+use chunk::{gather, locate, sort_lines, Lines, BYTES_PER_LINE, INDEX_BITS};
+use reader::LineReader;
+use std::cmp::Ordering;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+use xsort_io::{epoch, AlignedBuf, BlockWriter, ReadService, TempSpace};
+use xsort_kernels::Method;
+
+/// What to do with the lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextMode {
+    /// Sort them.
+    Sort,
+    /// Merge inputs that are already sorted (`-m`).
+    Merge,
+}
+
+/// A sort of text lines; see the CLI's `--help` for the meaning of each setting.
+#[derive(Clone, Debug)]
+pub struct TextConfig {
+    /// Inputs, read in order (ties keep this order).
+    pub inputs: Vec<Input>,
+    /// The output.
+    pub output: Output,
+    /// Line terminator: `\n`, or NUL with `-z`.
+    pub terminator: u8,
+    /// Sort or merge.
+    pub mode: TextMode,
+    /// Output only the first of each run of equal lines (`-u`).
+    pub unique: bool,
+    /// Memory budget in bytes.
+    pub memory_budget: u64,
+    /// Worker threads (the rayon pool must already be sized to this).
+    pub threads: usize,
+    /// Most runs merged at once (`--batch-size`), if limited.
+    pub max_fan_in: Option<usize>,
+    /// Directories for temp runs.
+    pub temp_dirs: Vec<PathBuf>,
+    /// In-memory kernel.
+    pub method: Method,
+    /// Output transfers.
+    pub output_io: IoSettings,
+    /// Temp-file transfers.
+    pub temp_io: IoSettings,
+    /// fsync the output file and its directory before returning.
+    pub sync: bool,
+}
+
+impl TextConfig {
+    /// A configuration with defaults for everything but the essentials.
+    pub fn new(inputs: Vec<Input>, output: Output, memory_budget: u64) -> Self {
+        TextConfig {
+            inputs,
+            output,
+            terminator: b'\n',
+            mode: TextMode::Sort,
+            unique: false,
+            memory_budget,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            max_fan_in: None,
+            temp_dirs: vec![std::env::temp_dir()],
+            method: Method::Radix,
+            output_io: IoSettings::default(),
+            temp_io: IoSettings::default(),
+            sync: false,
+        }
+    }
+}
+
+/// Sorts (or merges) text lines by an order.
+pub struct LineSorter<O: RecordOrder> {
+    cfg: TextConfig,
+    order: O,
+    counters: Arc<SortCounters>,
+}
+
+/// The reusable memory of the sort phase.
+struct Workspace {
+    data: AlignedBuf,
+    starts: Vec<u64>,
+    entries: Vec<u128>,
+    scratch: Vec<u128>,
+}
+
+impl<O: RecordOrder> LineSorter<O> {
+    /// A sorter of `cfg`'s lines by `order`.
+    pub fn new(cfg: TextConfig, order: O) -> Self {
+        LineSorter { cfg, order, counters: Arc::default() }
+    }
+
+    /// Live counters, for a progress display.
+    pub fn counters(&self) -> Arc<SortCounters> {
+        self.counters.clone()
+    }
+
+    /// Runs the sort or merge. On error nothing is left at the output path and no temp file remains.
+    pub fn run(&self) -> Result<SortStats> {
+        let cfg = &self.cfg;
+        let t0 = epoch().elapsed().as_secs_f64();
+        let cpu0 = process_cpu();
+        // Checks every input before anything is written.
+        let mut reader = LineReader::new(&cfg.inputs, cfg.terminator, self.counters.input.clone())?;
+        let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
+        let dest = Destination::open(&cfg.output, cfg.output_io)?;
+        let plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io);
+        self.counters.input_total.store(reader.known_len().unwrap_or(0), AtomicOrdering::Relaxed);
+        let sampler = Sampler::start(self.counters.clone());
+        let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
+        let (lines, runs) = match cfg.mode {
+            TextMode::Sort => self.form_runs(&plan, &mut reader, &mut store, &dest)?,
+            TextMode::Merge => (0, Some(self.input_runs(&mut store)?)),
+        };
+        sampler.mark();
+        let run_count = runs.as_ref().map_or(0, |r| r.len() as u64);
+        let (lines, merge) = match runs {
+            None => (lines, MergeReport::default()),
+            Some(runs) => self.merge(&plan, runs, &mut store, &dest)?,
+        };
+        dest.commit(cfg.sync)?;
+        let samples = sampler.finish();
+        Ok(self.stats(t0, cpu0, &plan, lines, run_count, merge, samples))
+    }
+
+    /// Reads chunk after chunk, sorting each: a single chunk holding all the input goes straight to
+    /// the output (runs: None), otherwise each becomes a run.
+    fn form_runs(&self, plan: &MemoryPlan, reader: &mut LineReader, store: &mut TempStore, dest: &Destination) -> Result<(u64, Option<Vec<Run>>)> {
+        let cfg = &self.cfg;
+        let pool = (plan.write_block * plan.write_buffers) as u64;
+        let limit = plan.budget.saturating_sub(pool).max(64 << 10) as usize;
+        let expected = reader.known_len().map_or(limit, |n| (n as usize).saturating_add(cfg.inputs.len() + 1));
+        let mut ws = Workspace {
+            data: AlignedBuf::new(expected.min(limit).max(4096))?,
+            starts: Vec::new(),
+            entries: Vec::new(),
+            scratch: Vec::new(),
+        };
+        let mut runs = Vec::new();
+        let mut total = 0u64;
+        loop {
+            let max_lines = (1usize << INDEX_BITS) - 1;
+            let filled = reader.fill(&mut ws.data, |bytes, lines| bytes + lines * BYTES_PER_LINE >= limit || lines >= max_lines)?;
+            let data = &ws.data.as_slice()[..filled];
+            let lines = Lines::index(data, cfg.terminator, &mut ws.starts);
+            let n = lines.len();
+            total += n as u64;
+            ws.entries.resize(n, 0);
+            ws.scratch.resize(n, 0);
+            sort_lines(&self.order, cfg.method, &lines, &mut ws.entries, &mut ws.scratch);
+            // The kernel's scratch now lays out the output.
+            let out_len = locate(&self.order, cfg.unique, &lines, &ws.entries, &mut ws.scratch);
+            if runs.is_empty() && reader.exhausted() {
+                let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(out_len), true, self.counters.output.clone())?;
+                write_gathered(&mut w, data, &ws.scratch, out_len)?;
+                w.finish()?;
+                return Ok((total, None));
+            }
+            if out_len > 0 {
+                self.counters.spilled.store(true, AtomicOrdering::Relaxed);
+                let (run, mut w) = store.create_run(out_len, plan.write_block, plan.write_buffers)?;
+                write_gathered(&mut w, data, &ws.scratch, out_len)?;
+                w.finish()?;
+                runs.push(run);
+            }
+            if reader.exhausted() {
+                return Ok((total, Some(runs)));
+            }
+        }
+    }
+
+    /// For `-m`: each input as a run. Regular files are read in place; other inputs (pipes, standard
+    /// input) are first copied to temp space.
+    fn input_runs(&self, store: &mut TempStore) -> Result<Vec<Run>> {        let mut runs = Vec::with_capacity(self.cfg.inputs.len());
+        for input in &self.cfg.inputs {
+            runs.push(match input {
+                Input::Path(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()) => {
+                    let file = xsort_io::DirectFile::open(p, xsort_io::Access::Read, false).map_err(SortError::from)?;
+                    let bytes = file.len()?;
+                    Run { file: Arc::new(file), offset: 0, bytes }
+                }
+                other => {
+                    let (mut file, name) = reader::open_input(other)?;
+                    store.spool(&mut file, &name, self.plan_block(), 2)?
+                }
+            });
+        }
+        Ok(runs)
+    }
+
+    fn plan_block(&self) -> usize {
+        xsort_io::align_up(self.cfg.temp_io.transfer_size.clamp(xsort_io::IO_ALIGN, 1 << 20))
+    }
+
+    /// Merges the runs into the output (through intermediate levels if there are too many).
+    fn merge(&self, plan: &MemoryPlan, runs: Vec<Run>, store: &mut TempStore, dest: &Destination) -> Result<(u64, MergeReport)> {
+        let cfg = &self.cfg;
+        let framing = Framing::Delimited(cfg.terminator);
+        let svc = ReadService::new(cfg.temp_io.count.max(2), self.counters.temp_read.clone());
+        let mut plan = *plan;
+        if let Some(max) = cfg.max_fan_in {
+            plan.max_fan_in = max.max(2);
+        }
+        let job = MergeJob { order: &self.order, framing, plan: &plan, temp_io: cfg.temp_io, svc: &svc };
+        let mut report = MergeReport::default();
+        let (runs, block) = job.reduce(runs, store, &mut report)?;
+        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, None, false, self.counters.output.clone())?;
+        let mut sink = RecordSink::new(&mut w);
+        let mut last: Option<Vec<u8>> = None;
+        let mut lines = 0u64;
+        merge_runs(&runs, &self.order, framing, block, &svc, |line| {
+            lines += 1;
+            if cfg.unique {
+                if last.as_deref().is_some_and(|l| self.order.compare(l, line) == Ordering::Equal) {
+                    return Ok(());
+                }
+                let l = last.get_or_insert_with(Vec::new);
+                l.clear();
+                l.extend_from_slice(line);
+            }
+            sink.push_record(line, framing)
+        })?;
+        sink.flush()?;
+        w.finish()?;
+        runs.iter().for_each(|run| store.release(run));
+        Ok((lines, report))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn stats(&self, t0: f64, (u0, s0): (f64, f64), plan: &MemoryPlan, lines: u64, runs: u64, merge: MergeReport, samples: Vec<crate::stats::Sample>) -> SortStats {
+        let cfg = &self.cfg;
+        let elapsed = epoch().elapsed().as_secs_f64() - t0;
+        let (u1, s1) = process_cpu();
+        let c = &self.counters;
+        let phases = [
+            ("input read", 8 << 20, &c.input),
+            ("temp write", plan.write_block, &c.temp_write),
+            ("temp read", merge.block, &c.temp_read),
+            ("output write", plan.write_block, &c.output),
+        ];
+        let phases = phases
+            .into_iter()
+            .filter_map(|(name, request, k)| phase_stats(name, request as u64, k.snapshot(), t0, &samples, cfg.threads))
+            .collect();
+        let bytes = c.input.snapshot().bytes;
+        SortStats {
+            version: env!("CARGO_PKG_VERSION"),
+            records: lines,
+            bytes,
+            record_size: 0,
+            key: "text lines".into(),
+            method: match cfg.method {
+                Method::Radix => "radix",
+                Method::Merge => "merge",
+            },
+            threads: cfg.threads,
+            passes: u32::from(cfg.mode == TextMode::Sort) + merge.levels,
+            runs,
+            merge_levels: merge.levels,
+            merge_fan_in: merge.fan_in,
+            memory_budget_bytes: plan.budget,
+            memory_planned_bytes: plan.budget.max(merge.memory),
+            peak_rss_bytes: peak_rss_bytes(),
+            elapsed_s: elapsed,
+            cpu_user_s: u1 - u0,
+            cpu_system_s: s1 - s0,
+            cpu_utilization: (u1 - u0 + s1 - s0) / (elapsed.max(1e-9) * cfg.threads.max(1) as f64),
+            temp_dirs: cfg.temp_dirs.iter().map(|d| d.display().to_string()).collect(),
+            phases,
+            samples,
+        }
+    }
+}
+
+/// Writes `total` bytes of the output laid out in `locs` through `writer`, block by block.
+fn write_gathered(writer: &mut BlockWriter, data: &[u8], locs: &[u128], total: u64) -> Result<()> {
+    let mut pos = 0u64;
+    while pos < total {
+        let mut buf = writer.buffer()?;
+        let len = (buf.capacity() as u64).min(total - pos) as usize;
+        gather(data, locs, pos, &mut buf.as_mut_slice()[..len]);
+        writer.submit(buf, len)?;
+        pos += len as u64;
+    }
+    Ok(())
+}

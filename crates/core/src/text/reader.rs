@@ -1,0 +1,236 @@
+//! Reading text inputs into chunks of whole lines.
+//!
+//! The inputs are read in order, as one stream of lines: a file whose last line lacks its terminator
+//! gets one, as GNU sort does. A chunk ends at a line terminator; the partial line after it is
+//! carried into the next chunk. A chunk is full when its bytes plus the per-line bookkeeping the
+//! sorter needs reach the capacity. A line longer than the capacity still becomes one chunk: the
+//! buffer grows for it.
+
+use crate::config::Input;
+use crate::error::{Result, SortError};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::io::FromRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use xsort_io::error::os_text;
+use xsort_io::{AlignedBuf, IoCounters};
+
+/// Bytes per read request.
+const READ_SIZE: usize = 8 << 20;
+
+/// An input being read.
+struct Open {
+    file: File,
+    name: PathBuf,
+}
+
+/// Opens one input for reading: the file and the name to report errors with.
+pub fn open_input(input: &Input) -> Result<(File, PathBuf)> {
+    let o = open(input)?;
+    Ok((o.file, o.name))
+}
+
+/// The inputs of a sort and how far they have been read.
+pub struct LineReader {
+    inputs: Vec<Input>,
+    next: usize,
+    open: Option<Open>,
+    terminator: u8,
+    /// Bytes of a line whose end has not been read yet.
+    carry: Vec<u8>,
+    counters: Arc<IoCounters>,
+    /// Total bytes of the inputs if all are regular files.
+    known_len: Option<u64>,
+}
+
+impl LineReader {
+    /// A reader of `inputs`; every input is checked now (a missing or unreadable file, or a
+    /// directory, is an error naming it) but opened only when its turn comes.
+    pub fn new(inputs: &[Input], terminator: u8, counters: Arc<IoCounters>) -> Result<Self> {
+        let mut known_len = Some(0u64);
+        for input in inputs {
+            match input {
+                Input::Stdin => known_len = None,
+                Input::Path(p) => {
+                    let md = std::fs::metadata(p).map_err(|e| cannot_read(p, &e))?;
+                    if md.is_dir() {
+                        return Err(SortError::BadInput { path: p.clone(), problem: "read failed: Is a directory".into() });
+                    }
+                    File::open(p).map_err(|e| cannot_read(p, &e))?;
+                    known_len = known_len.zip(md.is_file().then_some(md.len())).map(|(a, b)| a + b);
+                }
+            }
+        }
+        Ok(LineReader { inputs: inputs.to_vec(), next: 0, open: None, terminator, carry: Vec::new(), counters, known_len })
+    }
+
+    /// Total bytes of the inputs, if every one is a regular file.
+    pub fn known_len(&self) -> Option<u64> {
+        self.known_len
+    }
+
+    /// Whether every input has been read to its end.
+    pub fn exhausted(&self) -> bool {
+        self.open.is_none() && self.next == self.inputs.len() && self.carry.is_empty()
+    }
+
+    /// Fills `buf` from its start with whole lines until `full(bytes, lines)` says the chunk is full or
+    /// the inputs end, and returns the number of bytes filled (a multiple of whole lines, each with
+    /// its terminator). `buf` grows when one line does not fit.
+    pub fn fill(&mut self, buf: &mut AlignedBuf, full: impl Fn(usize, usize) -> bool) -> Result<usize> {
+        let t = self.terminator;
+        let mut filled = self.carry.len();
+        if filled > buf.capacity() {
+            grow(buf, 0, filled)?;
+        }
+        buf.as_mut_slice()[..filled].copy_from_slice(&self.carry);
+        self.carry.clear();
+        // The carry holds no terminator: nothing is complete yet.
+        let (mut lines, mut complete) = (0, 0);
+        loop {
+            if complete > 0 && full(filled, lines) {
+                break;
+            }
+            if filled == buf.capacity() {
+                if complete > 0 {
+                    break;
+                }
+                grow(buf, filled, filled * 2)?;
+            }
+            let Some(open) = self.current()? else { break };
+            let want = (buf.capacity() - filled).min(READ_SIZE);
+            let started = std::time::Instant::now();
+            let n = read_some(&mut open.file, &open.name, &mut buf.as_mut_slice()[filled..filled + want])?;
+            if n == 0 {
+                self.open = None;
+                // A last line without its terminator gets one.
+                if filled > complete {
+                    if filled == buf.capacity() {
+                        grow(buf, filled, filled + 1)?;
+                    }
+                    buf.as_mut_slice()[filled] = t;
+                    filled += 1;
+                    lines += 1;
+                    complete = filled;
+                }
+                continue;
+            }
+            self.counters.record(n as u64, started, false);
+            let fresh = &buf.as_slice()[filled..filled + n];
+            lines += memchr::memchr_iter(t, fresh).count();
+            if let Some(i) = memchr::memrchr(t, fresh) {
+                complete = filled + i + 1;
+            }
+            filled += n;
+        }
+        self.carry.extend_from_slice(&buf.as_slice()[complete..filled]);
+        Ok(complete)
+    }
+
+    /// The input being read, opening the next one when needed; None when all are read.
+    fn current(&mut self) -> Result<Option<&mut Open>> {
+        if self.open.is_none() && self.next < self.inputs.len() {
+            let input = &self.inputs[self.next];
+            self.next += 1;
+            self.open = Some(open(input)?);
+        }
+        Ok(self.open.as_mut())
+    }
+}
+
+fn open(input: &Input) -> Result<Open> {
+    match input {
+        Input::Stdin => {
+            // SAFETY: dup returns a new descriptor we own (or -1, checked); File takes ownership of it.
+            let fd = unsafe { libc::dup(0) };
+            if fd < 0 {
+                return Err(cannot_read(Path::new("-"), &std::io::Error::last_os_error()));
+            }
+            // SAFETY: fd is a valid descriptor owned by nobody else.
+            Ok(Open { file: unsafe { File::from_raw_fd(fd) }, name: "-".into() })
+        }
+        Input::Path(p) => Ok(Open { file: File::open(p).map_err(|e| cannot_read(p, &e))?, name: p.clone() }),
+    }
+}
+
+/// Reads what is available into `dst`, retrying interrupted reads.
+fn read_some(file: &mut File, name: &Path, dst: &mut [u8]) -> Result<usize> {
+    loop {
+        match file.read(dst) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(SortError::BadInput { path: name.to_owned(), problem: format!("read failed: {}", os_text(&e)) }),
+        }
+    }
+}
+
+/// Replaces `buf` with a larger one holding its first `keep` bytes.
+fn grow(buf: &mut AlignedBuf, keep: usize, at_least: usize) -> Result<()> {
+    let mut bigger = AlignedBuf::new(at_least.max(1 << 20))?;
+    bigger.as_mut_slice()[..keep].copy_from_slice(&buf.as_slice()[..keep]);
+    *buf = bigger;
+    Ok(())
+}
+
+fn cannot_read(path: &Path, e: &std::io::Error) -> SortError {
+    SortError::BadInput { path: path.to_owned(), problem: format!("cannot read: {}", os_text(e)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn reader_of(files: &[&[u8]]) -> (tempfile::TempDir, LineReader) {
+        let dir = tempfile::tempdir().unwrap();
+        let inputs = files
+            .iter()
+            .enumerate()
+            .map(|(i, data)| {
+                let p = dir.path().join(format!("f{i}"));
+                std::fs::File::create(&p).unwrap().write_all(data).unwrap();
+                Input::Path(p)
+            })
+            .collect::<Vec<_>>();
+        let r = LineReader::new(&inputs, b'\n', Arc::default()).unwrap();
+        (dir, r)
+    }
+
+    fn chunks(r: &mut LineReader, cap: usize, max_bytes: usize) -> Vec<Vec<u8>> {
+        let mut buf = AlignedBuf::new(cap).unwrap();
+        let mut out = Vec::new();
+        while !r.exhausted() {
+            let n = r.fill(&mut buf, |bytes, _| bytes >= max_bytes).unwrap();
+            if n > 0 {
+                out.push(buf.as_slice()[..n].to_vec());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn files_become_one_stream_of_terminated_lines() {
+        let (_d, mut r) = reader_of(&[b"b\na", b"", b"c\n", b"d"]);
+        assert_eq!(chunks(&mut r, 4096, usize::MAX).concat(), b"b\na\nc\nd\n");
+    }
+
+    #[test]
+    fn chunks_end_at_terminators_and_long_lines_grow_the_buffer() {
+        let long = vec![b'x'; 3 << 20];
+        let mut data = b"ab\ncd\n".to_vec();
+        data.extend_from_slice(&long);
+        data.extend_from_slice(b"\nef\n");
+        let (_d, mut r) = reader_of(&[&data]);
+        let got = chunks(&mut r, 4096, 4);
+        assert!(got.iter().all(|c| c.ends_with(b"\n")));
+        assert_eq!(got.concat(), data);
+        assert!(got.iter().any(|c| c.len() > 3 << 20));
+    }
+
+    #[test]
+    fn missing_input_is_named() {
+        let e = LineReader::new(&[Input::Path("/nonexistent/x".into())], b'\n', Arc::default()).err().unwrap();
+        assert_eq!(e.to_string(), "/nonexistent/x: cannot read: No such file or directory");
+    }
+}
