@@ -1,6 +1,6 @@
 //! The command line as typed: flags parsed by clap, not yet checked against each other.
 
-use clap::Parser;
+use clap::{ArgAction, Parser};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -53,8 +53,112 @@ Examples:
 
 /// xsort: sort files of fixed-size records, in memory when they fit and by merging runs when not.
 #[derive(Parser, Debug)]
-#[command(name = "xsort", version, about, after_help = AFTER_HELP)]
+#[command(name = "xsort", version, about, after_help = AFTER_HELP, disable_help_flag = true, disable_version_flag = true, args_override_self = true, infer_long_args = true)]
 pub struct Args {
+    /// Print help.
+    #[arg(long = "help", action = ArgAction::Help)]
+    pub help: Option<bool>,
+
+    /// Print the version.
+    #[arg(long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+
+    /// Lines: ignore leading blanks.
+    #[arg(short = 'b', long = "ignore-leading-blanks", help_heading = "Ordering of lines (as GNU sort)")]
+    pub ignore_leading_blanks: bool,
+
+    /// Lines: consider only blanks and alphanumeric characters.
+    #[arg(short = 'd', long = "dictionary-order", help_heading = "Ordering of lines (as GNU sort)")]
+    pub dictionary_order: bool,
+
+    /// Lines: fold lower case to upper case characters.
+    #[arg(short = 'f', long = "ignore-case", help_heading = "Ordering of lines (as GNU sort)")]
+    pub ignore_case: bool,
+
+    /// Lines: compare according to general numerical value (floating point).
+    #[arg(short = 'g', long = "general-numeric-sort", help_heading = "Ordering of lines (as GNU sort)")]
+    pub general_numeric: bool,
+
+    /// Lines: compare human readable numbers (e.g., 2K 1G).
+    #[arg(short = 'h', long = "human-numeric-sort", help_heading = "Ordering of lines (as GNU sort)")]
+    pub human_numeric: bool,
+
+    /// Lines: consider only printable characters.
+    #[arg(short = 'i', long = "ignore-nonprinting", help_heading = "Ordering of lines (as GNU sort)")]
+    pub ignore_nonprinting: bool,
+
+    /// Lines: compare (unknown) < 'JAN' < ... < 'DEC'.
+    #[arg(short = 'M', long = "month-sort", help_heading = "Ordering of lines (as GNU sort)")]
+    pub month: bool,
+
+    /// Lines: compare according to string numerical value.
+    #[arg(short = 'n', long = "numeric-sort", help_heading = "Ordering of lines (as GNU sort)")]
+    pub numeric: bool,
+
+    /// Lines: shuffle, but group identical keys (see --random-source).
+    #[arg(short = 'R', long = "random-sort", help_heading = "Ordering of lines (as GNU sort)")]
+    pub random: bool,
+
+    /// Lines: reverse the result of comparisons.
+    #[arg(short = 'r', long = "reverse", help_heading = "Ordering of lines (as GNU sort)")]
+    pub reverse: bool,
+
+    /// Lines: natural sort of (version) numbers within text.
+    #[arg(short = 'V', long = "version-sort", help_heading = "Ordering of lines (as GNU sort)")]
+    pub version_sort: bool,
+
+    /// Lines: sort according to WORD: general-numeric -g, human-numeric -h, month -M, numeric -n, random -R, version -V.
+    #[arg(long = "sort", value_name = "WORD", help_heading = "Ordering of lines (as GNU sort)")]
+    pub sort_word: Vec<String>,
+
+    /// Lines: get random bytes from FILE (for -R).
+    #[arg(long = "random-source", value_name = "FILE", help_heading = "Ordering of lines (as GNU sort)")]
+    pub random_source: Option<PathBuf>,
+
+    /// Lines: sort via a key; KEYDEF gives location and type (F[.C][OPTS][,F[.C][OPTS]]).
+    #[arg(short = 'k', long = "key", value_name = "KEYDEF", help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub keys: Vec<String>,
+
+    /// Lines: use SEP instead of non-blank to blank transition to find fields.
+    #[arg(short = 't', long = "field-separator", value_name = "SEP", allow_hyphen_values = true, help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub separator: Vec<String>,
+
+    /// Lines: output only the first of lines with equal keys (with -c, check for strict order).
+    #[arg(short = 'u', long = "unique", help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub unique: bool,
+
+    /// Lines: line delimiter is NUL, not newline.
+    #[arg(short = 'z', long = "zero-terminated", help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub zero_terminated: bool,
+
+    /// Lines: merge already sorted files; do not sort.
+    #[arg(short = 'm', long = "merge", help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub merge: bool,
+
+    /// Lines: check for sorted input; do not sort (diagnose the first disorder).
+    #[arg(short = 'c', help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub check_diagnose: bool,
+
+    /// Lines: like -c, but do not report the first bad line.
+    #[arg(short = 'C', help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub check_quiet: bool,
+
+    /// Lines: check for sorted input; WHEN is diagnose-first (default), quiet or silent.
+    #[arg(long = "check", value_name = "WHEN", num_args = 0..=1, require_equals = true, default_missing_value = "diagnose-first", help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub check: Option<String>,
+
+    /// Lines: annotate the part of the line used to sort, and warn about questionable usage.
+    #[arg(long = "debug", help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub debug: bool,
+
+    /// Lines: read input from the files named by NUL-terminated names in file F ('-': standard input).
+    #[arg(long = "files0-from", value_name = "F", help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub files0_from: Option<PathBuf>,
+
+    /// Lines: merge at most N inputs at once.
+    #[arg(long = "batch-size", value_name = "N", help_heading = "Lines: keys and modes (as GNU sort)")]
+    pub batch_size: Option<String>,
+
     /// Input files, read in order; none or '-' means standard input.
     #[arg(value_name = "FILE")]
     pub inputs: Vec<PathBuf>,
@@ -75,7 +179,7 @@ pub struct Args {
     #[arg(short = 'T', long = "temporary-directory", value_name = "DIR")]
     pub temp_dirs: Vec<PathBuf>,
 
-    /// Accepted for compatibility: xsort is always stable.
+    /// Lines: disable the last-resort comparison of whole lines. (Records: always stable.)
     #[arg(short = 's', long = "stable")]
     pub stable: bool,
 

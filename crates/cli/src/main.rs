@@ -2,24 +2,26 @@
 //! is in xsort-core.
 
 mod args;
+mod exit;
+mod lines;
 mod progress;
 mod settings;
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use exit::{OK as EXIT_OK, TROUBLE as EXIT_TROUBLE};
+use lines::{LinesJob, LinesSettings};
+use std::io::Write;
 use std::process::ExitCode;
-
-/// Exit status of a successful sort.
-const EXIT_OK: u8 = 0;
-/// Exit status of any trouble: bad options, bad input, I/O errors (GNU sort's convention).
-const EXIT_TROUBLE: u8 = 2;
+use xsort_core::SortStats;
 
 fn main() -> ExitCode {
     if let Err(e) = xsort_io::signals::install() {
         eprintln!("xsort: cannot install signal handling: {e}");
         return ExitCode::from(EXIT_TROUBLE);
     }
-    let args = match args::Args::try_parse() {
+    let argv = lines::rewrite_obsolete_keys(std::env::args_os().collect());
+    let args = match args::Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
             // GNU's shape: one "xsort: ..." line naming the problem, then where to look.
@@ -38,37 +40,99 @@ fn main() -> ExitCode {
     // partial output (removing it) before we get here.
     std::panic::set_hook(Box::new(|info| eprintln!("xsort: internal error: {info}")));
     match std::panic::catch_unwind(|| run(args)) {
-        Ok(Ok(())) => ExitCode::from(EXIT_OK),
+        Ok(Ok(status)) => ExitCode::from(status),
         Ok(Err(e)) => {
             eprintln!("xsort: {e:#}");
-            ExitCode::from(EXIT_TROUBLE)
+            ExitCode::from(exit::status_of(&e))
         }
         Err(_) => ExitCode::from(EXIT_TROUBLE),
     }
 }
 
-fn run(args: args::Args) -> Result<()> {
-    let settings = settings::Settings::from_args(args)?;
-    for w in &settings.warnings {
-        eprintln!("xsort: warning: {w}");
+/// Runs the invocation; returns the exit status.
+fn run(args: args::Args) -> Result<u8> {
+    if args.record_size.is_none() && args.spec.is_empty() {
+        return run_lines(args);
     }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(settings.config.threads)
-        .thread_name(|i| format!("xsort-worker-{i}"))
-        .build_global()
-        .context("cannot start worker threads")?;
+    if let Some(option) = lines::line_only_option(&args) {
+        anyhow::bail!("{option} applies to text lines; records take --key-bytes (see --help)");
+    }
+    let settings = settings::Settings::from_args(args)?;
+    warn(&settings.warnings);
+    start_workers(settings.config.threads)?;
     let sorter = xsort_core::Sorter::new(settings.config.clone());
     let progress = settings.progress.then(|| progress::Progress::start(sorter.counters()));
     let result = sorter.run();
     if let Some(p) = progress {
         p.finish();
     }
-    let stats = result?;
-    if settings.stats {
+    report(&result?, settings.stats, settings.stats_json.as_deref())?;
+    Ok(EXIT_OK)
+}
+
+/// Sorts, merges or checks text lines.
+fn run_lines(args: args::Args) -> Result<u8> {
+    let s = LinesSettings::from_args(args)?;
+    warn(&s.warnings);
+    start_workers(s.threads)?;
+    match s.job {
+        LinesJob::Sort(cfg) => {
+            let sorter = xsort_core::text::LineSorter::new(cfg, s.order);
+            let progress = s.progress.then(|| progress::Progress::start(sorter.counters()));
+            let result = sorter.run();
+            if let Some(p) = progress {
+                p.finish();
+            }
+            report(&result?, s.stats, s.stats_json.as_deref())?;
+            Ok(EXIT_OK)
+        }
+        LinesJob::Check { input, quiet, unique } => {
+            let Some(d) = xsort_core::text::check::check_order(&input, s.terminator, &s.order, unique, 64 << 20)? else {
+                return Ok(EXIT_OK);
+            };
+            if !quiet {
+                let name = match &input {
+                    xsort_core::Input::Stdin => "-".to_string(),
+                    xsort_core::Input::Path(p) => p.display().to_string(),
+                };
+                let mut msg = format!("xsort: {name}:{}: disorder: ", d.line_number).into_bytes();
+                msg.extend_from_slice(&d.line);
+                msg.push(b'\n');
+                let _ = std::io::stderr().write_all(&msg);
+            }
+            Ok(exit::DISORDER)
+        }
+        LinesJob::Debug(cfg) => {
+            for w in s.order.debug_warnings() {
+                eprintln!("xsort: {w}");
+            }
+            lines::debug_sort(&cfg, &s.order)?;
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("xsort: warning: {w}");
+    }
+}
+
+fn start_workers(threads: usize) -> Result<()> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("xsort-worker-{i}"))
+        .build_global()
+        .context("cannot start worker threads")
+}
+
+/// Prints and writes the statistics as asked.
+fn report(stats: &SortStats, print: bool, json: Option<&std::path::Path>) -> Result<()> {
+    if print {
         eprint!("{}", stats.render());
     }
-    if let Some(path) = &settings.stats_json {
-        let text = serde_json::to_string_pretty(&stats).context("cannot encode statistics")?;
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(stats).context("cannot encode statistics")?;
         std::fs::write(path, text + "\n").with_context(|| format!("{}: cannot write statistics", path.display()))?;
     }
     Ok(())

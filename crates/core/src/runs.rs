@@ -7,6 +7,7 @@
 use crate::config::IoSettings;
 use crate::error::Result;
 use crate::framing::Framing;
+use std::path::PathBuf;
 use std::sync::Arc;
 use xsort_io::{align_up, AlignedBuf, BlockWriter, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
 
@@ -19,22 +20,56 @@ pub struct Run {
     pub offset: u64,
     /// Length in bytes (whole records).
     pub bytes: u64,
+    /// Whether the run lives on temp space (and its extent is released after merging); false for
+    /// an input file merged in place.
+    pub temp: bool,
+}
+
+impl Run {
+    /// A whole input file, merged in place (never released).
+    pub fn input(file: Arc<DirectFile>, bytes: u64) -> Self {
+        Run { file, offset: 0, bytes, temp: false }
+    }
 }
 
 /// The temp files of one sort and the extents allocated in them.
 pub struct TempStore {
-    space: TempSpace,
+    space: Space,
     files: Vec<Option<(Arc<DirectFile>, u64)>>,
     next: usize,
     io: IoSettings,
     counters: Arc<IoCounters>,
 }
 
+/// Temp directories, checked now or on first use.
+enum Space {
+    Checked(TempSpace),
+    Unchecked { dirs: Vec<PathBuf>, direct: bool },
+}
+
 impl TempStore {
     /// A store over checked temp directories; files are created on first use.
     pub fn new(space: TempSpace, io: IoSettings, counters: Arc<IoCounters>) -> Self {
         let files = vec![None; space.dirs().len()];
-        TempStore { space, files, next: 0, io, counters }
+        TempStore { space: Space::Checked(space), files, next: 0, io, counters }
+    }
+
+    /// A store whose directories are checked only when a run is first written (GNU sort's habit: a
+    /// sort that fits in memory ignores a bad `-T`).
+    pub fn lazy(dirs: Vec<PathBuf>, io: IoSettings, counters: Arc<IoCounters>) -> Self {
+        let files = vec![None; dirs.len().max(1)];
+        TempStore { space: Space::Unchecked { dirs, direct: io.direct }, files, next: 0, io, counters }
+    }
+
+    /// The checked temp space.
+    fn space(&mut self) -> Result<&TempSpace> {
+        if let Space::Unchecked { dirs, direct } = &self.space {
+            self.space = Space::Checked(TempSpace::new(dirs.clone(), *direct)?);
+        }
+        match &self.space {
+            Space::Checked(s) => Ok(s),
+            Space::Unchecked { .. } => unreachable!("checked above"),
+        }
     }
 
     /// Starts writing a run of `bytes` bytes: reserves an extent and returns a writer positioned on it.
@@ -42,12 +77,12 @@ impl TempStore {
         let slot = self.next % self.files.len();
         self.next += 1;
         if self.files[slot].is_none() {
-            self.files[slot] = Some((self.space.create()?, 0));
+            self.files[slot] = Some((self.space()?.create()?, 0));
         }
         let (file, end) = self.files[slot].as_mut().expect("created above");
         let offset = *end;
         *end += align_up(bytes as usize) as u64;
-        let run = Run { file: file.clone(), offset, bytes };
+        let run = Run { file: file.clone(), offset, bytes, temp: true };
         let cfg = WriterConfig { start_offset: offset, cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
         let writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
         Ok((run, writer))
@@ -56,7 +91,7 @@ impl TempStore {
     /// Copies a stream to a temp file of its own and returns it as a run (for merging inputs that
     /// cannot be read at offsets, such as pipes).
     pub fn spool(&mut self, src: &mut dyn std::io::Read, name: &std::path::Path, block: usize, buffers: usize) -> Result<Run> {
-        let file = self.space.create()?;
+        let file = self.space()?.create()?;
         let cfg = WriterConfig { cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
         let mut writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
         let mut sink = RecordSink::new(&mut writer);
@@ -73,11 +108,14 @@ impl TempStore {
         sink.flush()?;
         let bytes = sink.written();
         writer.finish()?;
-        Ok(Run { file, offset: 0, bytes })
+        Ok(Run { file, offset: 0, bytes, temp: true })
     }
 
     /// Gives a consumed run's space back.
     pub fn release(&self, run: &Run) {
+        if !run.temp {
+            return;
+        }
         run.file.punch_hole(run.offset, align_up(run.bytes as usize) as u64);
     }
 }

@@ -26,7 +26,7 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
-use xsort_io::{epoch, AlignedBuf, BlockWriter, ReadService, TempSpace};
+use xsort_io::{epoch, AlignedBuf, BlockWriter, ReadService};
 use xsort_kernels::Method;
 
 /// What to do with the lines.
@@ -123,12 +123,12 @@ impl<O: RecordOrder> LineSorter<O> {
         let cpu0 = process_cpu();
         // Checks every input before anything is written.
         let mut reader = LineReader::new(&cfg.inputs, cfg.terminator, self.counters.input.clone())?;
-        let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
         let dest = Destination::open(&cfg.output, cfg.output_io)?;
         let plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io);
         self.counters.input_total.store(reader.known_len().unwrap_or(0), AtomicOrdering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
-        let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
+        // Temp directories are checked only when needed: a sort that fits in memory ignores -T.
+        let mut store = TempStore::lazy(cfg.temp_dirs.clone(), cfg.temp_io, self.counters.temp_write.clone());
         let (lines, runs) = match cfg.mode {
             TextMode::Sort => self.form_runs(&plan, &mut reader, &mut store, &dest)?,
             TextMode::Merge => (0, Some(self.input_runs(&mut store)?)),
@@ -198,7 +198,7 @@ impl<O: RecordOrder> LineSorter<O> {
                 Input::Path(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()) => {
                     let file = xsort_io::DirectFile::open(p, xsort_io::Access::Read, false).map_err(SortError::from)?;
                     let bytes = file.len()?;
-                    Run { file: Arc::new(file), offset: 0, bytes }
+                    Run::input(Arc::new(file), bytes)
                 }
                 other => {
                     let (mut file, name) = reader::open_input(other)?;
@@ -290,6 +290,22 @@ impl<O: RecordOrder> LineSorter<O> {
             phases,
             samples,
         }
+    }
+}
+
+impl RecordOrder for crate::order::LineOrder {
+    #[inline]
+    fn prefix(&self, rec: &[u8]) -> u128 {
+        crate::order::LineOrder::prefix(self, rec)
+    }
+
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        crate::order::LineOrder::compare(self, a, b)
+    }
+
+    fn prefix_is_exact(&self) -> bool {
+        false
     }
 }
 

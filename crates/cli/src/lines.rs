@@ -1,0 +1,360 @@
+//! The command line of a text-line sort (no `--record-size`): GNU sort's options checked against
+//! each other, as GNU checks them, and turned into the core's [`TextConfig`] and [`LineOrder`].
+
+use crate::args::Args;
+use crate::exit::Failure;
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use xsort_core::order::{KeyField, LineOrder, LineOrderConfig, OrderFlags};
+use xsort_core::size::parse_memory_size;
+use xsort_core::text::{TextConfig, TextMode};
+use xsort_core::{Input, Output};
+
+/// What a text-line invocation does.
+pub enum LinesJob {
+    /// Sort or merge into the output.
+    Sort(TextConfig),
+    /// Check one input's order; `quiet` reports nothing (`-C`); `unique` makes equal lines disorder.
+    Check { input: Input, quiet: bool, unique: bool },
+    /// Sort in memory and annotate the keys (`--debug`).
+    Debug(TextConfig),
+}
+
+/// A checked text-line invocation.
+pub struct LinesSettings {
+    /// The job.
+    pub job: LinesJob,
+    /// The order of lines.
+    pub order: LineOrder,
+    /// Worker threads.
+    pub threads: usize,
+    /// Line terminator.
+    pub terminator: u8,
+    /// Print statistics to stderr.
+    pub stats: bool,
+    /// Write statistics JSON here.
+    pub stats_json: Option<PathBuf>,
+    /// Show a progress bar.
+    pub progress: bool,
+    /// Warnings to print before sorting.
+    pub warnings: Vec<String>,
+}
+
+impl LinesSettings {
+    /// Validates `args` for a sort of text lines.
+    pub fn from_args(args: Args) -> Result<Self> {
+        let order = line_order(&args)?;
+        let check = check_mode(&args)?;
+        let inputs = inputs(&args)?;
+        let output = args.output.as_deref().map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::Path(p.to_owned()) });
+        let (budget, clamp_warning) = match &args.memory {
+            Some(s) => xsort_core::plan::resolve_budget(Some(parse_memory_size(s).map_err(|_| anyhow!("invalid -S argument '{s}'"))?)),
+            None => xsort_core::plan::resolve_budget(None),
+        };
+        let threads = match args.parallel {
+            Some(0) => bail!("number in parallel must be nonzero"),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let max_fan_in = match &args.batch_size {
+            None => None,
+            Some(s) => match s.parse::<usize>() {
+                Ok(n) if n >= 2 => Some(n),
+                _ => bail!("invalid --batch-size argument '{s}' (the minimum is 2)"),
+            },
+        };
+        let mut temp_dirs = args.temp_dirs.clone();
+        if temp_dirs.is_empty() {
+            temp_dirs.push(std::env::temp_dir());
+        }
+        let terminator = if args.zero_terminated { 0 } else { b'\n' };
+        let job = if let Some(quiet) = check {
+            if output.is_some() {
+                bail!("options '-{}o' are incompatible", if quiet { 'C' } else { 'c' });
+            }
+            let mut inputs = inputs.into_iter();
+            let input = inputs.next().unwrap_or(Input::Stdin);
+            if let Some(extra) = inputs.next() {
+                let name = match extra {
+                    Input::Stdin => "-".into(),
+                    Input::Path(p) => p.display().to_string(),
+                };
+                bail!("extra operand '{name}' not allowed with -{}", if quiet { 'C' } else { 'c' });
+            }
+            LinesJob::Check { input, quiet, unique: args.unique }
+        } else {
+            let mut cfg = TextConfig::new(inputs, output.unwrap_or(Output::Stdout), budget);
+            cfg.terminator = terminator;
+            cfg.mode = if args.merge { TextMode::Merge } else { TextMode::Sort };
+            cfg.unique = args.unique;
+            cfg.threads = threads;
+            cfg.max_fan_in = max_fan_in;
+            cfg.temp_dirs = temp_dirs;
+            cfg.sync = args.sync;
+            if args.buffered {
+                cfg.output_io.direct = false;
+                cfg.temp_io.direct = false;
+            }
+            if args.debug {
+                LinesJob::Debug(cfg)
+            } else {
+                LinesJob::Sort(cfg)
+            }
+        };
+        let progress = !args.no_progress && (args.progress || std::io::stderr().is_terminal());
+        Ok(LinesSettings {
+            job,
+            order,
+            threads,
+            terminator,
+            stats: args.stats,
+            stats_json: args.stats_json,
+            progress,
+            warnings: clamp_warning.into_iter().collect(),
+        })
+    }
+}
+
+/// The order of lines from the ordering options, keys, `-t`, `-s`, `-u` and `--random-source`.
+fn line_order(args: &Args) -> Result<LineOrder> {
+    let mut global = OrderFlags::default();
+    let letters = [
+        (args.ignore_leading_blanks, 'b'),
+        (args.dictionary_order, 'd'),
+        (args.ignore_case, 'f'),
+        (args.general_numeric, 'g'),
+        (args.human_numeric, 'h'),
+        (args.ignore_nonprinting, 'i'),
+        (args.month, 'M'),
+        (args.numeric, 'n'),
+        (args.random, 'R'),
+        (args.reverse, 'r'),
+        (args.version_sort, 'V'),
+    ];
+    for (on, c) in letters {
+        if on {
+            global.set_global(c);
+        }
+    }
+    for word in &args.sort_word {
+        let c = match word.as_str() {
+            "general-numeric" => 'g',
+            "human-numeric" => 'h',
+            "month" => 'M',
+            "numeric" => 'n',
+            "random" => 'R',
+            "version" => 'V',
+            _ => return Err(Failure::usage(format!("invalid argument '{word}' for '--sort'")).into()),
+        };
+        global.set_global(c);
+    }
+    let keys = args.keys.iter().map(|k| parse_key(k)).collect::<Result<Vec<_>>>()?;
+    let separator = separator(&args.separator)?;
+    let wants_random = global.random || keys.iter().any(|k| k.flags().random);
+    let random_seed = if wants_random { random_seed(args.random_source.as_deref())? } else { Vec::new() };
+    let cfg = LineOrderConfig { keys, global, separator, stable: args.stable, unique: args.unique, random_seed };
+    LineOrder::new(cfg).map_err(|e| anyhow!("{e}"))
+}
+
+/// A `-k` KEYDEF, or an obsolete `+POS1 [-POS2]` key that main turned into `--key='+POS1 -POS2'`.
+fn parse_key(k: &str) -> Result<KeyField> {
+    let parsed = match k.strip_prefix(OBSOLETE_MARK) {
+        Some(rest) => {
+            let (start, end) = rest.split_once(' ').map_or((rest, None), |(s, e)| (s, Some(e)));
+            KeyField::parse_obsolete(&start[1..], end.map(|e| &e[1..])).map(|k| k.ok_or_else(|| xsort_core::SortError::Config(format!("invalid key '{start}'"))))
+        }
+        None => Ok(KeyField::parse(k)),
+    };
+    parsed.and_then(|r| r).map_err(|e| anyhow!("{e}"))
+}
+
+/// Marks a key rewritten from the obsolete `+POS1 [-POS2]` form.
+pub const OBSOLETE_MARK: &str = "\u{1}obsolete:";
+
+/// Rewrites GNU's obsolete key operands (`+POS1 [-POS2]`, still accepted by GNU sort 9) into `--key`
+/// options clap can parse, keeping their place among the other keys.
+pub fn rewrite_obsolete_keys(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut it = argv.into_iter().peekable();
+    if let Some(program) = it.next() {
+        out.push(program);
+    }
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            out.push(arg);
+            out.extend(it);
+            break;
+        }
+        let Some(start) = arg.to_str().filter(|s| s.starts_with('+')) else {
+            out.push(arg);
+            continue;
+        };
+        let end = it.peek().and_then(|n| n.to_str()).filter(|n| n.len() > 1 && n.starts_with('-') && n.as_bytes()[1].is_ascii_digit()).map(str::to_owned);
+        match KeyField::parse_obsolete(&start[1..], end.as_deref().map(|e| &e[1..])) {
+            Ok(Some(_)) | Err(_) => {
+                if end.is_some() {
+                    it.next();
+                }
+                let joined = match &end {
+                    Some(e) => format!("{start} {e}"),
+                    None => start.to_owned(),
+                };
+                out.push(format!("--key={OBSOLETE_MARK}{joined}").into());
+            }
+            Ok(None) => out.push(arg),
+        }
+    }
+    out
+}
+
+/// `-t`: one byte (`\0` means NUL); every `-t` must agree.
+fn separator(values: &[String]) -> Result<Option<u8>> {
+    let mut sep = None;
+    for v in values {
+        let b = match v.as_bytes() {
+            [] => bail!("empty tab"),
+            [b] => *b,
+            b"\\0" => 0,
+            _ => bail!("multi-character tab '{v}'"),
+        };
+        if sep.is_some_and(|s| s != b) {
+            bail!("incompatible tabs");
+        }
+        sep = Some(b);
+    }
+    Ok(sep)
+}
+
+/// The seed of `-R`: the start of `--random-source`, or fresh random bytes.
+fn random_seed(source: Option<&Path>) -> Result<Vec<u8>> {
+    let mut seed = vec![0u8; 64];
+    match source {
+        Some(p) => {
+            let mut f = std::fs::File::open(p).map_err(|e| anyhow!("open failed: {}: {}", p.display(), xsort_io::error::os_text(&e)))?;
+            let mut n = 0;
+            while n < seed.len() {
+                match f.read(&mut seed[n..]).with_context(|| format!("{}: read failed", p.display()))? {
+                    0 => break,
+                    k => n += k,
+                }
+            }
+            seed.truncate(n);
+        }
+        None => {
+            let mut f = std::fs::File::open("/dev/urandom").context("cannot read /dev/urandom")?;
+            f.read_exact(&mut seed).context("cannot read /dev/urandom")?;
+        }
+    }
+    Ok(seed)
+}
+
+/// `-c`, `-C` or `--check[=WHEN]`: Some(quiet) when checking.
+fn check_mode(args: &Args) -> Result<Option<bool>> {
+    let long = match args.check.as_deref() {
+        None => None,
+        Some("diagnose-first") => Some(false),
+        Some("quiet" | "silent") => Some(true),
+        Some(w) => return Err(Failure::usage(format!("invalid argument '{w}' for '--check'")).into()),
+    };
+    let modes = [args.check_diagnose.then_some(false), args.check_quiet.then_some(true), long];
+    let given: Vec<bool> = modes.into_iter().flatten().collect();
+    if given.windows(2).any(|w| w[0] != w[1]) {
+        bail!("options '-cC' are incompatible");
+    }
+    Ok(given.first().copied())
+}
+
+/// The operands, or the names in `--files0-from`.
+fn inputs(args: &Args) -> Result<Vec<Input>> {
+    let as_input = |p: &Path| if p.as_os_str() == "-" { Input::Stdin } else { Input::Path(p.to_owned()) };
+    let Some(list) = &args.files0_from else {
+        let mut v: Vec<Input> = args.inputs.iter().map(|p| as_input(p)).collect();
+        if v.is_empty() {
+            v.push(Input::Stdin);
+        }
+        return Ok(v);
+    };
+    if let Some(first) = args.inputs.first() {
+        bail!("extra operand '{}'\nfile operands cannot be combined with --files0-from", first.display());
+    }
+    let text = if list.as_os_str() == "-" {
+        let mut b = Vec::new();
+        std::io::stdin().read_to_end(&mut b).context("-: read failed")?;
+        b
+    } else {
+        std::fs::read(list).map_err(|e| anyhow!("cannot open '{}' for reading: {}", list.display(), xsort_io::error::os_text(&e)))?
+    };
+    let names: Vec<&[u8]> = text.split(|&b| b == 0).collect();
+    let names = if names.last().is_some_and(|n| n.is_empty()) { &names[..names.len() - 1] } else { &names[..] };
+    if names.is_empty() {
+        bail!("no input from '{}'", list.display());
+    }
+    let mut out = Vec::with_capacity(names.len());
+    for (i, n) in names.iter().enumerate() {
+        if n.is_empty() {
+            bail!("{}:{}: invalid zero-length file name", list.display(), i + 1);
+        }
+        let p = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(n));
+        if list.as_os_str() == "-" && p.as_os_str() == "-" {
+            bail!("when reading file names from stdin, no file name of '-' allowed");
+        }
+        out.push(as_input(p));
+    }
+    Ok(out)
+}
+
+/// The first option given that only text lines take, if any (for a record sort's error).
+pub fn line_only_option(args: &Args) -> Option<&'static str> {
+    let used = [
+        (!args.keys.is_empty(), "-k"),
+        (!args.separator.is_empty(), "-t"),
+        (args.unique, "-u"),
+        (args.zero_terminated, "-z"),
+        (args.merge, "-m"),
+        (args.check_diagnose || args.check_quiet || args.check.is_some(), "-c"),
+        (args.debug, "--debug"),
+        (args.files0_from.is_some(), "--files0-from"),
+        (args.ignore_leading_blanks || args.dictionary_order || args.ignore_case, "-b/-d/-f"),
+        (args.general_numeric || args.human_numeric || args.ignore_nonprinting || args.month, "-g/-h/-i/-M"),
+        (args.numeric || args.random || args.reverse || args.version_sort || !args.sort_word.is_empty(), "-n/-R/-r/-V/--sort"),
+    ];
+    used.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
+}
+
+/// `--debug`: sorts in memory (a diagnostic for small inputs, not the engine) and writes each line
+/// with GNU's key annotations.
+pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
+    let t = cfg.terminator;
+    let mut data = Vec::new();
+    for input in &cfg.inputs {
+        let start = data.len();
+        match input {
+            Input::Stdin => {
+                std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
+            }
+            Input::Path(p) => data.extend(std::fs::read(p).map_err(|e| anyhow!("cannot read: {}: {}", p.display(), xsort_io::error::os_text(&e)))?),
+        }
+        if data.len() > start && data.last() != Some(&t) {
+            data.push(t);
+        }
+    }
+    let mut lines: Vec<&[u8]> = data.split(|&b| b == t).collect();
+    lines.pop(); // after the last terminator
+    if cfg.mode == TextMode::Sort {
+        lines.sort_by(|a, b| order.compare(a, b));
+    }
+    let mut out = Vec::new();
+    let mut last: Option<&[u8]> = None;
+    for line in lines {
+        if cfg.unique && last.is_some_and(|l| order.compare(l, line) == std::cmp::Ordering::Equal) {
+            continue;
+        }
+        last = Some(line);
+        order.debug_annotate(line, &mut out);
+    }
+    match &cfg.output {
+        Output::Stdout => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
+        Output::Path(p) => std::fs::write(p, &out).with_context(|| format!("{}: write failed", p.display())),
+    }
+}
