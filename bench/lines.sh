@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# xsort against GNU sort on text lines: ratios measured in one run on this machine.
+#
+#   bash bench/lines.sh [--lines N] [--dir DIR] [--runs K]
+#
+# For N lines (default 10^7) per case, in DIR (default $TMPDIR or /tmp), K runs each (default 3),
+# medians reported. Both programs read the same file from the page cache (read once before timing)
+# and write a file in DIR; GNU runs as `LC_ALL=C sort --parallel=2 -S 50% OPTS`, xsort as
+# `xsort OPTS` (its default budget is 50% of available memory). Cases (the issue's targets):
+#   1. `gensort -a` lines, -k1.1,1.10 -s          (target: xsort at least 8x faster)
+#   2. random integers, -n                          (at least 5x)
+#   3. CSV-like lines, -t, -k3,3 -k1,1nr            (at least 5x)
+#   4. `gensort -a` lines, plain sort (whole line)  (at least 8x)
+# Each pair of outputs must be byte-identical. Generated files are deleted at the end.
+set -euo pipefail
+lines=10000000 dir=${TMPDIR:-/tmp} runs=3
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --lines) lines=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) echo "usage: $0 [--lines N] [--dir DIR] [--runs K]" >&2; exit 2 ;;
+  esac
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench
+bin=$root/target/release
+work=$(mktemp -d "$dir/xsort-lines.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+now() { date +%s.%N; }
+median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+timed() { local t0; t0=$(now); "$@"; python3 -c "print(f'{$(now) - $t0:.3f}')"; }
+
+echo "# xsort vs GNU sort on text lines, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) threads; memory $(free -g | awk '/^Mem:/ {print $2 " GiB total, " $7 " GiB available"}')"
+echo "- filesystem of $dir: $(df --output=fstype "$work" | tail -1); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- $(sort --version | head -1); xsort $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (release)"
+echo "- $lines lines per case, $runs runs each, medians; inputs in the page cache, outputs to files in $dir"
+echo
+
+"$bin/gensort" -a "$lines" "$work/gensort.txt"
+python3 - "$lines" "$work" <<'PY'
+import random, sys
+n, work = int(sys.argv[1]), sys.argv[2]
+rnd = random.Random(42)
+with open(f"{work}/ints.txt", "w") as f:
+    step = 100000
+    for s in range(0, n, step):
+        f.write("".join(f"{rnd.randint(-10**12, 10**12)}\n" for _ in range(min(step, n - s))))
+cities = ["amsterdam", "berlin", "cairo", "delhi", "erfurt", "fez", "geneva", "hanoi", "izmir", "jakarta", "kyoto", "lima"]
+with open(f"{work}/csv.txt", "w") as f:
+    step = 100000
+    for s in range(0, n, step):
+        f.write("".join(f"{rnd.randint(0, 10**7)},{rnd.choice(cities)}{rnd.randint(0, 999)},{rnd.choice(cities)},{rnd.randint(-99999, 99999) / 100}\n" for _ in range(min(step, n - s))))
+PY
+
+echo "| case | input | GNU sort s | xsort s | GNU / xsort | target | same bytes |"
+echo "|---|---|---|---|---|---|---|"
+run_case() { # NAME FILE TARGET OPTS...
+  local name=$1 file=$2 target=$3; shift 3
+  cat "$file" > /dev/null
+  local g=() x=()
+  for _ in $(seq "$runs"); do
+    g+=("$(timed env LC_ALL=C sort --parallel=2 -S 50% "$@" -o "$work/gnu.out" "$file")")
+    x+=("$(timed "$bin/xsort" "$@" -o "$work/xsort.out" "$file")")
+  done
+  local gm xm same
+  gm=$(echo "${g[@]}" | median); xm=$(echo "${x[@]}" | median)
+  if cmp -s "$work/gnu.out" "$work/xsort.out"; then same=yes; else same=NO; fi
+  echo "| $name \`$*\` | $(du -m "$file" | cut -f1) MB | $gm | $xm | $(python3 -c "print(f'{$gm / $xm:.2f}x')") | $target | $same |"
+  rm -f "$work/gnu.out" "$work/xsort.out"
+}
+run_case "gensort -a, key" "$work/gensort.txt" ">= 8x" -k1.1,1.10 -s
+run_case "integers" "$work/ints.txt" ">= 5x" -n
+run_case "CSV" "$work/csv.txt" ">= 5x" -t, -k3,3 -k1,1nr
+run_case "gensort -a, whole line" "$work/gensort.txt" ">= 8x"
+echo
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
