@@ -15,6 +15,7 @@ pub mod framing;
 pub mod input;
 pub mod key;
 pub mod merge;
+pub mod order;
 pub mod output;
 pub mod plan;
 pub mod runs;

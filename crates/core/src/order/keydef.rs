@@ -1,0 +1,402 @@
+//! `-k KEYDEF` parsing and field location, as GNU sort 9.1 does them.
+//!
+//! A key is stored as GNU stores it: zero-origin start field `sword` and character `schar`, zero-origin
+//! end field `eword` and end character `echar` (0 = the end of field `eword`), with `usize::MAX`
+//! meaning "from the line's start" (`-k1` / `-k1.1`) for `sword` and "to the line's end" for `eword`.
+//! [`begfield`] and [`limfield`] find those positions in a line exactly as GNU's functions of the
+//! same names: fields are separated by each `-t` byte, or else a field is a run of blanks (space,
+//! tab, newline) followed by non-blanks.
+
+use super::{Key, OrderFlags, BLANK, NONE};
+use crate::error::SortError;
+
+/// One -k KEYDEF.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyField {
+    /// Zero-origin start field; `usize::MAX` when the key starts at the line's start.
+    sword: usize,
+    /// Characters to skip in the start field.
+    schar: usize,
+    /// Zero-origin end field; `usize::MAX` for the line's end.
+    eword: usize,
+    /// Characters of the end field to include; 0 for the whole field.
+    echar: usize,
+    /// The key's own ordering options.
+    flags: OrderFlags,
+    /// Whether the key had any option letter (then global options do not apply to it).
+    has_flags: bool,
+    /// Given in the obsolescent `+POS1 -POS2` form (--debug warns about it).
+    obsolete: bool,
+}
+
+impl KeyField {
+    /// Parses GNU's F[.C][OPTS][,F[.C][OPTS]]; errors carry GNU's message text without the "sort: " prefix, e.g. "invalid number at field start: invalid count at start of '0'" -- check each against the real sort.
+    pub fn parse(spec: &str) -> Result<KeyField, SortError> {
+        let mut key = KeyField::empty();
+        let (n, mut s) = field_count(spec, Some("invalid number at field start"))?;
+        if n == 0 {
+            return Err(bad_field_spec(spec, "field number is zero"));
+        }
+        key.sword = n - 1;
+        if let Some(rest) = s.strip_prefix('.') {
+            let (c, rest) = field_count(rest, Some("invalid number after '.'"))?;
+            if c == 0 {
+                return Err(bad_field_spec(spec, "character offset is zero"));
+            }
+            key.schar = c - 1;
+            s = rest;
+        }
+        if key.sword == 0 && key.schar == 0 {
+            key.sword = NONE;
+        }
+        s = key.set_ordering(s, true);
+        if let Some(rest) = s.strip_prefix(',') {
+            let (e, rest) = field_count(rest, Some("invalid number after ','"))?;
+            if e == 0 {
+                return Err(bad_field_spec(spec, "field number is zero"));
+            }
+            key.eword = e - 1;
+            s = rest;
+            if let Some(rest) = s.strip_prefix('.') {
+                let (c, rest) = field_count(rest, Some("invalid number after '.'"))?;
+                key.echar = c;
+                s = rest;
+            }
+            s = key.set_ordering(s, false);
+        }
+        if !s.is_empty() {
+            return Err(bad_field_spec(spec, "stray character in field spec"));
+        }
+        Ok(key)
+    }
+
+    /// Parses the obsolescent form `+POS1 [-POS2]`: `start` is POS1 without its '+', `end` POS2
+    /// without its '-' (GNU takes the next argument as POS2 when it is '-' and a digit).
+    ///
+    /// `Ok(None)` when `start` is not a valid position: GNU then takes `+POS1` as a file operand.
+    /// An invalid `end` is an error with GNU's message.
+    pub fn parse_obsolete(start: &str, end: Option<&str>) -> Result<Option<KeyField>, SortError> {
+        let mut key = KeyField::empty();
+        let Ok((n, mut s)) = field_count(start, None) else { return Ok(None) };
+        key.sword = n;
+        if let Some(rest) = s.strip_prefix('.') {
+            let Ok((c, rest)) = field_count(rest, None) else { return Ok(None) };
+            key.schar = c;
+            s = rest;
+        }
+        if key.sword == 0 && key.schar == 0 {
+            key.sword = NONE;
+        }
+        if !key.set_ordering(s, true).is_empty() {
+            return Ok(None);
+        }
+        if let Some(end) = end {
+            let (e, mut s) = field_count(end, Some("invalid number after '-'"))?;
+            key.eword = e;
+            if let Some(rest) = s.strip_prefix('.') {
+                let (c, rest) = field_count(rest, Some("invalid number after '.'"))?;
+                key.echar = c;
+                s = rest;
+            }
+            if key.echar == 0 && key.eword != 0 {
+                key.eword -= 1;
+            }
+            if !key.set_ordering(s, false).is_empty() {
+                return Err(bad_field_spec(end, "stray character in field spec"));
+            }
+        }
+        key.obsolete = true;
+        Ok(Some(key))
+    }
+
+    /// The key's own ordering options (global ones apply only when it has none).
+    pub fn flags(&self) -> OrderFlags {
+        self.flags
+    }
+
+    /// Whether the key had any option letter of its own.
+    pub fn has_own_flags(&self) -> bool {
+        self.has_flags
+    }
+
+    /// GNU's zero-origin (sword, schar, eword, echar), `usize::MAX` for "line start" / "line end".
+    pub fn positions(&self) -> (usize, usize, usize, usize) {
+        (self.sword, self.schar, self.eword, self.echar)
+    }
+
+    /// Whether the key came from the obsolescent `+POS1 -POS2` syntax.
+    pub fn is_obsolete(&self) -> bool {
+        self.obsolete
+    }
+
+    fn empty() -> KeyField {
+        KeyField {
+            sword: 0,
+            schar: 0,
+            eword: NONE,
+            echar: 0,
+            flags: OrderFlags::default(),
+            has_flags: false,
+            obsolete: false,
+        }
+    }
+
+    /// GNU's set_ordering: consumes option letters, returns the rest.
+    fn set_ordering<'a>(&mut self, s: &'a str, start: bool) -> &'a str {
+        let mut rest = s;
+        while let Some(c) = rest.chars().next() {
+            if !self.flags.set_letter(c, start, !start) {
+                break;
+            }
+            self.has_flags = true;
+            rest = &rest[1..];
+        }
+        rest
+    }
+}
+
+/// GNU's parse_field_count (xstrtoumax, base 10, any suffix): the number and the rest.
+/// Overflow saturates to `usize::MAX`; no digits is an error "MSG: invalid count at start of 'S'".
+fn field_count<'a>(s: &'a str, msg: Option<&str>) -> Result<(usize, &'a str), SortError> {
+    let bytes = s.as_bytes();
+    let invalid = || SortError::Config(format!("{}: invalid count at start of {}", msg.unwrap_or(""), quote(s.as_bytes())));
+    let mut i = 0;
+    while i < bytes.len() && is_c_space(bytes[i]) {
+        i += 1;
+    }
+    if bytes.get(i) == Some(&b'-') {
+        return Err(invalid());
+    }
+    if bytes.get(i) == Some(&b'+') {
+        i += 1;
+    }
+    let digits_start = i;
+    let mut n: usize = 0;
+    while i < bytes.len() && bytes[i].is_ascii_digit() {
+        n = n.saturating_mul(10).saturating_add((bytes[i] - b'0') as usize);
+        i += 1;
+    }
+    if i == digits_start {
+        return Err(invalid());
+    }
+    Ok((n, &s[i..]))
+}
+
+fn is_c_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+fn bad_field_spec(spec: &str, msg: &str) -> SortError {
+    SortError::Config(format!("{msg}: invalid field specification {}", quote(spec.as_bytes())))
+}
+
+/// gnulib's `quote()` in the C locale: 'text' with C backslash escapes for the quote, the backslash
+/// and unprintable bytes.
+pub(crate) fn quote(s: &[u8]) -> String {
+    let mut out = String::from("'");
+    for &c in s {
+        match c {
+            b'\'' => out.push_str("\\'"),
+            b'\\' => out.push_str("\\\\"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x0b => out.push_str("\\v"),
+            0x20..=0x7e => out.push(c as char),
+            _ => out.push_str(&format!("\\{c:03o}")),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[inline]
+fn skip_blanks(line: &[u8], mut p: usize, lim: usize) -> usize {
+    while p < lim && BLANK[line[p] as usize] {
+        p += 1;
+    }
+    p
+}
+
+#[inline]
+fn skip_nonblanks(line: &[u8], mut p: usize, lim: usize) -> usize {
+    while p < lim && !BLANK[line[p] as usize] {
+        p += 1;
+    }
+    p
+}
+
+/// GNU's begfield: where the key starts (`key.sword != NONE`).
+#[inline]
+pub(crate) fn begfield(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
+    let lim = line.len();
+    let mut ptr = 0;
+    let mut sword = key.sword;
+    match tab {
+        Some(t) => {
+            while ptr < lim && sword > 0 {
+                sword -= 1;
+                ptr = match memchr::memchr(t, &line[ptr..]) {
+                    Some(i) => ptr + i + 1,
+                    None => lim,
+                };
+            }
+        }
+        None => {
+            while ptr < lim && sword > 0 {
+                sword -= 1;
+                ptr = skip_blanks(line, ptr, lim);
+                ptr = skip_nonblanks(line, ptr, lim);
+            }
+        }
+    }
+    if key.flags.blank_start {
+        ptr = skip_blanks(line, ptr, lim);
+    }
+    ptr.saturating_add(key.schar).min(lim)
+}
+
+/// GNU's limfield: where the key ends (`key.eword != NONE`).
+#[inline]
+pub(crate) fn limfield(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
+    let lim = line.len();
+    let mut ptr = 0;
+    let echar = key.echar;
+    let mut eword = if echar == 0 { key.eword.wrapping_add(1) } else { key.eword };
+    match tab {
+        Some(t) => {
+            while ptr < lim && eword > 0 {
+                eword -= 1;
+                ptr = match memchr::memchr(t, &line[ptr..]) {
+                    Some(i) => ptr + i,
+                    None => lim,
+                };
+                if ptr < lim && (eword > 0 || echar > 0) {
+                    ptr += 1;
+                }
+            }
+        }
+        None => {
+            while ptr < lim && eword > 0 {
+                eword -= 1;
+                ptr = skip_blanks(line, ptr, lim);
+                ptr = skip_nonblanks(line, ptr, lim);
+            }
+        }
+    }
+    if echar != 0 {
+        if key.flags.blank_end {
+            ptr = skip_blanks(line, ptr, lim);
+        }
+        ptr = ptr.saturating_add(echar).min(lim);
+    }
+    ptr
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(spec: &str) -> String {
+        match KeyField::parse(spec) {
+            Err(SortError::Config(m)) => m,
+            other => panic!("{spec}: expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parse_errors_match_gnu() {
+        assert_eq!(err("0"), "field number is zero: invalid field specification '0'");
+        assert_eq!(err(""), "invalid number at field start: invalid count at start of ''");
+        assert_eq!(err("1.0"), "character offset is zero: invalid field specification '1.0'");
+        assert_eq!(err("1.x"), "invalid number after '.': invalid count at start of 'x'");
+        assert_eq!(err("1x"), "stray character in field spec: invalid field specification '1x'");
+        assert_eq!(err("1,0"), "field number is zero: invalid field specification '1,0'");
+        assert_eq!(err("1,x"), "invalid number after ',': invalid count at start of 'x'");
+        assert_eq!(err("1,2x"), "stray character in field spec: invalid field specification '1,2x'");
+        assert_eq!(err("-1"), "invalid number at field start: invalid count at start of '-1'");
+        assert_eq!(err("1.1.1"), "stray character in field spec: invalid field specification '1.1.1'");
+        assert_eq!(err("a'b"), "invalid number at field start: invalid count at start of 'a\\'b'");
+        assert_eq!(err("1\t"), "stray character in field spec: invalid field specification '1\\t'");
+        assert_eq!(err("a\u{1}b"), "invalid number at field start: invalid count at start of 'a\\001b'");
+        assert_eq!(err("0.x"), "field number is zero: invalid field specification '0.x'");
+    }
+
+    #[test]
+    fn parse_positions_and_flags() {
+        let k = KeyField::parse("+1").unwrap();
+        assert_eq!(k.positions(), (NONE, 0, NONE, 0));
+        let k = KeyField::parse(" 2").unwrap();
+        assert_eq!(k.positions(), (1, 0, NONE, 0));
+        let k = KeyField::parse("2.3b,4.5nr").unwrap();
+        assert_eq!(k.positions(), (1, 2, 3, 5));
+        let f = k.flags();
+        assert!(f.blank_start && !f.blank_end && f.numeric && f.reverse);
+        assert!(k.has_own_flags());
+        let k = KeyField::parse("1,1").unwrap();
+        assert_eq!(k.positions(), (NONE, 0, 0, 0));
+        assert!(!k.has_own_flags());
+        let k = KeyField::parse("1.2,3.0b").unwrap();
+        assert_eq!(k.positions(), (0, 1, 2, 0));
+        assert!(k.flags().blank_end && !k.flags().blank_start);
+        let k = KeyField::parse("99999999999999999999999").unwrap();
+        assert_eq!(k.positions().0, usize::MAX - 1);
+    }
+
+    #[test]
+    fn parse_obsolete_positions() {
+        let k = KeyField::parse_obsolete("1", Some("2")).unwrap().unwrap();
+        assert_eq!(k.positions(), (1, 0, 1, 0));
+        assert!(k.is_obsolete());
+        let k = KeyField::parse_obsolete("1.2", Some("2.3")).unwrap().unwrap();
+        assert_eq!(k.positions(), (1, 2, 2, 3));
+        let k = KeyField::parse_obsolete("0", None).unwrap().unwrap();
+        assert_eq!(k.positions(), (NONE, 0, NONE, 0));
+        assert!(KeyField::parse_obsolete("x", None).unwrap().is_none());
+        assert!(KeyField::parse_obsolete("1", Some("2x")).is_err());
+    }
+
+    fn key(spec: &str) -> Key {
+        let k = KeyField::parse(spec).unwrap();
+        let (a, b, c, d) = k.positions();
+        Key::new(a, b, c, d, k.flags(), false)
+    }
+
+    fn field<'a>(spec: &str, tab: Option<u8>, line: &'a [u8]) -> &'a [u8] {
+        let (b, e) = key(spec).range(line, tab);
+        &line[b..e]
+    }
+
+    #[test]
+    fn fields_blank_separated() {
+        let l = b"  ab  cd\tef";
+        assert_eq!(field("1,1", None, l), b"  ab");
+        assert_eq!(field("2,2", None, l), b"  cd");
+        assert_eq!(field("2b,2", None, l), b"cd");
+        assert_eq!(field("3,3", None, l), b"\tef");
+        assert_eq!(field("2.2,2.3", None, l), b" c");
+        assert_eq!(field("2.2b,2.3b", None, l), b"d\t");
+        assert_eq!(field("4", None, l), b"");
+        assert_eq!(field("2,1", None, l), b"");
+        assert_eq!(field("1.9,1.2", None, l), b"");
+        assert_eq!(field("1b,1", None, l), b"ab");
+        assert_eq!(field("1.2", None, l), b" ab  cd\tef");
+    }
+
+    #[test]
+    fn fields_with_separator() {
+        let l = b"a,,bc,d";
+        let t = Some(b',');
+        assert_eq!(field("1,1", t, l), b"a");
+        assert_eq!(field("2,2", t, l), b"");
+        assert_eq!(field("3,3", t, l), b"bc");
+        assert_eq!(field("3,4", t, l), b"bc,d");
+        assert_eq!(field("3.2,3.5", t, l), b"c,d");
+        assert_eq!(field("5", t, l), b"");
+        assert_eq!(field("2", t, l), b",bc,d");
+        assert_eq!(field("4,4.1", t, l), b"d");
+    }
+}

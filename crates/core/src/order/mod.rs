@@ -1,0 +1,518 @@
+//! GNU sort 9.1's ordering of text lines in the C locale (`LC_ALL=C`), byte for byte.
+//!
+//! [`LineOrder`] is built once from the parsed options ([`LineOrderConfig`]: the `-k` keys as
+//! [`KeyField`]s, the global ordering flags as [`OrderFlags`], `-t`, `-s`, `-u` and the `-R` seed)
+//! and then answers, for lines given without their terminator:
+//!
+//! - [`LineOrder::compare`]: GNU's `compare()`: the keys in order, each possibly reversed, then
+//!   (unless `-s` or `-u` with keys) the last-resort byte comparison of whole lines, reversed by a
+//!   global `-r`;
+//! - [`LineOrder::prefix`]: an order-preserving 96-bit summary of the first key, so that a sort engine
+//!   can order most pairs by integer comparison and call `compare` only for ties;
+//! - [`LineOrder::debug_warnings`] / [`LineOrder::debug_annotate`]: what `sort --debug` prints.
+//!
+//! The files: `keydef` (parsing `-k`, locating fields), `numeric` (`-n`, `-h`, `-M`), `general`
+//! (`-g` through a C `strtold` shim), `version` (`-V`), `random` (`-R`), `prefix` and `debug`.
+
+mod debug;
+mod general;
+mod keydef;
+mod numeric;
+mod prefix;
+mod random;
+mod version;
+
+use std::cmp::Ordering;
+
+use crate::error::SortError;
+
+pub use keydef::KeyField;
+
+/// GNU's per-key / global ordering options b d f g h i M n R r V.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OrderFlags {
+    /// `b` at a key's start: skip leading blanks before the start position.
+    pub blank_start: bool,
+    /// `b` at a key's end: skip leading blanks before counting the end character.
+    pub blank_end: bool,
+    /// `d`: consider only blanks and alphanumerics.
+    pub dictionary: bool,
+    /// `f`: fold lower case to upper case.
+    pub fold: bool,
+    /// `g`: general numeric (strtold) comparison.
+    pub general_numeric: bool,
+    /// `h`: human numeric comparison (2K < 1M).
+    pub human_numeric: bool,
+    /// `i`: consider only printable characters.
+    pub nonprinting: bool,
+    /// `M`: month names.
+    pub month: bool,
+    /// `n`: string numeric comparison.
+    pub numeric: bool,
+    /// `R`: random hash of the key.
+    pub random: bool,
+    /// `r`: reverse.
+    pub reverse: bool,
+    /// `V`: version order.
+    pub version: bool,
+}
+
+impl OrderFlags {
+    /// Applies one option letter as GNU's global option does (-b sets both blank flags); false if `c` is not one of bdfghiMnRrV.
+    pub fn set_global(&mut self, c: char) -> bool {
+        self.set_letter(c, true, true)
+    }
+
+    /// Applies one option letter; `b` sets the blank flags selected by `start` / `end`.
+    pub(crate) fn set_letter(&mut self, c: char, start: bool, end: bool) -> bool {
+        match c {
+            'b' => {
+                self.blank_start |= start;
+                self.blank_end |= end;
+            }
+            'd' => self.dictionary = true,
+            'f' => self.fold = true,
+            'g' => self.general_numeric = true,
+            'h' => self.human_numeric = true,
+            'i' => self.nonprinting = true,
+            'M' => self.month = true,
+            'n' => self.numeric = true,
+            'R' => self.random = true,
+            'r' => self.reverse = true,
+            'V' => self.version = true,
+            _ => return false,
+        }
+        true
+    }
+
+    /// GNU's `default_key_compare`: no option that changes how a key compares (`r` aside).
+    pub(crate) fn is_default_compare(&self) -> bool {
+        !(self.dictionary
+            || self.nonprinting
+            || self.fold
+            || self.blank_start
+            || self.blank_end
+            || self.numeric
+            || self.general_numeric
+            || self.human_numeric
+            || self.month
+            || self.version
+            || self.random)
+    }
+
+    /// The ignore table GNU ends up with: `d` wins over `i` whatever their order.
+    pub(crate) fn ignore(&self) -> Ignore {
+        if self.dictionary {
+            Ignore::NonDictionary
+        } else if self.nonprinting {
+            Ignore::NonPrinting
+        } else {
+            Ignore::None
+        }
+    }
+
+    /// GNU's `key_to_opts`: the letters in the order "bdfghiMnRrV".
+    pub(crate) fn letters(&self) -> String {
+        let mut s = String::new();
+        let ignore = self.ignore();
+        for (on, c) in [
+            (self.blank_start || self.blank_end, 'b'),
+            (ignore == Ignore::NonDictionary, 'd'),
+            (self.fold, 'f'),
+            (self.general_numeric, 'g'),
+            (self.human_numeric, 'h'),
+            (ignore == Ignore::NonPrinting, 'i'),
+            (self.month, 'M'),
+            (self.numeric, 'n'),
+            (self.random, 'R'),
+            (self.reverse, 'r'),
+            (self.version, 'V'),
+        ] {
+            if on {
+                s.push(c);
+            }
+        }
+        s
+    }
+
+    /// Whether one of the numeric flavours n, g, h is set (GNU's `key_numeric`).
+    pub(crate) fn is_numeric(&self) -> bool {
+        self.numeric || self.general_numeric || self.human_numeric
+    }
+}
+
+/// Which bytes a key ignores (`-d` / `-i`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ignore {
+    None,
+    NonDictionary,
+    NonPrinting,
+}
+
+impl Ignore {
+    pub(crate) fn table(self) -> Option<&'static [bool; 256]> {
+        match self {
+            Ignore::None => None,
+            Ignore::NonDictionary => Some(&NONDICTIONARY),
+            Ignore::NonPrinting => Some(&NONPRINTING),
+        }
+    }
+}
+
+/// How a key's text compares, in GNU's order of precedence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Text,
+    Numeric,
+    General,
+    Human,
+    Month,
+    Random,
+    Version,
+}
+
+/// `usize::MAX` as GNU's SIZE_MAX: "from the line's start" for `sword`, "to the line's end" for `eword`.
+pub(crate) const NONE: usize = usize::MAX;
+
+/// A key resolved for comparison (global flags applied).
+#[derive(Clone, Debug)]
+pub(crate) struct Key {
+    pub(crate) sword: usize,
+    pub(crate) schar: usize,
+    pub(crate) eword: usize,
+    pub(crate) echar: usize,
+    pub(crate) flags: OrderFlags,
+    pub(crate) ignore: Option<&'static [bool; 256]>,
+    pub(crate) fold: bool,
+    pub(crate) kind: Kind,
+    pub(crate) obsolete: bool,
+}
+
+impl Key {
+    fn new(sword: usize, schar: usize, eword: usize, echar: usize, flags: OrderFlags, obsolete: bool) -> Key {
+        let kind = if flags.numeric {
+            Kind::Numeric
+        } else if flags.general_numeric {
+            Kind::General
+        } else if flags.human_numeric {
+            Kind::Human
+        } else if flags.month {
+            Kind::Month
+        } else if flags.random {
+            Kind::Random
+        } else if flags.version {
+            Kind::Version
+        } else {
+            Kind::Text
+        };
+        Key { sword, schar, eword, echar, flags, ignore: flags.ignore().table(), fold: flags.fold, kind, obsolete }
+    }
+
+    /// The key's byte range in `line` (begin <= end), as GNU's keycompare finds it.
+    #[inline]
+    pub(crate) fn range(&self, line: &[u8], tab: Option<u8>) -> (usize, usize) {
+        let lim = if self.eword == NONE { line.len() } else { keydef::limfield(line, self, tab) };
+        let beg = if self.sword != NONE {
+            keydef::begfield(line, self, tab)
+        } else {
+            let mut p = 0;
+            if self.flags.blank_start {
+                while p < lim && BLANK[line[p] as usize] {
+                    p += 1;
+                }
+            }
+            p
+        };
+        (beg, lim.max(beg))
+    }
+
+    /// Compares two keys' texts (not reversed).
+    #[inline]
+    fn compare_text(&self, a: &[u8], b: &[u8], seed: &random::HashKey) -> Ordering {
+        match self.kind {
+            Kind::Text => text_compare(self.ignore, self.fold, a, b),
+            Kind::Numeric => numeric::numcompare(a, b),
+            Kind::Human => numeric::human_numcompare(a, b, self.fold),
+            Kind::General => general::general_numcompare(a, b),
+            Kind::Month => numeric::month(a).cmp(&numeric::month(b)),
+            Kind::Random => random::compare(seed, self.ignore, self.fold, a, b),
+            Kind::Version => version::compare_transformed(self.ignore, self.fold, a, b),
+        }
+    }
+}
+
+/// Everything GNU's ordering depends on, as parsed from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct LineOrderConfig {
+    /// The `-k` keys in order.
+    pub keys: Vec<KeyField>,
+    /// The global ordering options.
+    pub global: OrderFlags,
+    /// `-t SEP`.
+    pub separator: Option<u8>,
+    /// `-s`.
+    pub stable: bool,
+    /// `-u`.
+    pub unique: bool,
+    /// Bytes for -R; the CLI fills it from --random-source or the OS.
+    pub random_seed: Vec<u8>,
+}
+
+/// GNU sort's line ordering, ready to compare lines (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct LineOrder {
+    keys: Vec<Key>,
+    tab: Option<u8>,
+    stable: bool,
+    unique: bool,
+    /// Global `-r`: reverses the last-resort comparison.
+    reverse: bool,
+    global: OrderFlags,
+    /// The only key is GNU's implicit whole-line key (global flags, no -k).
+    gkey_only: bool,
+    hash_key: random::HashKey,
+}
+
+impl LineOrder {
+    /// Applies global flags to keys with none of their own, adds GNU's implicit whole-line key when global ordering flags but no -k are given, and rejects incompatible options with GNU's message ("options '-gn' are incompatible").
+    pub fn new(cfg: LineOrderConfig) -> Result<LineOrder, SortError> {
+        let global = cfg.global;
+        let mut keys: Vec<Key> = cfg
+            .keys
+            .iter()
+            .map(|k| {
+                let flags = if k.has_own_flags() { k.flags() } else { global };
+                let (sword, schar, eword, echar) = k.positions();
+                Key::new(sword, schar, eword, echar, flags, k.is_obsolete())
+            })
+            .collect();
+        let mut gkey_only = false;
+        if keys.is_empty() && !global.is_default_compare() {
+            keys.push(Key::new(NONE, 0, NONE, 0, global, false));
+            gkey_only = true;
+        }
+        for key in &keys {
+            let f = &key.flags;
+            let count = f.numeric as u32
+                + f.general_numeric as u32
+                + f.human_numeric as u32
+                + f.month as u32
+                + (f.version || f.random || f.ignore() != Ignore::None) as u32;
+            if count > 1 {
+                let mut shown = *f;
+                shown.blank_start = false;
+                shown.blank_end = false;
+                shown.reverse = false;
+                return Err(SortError::Config(format!("options '-{}' are incompatible", shown.letters())));
+            }
+        }
+        Ok(LineOrder {
+            keys,
+            tab: cfg.separator,
+            stable: cfg.stable,
+            unique: cfg.unique,
+            reverse: global.reverse,
+            global,
+            gkey_only,
+            hash_key: random::HashKey::from_seed(&cfg.random_seed),
+        })
+    }
+
+    /// GNU's compare(): the keys, then (unless -s or -u) the last-resort byte comparison of whole lines, honoring -r exactly as GNU does. Lines are given without their terminator.
+    #[inline]
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if !self.keys.is_empty() {
+            let diff = self.keycompare(a, b);
+            if diff != Ordering::Equal || self.unique || self.stable {
+                return diff;
+            }
+        }
+        let diff = a.cmp(b);
+        if self.reverse {
+            diff.reverse()
+        } else {
+            diff
+        }
+    }
+
+    /// GNU's keycompare(): the first key that differs decides, reversed if that key is.
+    #[inline]
+    fn keycompare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        for key in &self.keys {
+            let (ab, ae) = key.range(a, self.tab);
+            let (bb, be) = key.range(b, self.tab);
+            let diff = key.compare_text(&a[ab..ae], &b[bb..be], &self.hash_key);
+            if diff != Ordering::Equal {
+                return if key.flags.reverse { diff.reverse() } else { diff };
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// A byte-comparable prefix of the line's order: only the top 96 bits may be non-zero. Must satisfy: prefix(a) < prefix(b) implies compare(a,b) == Less, and compare(a,b) == Equal implies prefix(a) == prefix(b). Returning 0 is always correct, but the engine's speed depends on this prefix separating lines: for plain byte keys use the first 12 key bytes; for -n encode the numeric value order-preservingly (sign, magnitude/digit count, leading digits); -g the parsed long double; -h unit order then number; -M month number; -R the hash; -r inverts; -f/-d/-i the transformed bytes. Only the first key needs a prefix.
+    #[inline]
+    pub fn prefix(&self, line: &[u8]) -> u128 {
+        match self.keys.first() {
+            None => {
+                let p = prefix::bytes(line);
+                if self.reverse {
+                    prefix::invert(p)
+                } else {
+                    p
+                }
+            }
+            Some(key) => {
+                let (b, e) = key.range(line, self.tab);
+                let p = prefix::key(key, &line[b..e], &self.hash_key);
+                if key.flags.reverse {
+                    prefix::invert(p)
+                } else {
+                    p
+                }
+            }
+        }
+    }
+
+    /// Whether compare() can only return Equal for byte-identical lines (lets the engine skip work); optional optimisation, may return false.
+    ///
+    /// True whenever the last-resort comparison runs (no keys, or neither `-s` nor `-u`).
+    pub fn is_plain_bytes(&self) -> bool {
+        self.keys.is_empty() || !(self.stable || self.unique)
+    }
+
+    /// Whether compare() is exactly `a.cmp(b)` on the raw bytes (no key, no `-r`).
+    pub fn is_memcmp(&self) -> bool {
+        self.keys.is_empty() && !self.reverse
+    }
+
+    /// --debug: GNU's warnings for these options (the lines GNU prints to stderr before sorting), and the annotation GNU prints for one line (the line, then one underline per key and one for the last-resort comparison).
+    ///
+    /// The messages come without GNU's "sort: " prefix; the caller adds its program name.
+    pub fn debug_warnings(&self) -> Vec<String> {
+        debug::warnings(self)
+    }
+
+    /// --debug: appends to `out` what GNU prints for `line` (given without its terminator): the
+    /// line with tabs shown as '>' and a newline, then one underline per key and, unless `-s` or
+    /// `-u` apply to keys, one for the last-resort comparison.
+    pub fn debug_annotate(&self, line: &[u8], out: &mut Vec<u8>) {
+        debug::annotate(self, line, out)
+    }
+}
+
+/// Lexicographic comparison of the key bytes after dropping ignored bytes and folding case.
+#[inline]
+pub(crate) fn text_compare(ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b: &[u8]) -> Ordering {
+    match ignore {
+        None if !fold => a.cmp(b),
+        None => {
+            for (&x, &y) in a.iter().zip(b) {
+                let d = TOUPPER[x as usize].cmp(&TOUPPER[y as usize]);
+                if d != Ordering::Equal {
+                    return d;
+                }
+            }
+            a.len().cmp(&b.len())
+        }
+        Some(ig) => {
+            let tr: &[u8; 256] = if fold { &TOUPPER } else { &IDENTITY };
+            let (mut i, mut j) = (0, 0);
+            loop {
+                while i < a.len() && ig[a[i] as usize] {
+                    i += 1;
+                }
+                while j < b.len() && ig[b[j] as usize] {
+                    j += 1;
+                }
+                if i == a.len() || j == b.len() {
+                    return (i < a.len()).cmp(&(j < b.len()));
+                }
+                let d = tr[a[i] as usize].cmp(&tr[b[j] as usize]);
+                if d != Ordering::Equal {
+                    return d;
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+}
+
+/// The key bytes after dropping ignored bytes and folding case (for -R and -V), reusing `buf`.
+pub(crate) fn transform_into(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], buf: &mut Vec<u8>) {
+    buf.clear();
+    let tr: &[u8; 256] = if fold { &TOUPPER } else { &IDENTITY };
+    buf.extend(s.iter().filter(|&&c| !ignore.is_some_and(|ig| ig[c as usize])).map(|&c| tr[c as usize]));
+}
+
+const fn is_blank_c(c: u8) -> bool {
+    c == b' ' || c == b'\t' || c == b'\n'
+}
+
+const fn is_alnum_c(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+}
+
+const fn build_blank() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = is_blank_c(i as u8);
+        i += 1;
+    }
+    t
+}
+
+const fn build_nondictionary() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = !is_blank_c(i as u8) && !is_alnum_c(i as u8);
+        i += 1;
+    }
+    t
+}
+
+const fn build_nonprinting() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = !(i >= 0x20 && i <= 0x7e);
+        i += 1;
+    }
+    t
+}
+
+const fn build_toupper() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).to_ascii_uppercase();
+        i += 1;
+    }
+    t
+}
+
+const fn build_identity() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    t
+}
+
+/// GNU's `blanks`: isblank in the C locale (space, tab) plus newline.
+pub(crate) static BLANK: [bool; 256] = build_blank();
+/// GNU's `nondictionary`: neither blank nor alphanumeric.
+pub(crate) static NONDICTIONARY: [bool; 256] = build_nondictionary();
+/// GNU's `nonprinting`: not isprint in the C locale.
+pub(crate) static NONPRINTING: [bool; 256] = build_nonprinting();
+/// GNU's `fold_toupper` in the C locale.
+pub(crate) static TOUPPER: [u8; 256] = build_toupper();
+/// The identity translation.
+pub(crate) static IDENTITY: [u8; 256] = build_identity();
+
+#[cfg(test)]
+mod tests;

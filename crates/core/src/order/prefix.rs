@@ -1,0 +1,79 @@
+//! Order-preserving 96-bit prefixes of the first key (placed in the top 96 bits of a `u128`).
+//!
+//! Contract (see [`super::LineOrder::prefix`]): a smaller prefix means a smaller line, and lines
+//! that compare equal have equal prefixes. So each prefix is a monotone (non-strict) function of the
+//! key's equivalence class: truncation is fine, rounding is not.
+
+use super::{general, numeric, random::HashKey, Key, Kind, IDENTITY, TOUPPER};
+
+/// Bytes of text a prefix holds.
+const TEXT_BYTES: usize = 12;
+
+/// The mask of the 96 usable bits.
+const MASK: u128 = !0u128 << 32;
+
+/// Inverts the order of a prefix (for -r).
+#[inline]
+pub(crate) fn invert(p: u128) -> u128 {
+    !p & MASK
+}
+
+/// The first 12 bytes of `s`, zero-padded, big-endian in the top 96 bits.
+#[inline]
+pub(crate) fn bytes(s: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    let n = s.len().min(TEXT_BYTES);
+    buf[..n].copy_from_slice(&s[..n]);
+    u128::from_be_bytes(buf)
+}
+
+/// The first 12 bytes of `s` that -d/-i keep, translated by -f.
+#[inline]
+fn transformed_bytes(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128 {
+    let tr: &[u8; 256] = if fold { &TOUPPER } else { &IDENTITY };
+    let mut buf = [0u8; 16];
+    let mut n = 0;
+    for &c in s {
+        if ignore.is_some_and(|ig| ig[c as usize]) {
+            continue;
+        }
+        buf[n] = tr[c as usize];
+        n += 1;
+        if n == TEXT_BYTES {
+            break;
+        }
+    }
+    u128::from_be_bytes(buf)
+}
+
+/// The prefix of one key's text `s` (not reversed).
+#[inline]
+pub(crate) fn key(key: &Key, s: &[u8], hash: &HashKey) -> u128 {
+    let low96 = match key.kind {
+        Kind::Text if key.ignore.is_none() && !key.fold => return bytes(s),
+        Kind::Text => return transformed_bytes(key.ignore, key.fold, s),
+        Kind::Numeric => numeric::numeric_prefix(s),
+        Kind::Human => numeric::human_prefix(s, key.fold),
+        Kind::General => general::general_prefix(s),
+        Kind::Month => (numeric::month(s) as u128) << 92,
+        Kind::Random => (hash.hash_key(key.ignore, key.fold, s) as u128) << 32,
+        Kind::Version => 0,
+    };
+    low96 << 32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_and_invert() {
+        assert!(bytes(b"a") < bytes(b"a\x01"));
+        assert_eq!(bytes(b"a"), bytes(b"a\0"));
+        assert_eq!(bytes(b"abcdefghijklX"), bytes(b"abcdefghijklY"));
+        assert_eq!(bytes(b"x") & !MASK, 0);
+        assert!(invert(bytes(b"a")) > invert(bytes(b"b")));
+        assert_eq!(invert(bytes(b"a")) & !MASK, 0);
+        assert_eq!(transformed_bytes(Some(&super::super::NONDICTIONARY), true, b"a-b.c"), bytes(b"ABC"));
+    }
+}

@@ -1,0 +1,177 @@
+//! `-V`: gnulib's filenvercmp as in coreutils 9.1 (natural order of version numbers within text).
+//!
+//! Empty strings first; then "." , "..", other names starting with '.', other names; then the
+//! Debian-style comparison (non-digit runs byte by byte with letters before other bytes and '~'
+//! before everything, even the end; digit runs by numeric value) of the names without their file
+//! suffix (the longest trailing `(\.[A-Za-z~][A-Za-z0-9~]*)*`, never the whole name), and if that
+//! ties, of the whole names.
+
+use std::cmp::Ordering;
+
+/// Compares two -V keys after -d/-i/-f transformation.
+pub(crate) fn compare_transformed(
+    ignore: Option<&[bool; 256]>,
+    fold: bool,
+    a: &[u8],
+    b: &[u8],
+) -> Ordering {
+    if ignore.is_none() && !fold {
+        return filenvercmp(a, b);
+    }
+    thread_local! {
+        static BUFS: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
+    BUFS.with(|bufs| {
+        let mut bufs = bufs.borrow_mut();
+        let (ta, tb) = &mut *bufs;
+        super::transform_into(ignore, fold, a, ta);
+        super::transform_into(ignore, fold, b, tb);
+        filenvercmp(ta, tb)
+    })
+}
+
+/// Length of `s` without its file suffix.
+fn file_prefixlen(s: &[u8]) -> usize {
+    let n = s.len();
+    let mut prefixlen = 0;
+    let mut i = 0;
+    loop {
+        if i == n {
+            return prefixlen;
+        }
+        i += 1;
+        prefixlen = i;
+        while i + 1 < n && s[i] == b'.' && (s[i + 1].is_ascii_alphabetic() || s[i + 1] == b'~') {
+            i += 2;
+            while i < n && (s[i].is_ascii_alphanumeric() || s[i] == b'~') {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Weight of the byte at `pos` in a non-digit run; the end of the string weighs -1.
+#[inline]
+fn order(s: &[u8], pos: usize) -> i32 {
+    match s.get(pos) {
+        None => -1,
+        Some(c) if c.is_ascii_digit() => 0,
+        Some(c) if c.is_ascii_alphabetic() => *c as i32,
+        Some(b'~') => -2,
+        Some(&c) => c as i32 + 256,
+    }
+}
+
+/// dpkg's verrevcmp.
+fn verrevcmp(s1: &[u8], s2: &[u8]) -> Ordering {
+    let (n1, n2) = (s1.len(), s2.len());
+    let (mut p1, mut p2) = (0, 0);
+    let digit = |s: &[u8], p: usize| p < s.len() && s[p].is_ascii_digit();
+    while p1 < n1 || p2 < n2 {
+        while (p1 < n1 && !s1[p1].is_ascii_digit()) || (p2 < n2 && !s2[p2].is_ascii_digit()) {
+            let c1 = order(s1, p1);
+            let c2 = order(s2, p2);
+            if c1 != c2 {
+                return c1.cmp(&c2);
+            }
+            p1 += 1;
+            p2 += 1;
+        }
+        while p1 < n1 && s1[p1] == b'0' {
+            p1 += 1;
+        }
+        while p2 < n2 && s2[p2] == b'0' {
+            p2 += 1;
+        }
+        let mut first_diff = Ordering::Equal;
+        while digit(s1, p1) && digit(s2, p2) {
+            if first_diff == Ordering::Equal {
+                first_diff = s1[p1].cmp(&s2[p2]);
+            }
+            p1 += 1;
+            p2 += 1;
+        }
+        if digit(s1, p1) {
+            return Ordering::Greater;
+        }
+        if digit(s2, p2) {
+            return Ordering::Less;
+        }
+        if first_diff != Ordering::Equal {
+            return first_diff;
+        }
+    }
+    Ordering::Equal
+}
+
+/// gnulib's filenvercmp on byte strings.
+pub(crate) fn filenvercmp(a: &[u8], b: &[u8]) -> Ordering {
+    use Ordering::*;
+    match (a.is_empty(), b.is_empty()) {
+        (true, true) => return Equal,
+        (true, false) => return Less,
+        (false, true) => return Greater,
+        _ => {}
+    }
+    if a[0] == b'.' {
+        if b[0] != b'.' {
+            return Less;
+        }
+        let (adot, bdot) = (a.len() == 1, b.len() == 1);
+        if adot || bdot {
+            return bdot.cmp(&adot);
+        }
+        let adotdot = a[1] == b'.' && a.len() == 2;
+        let bdotdot = b[1] == b'.' && b.len() == 2;
+        if adotdot || bdotdot {
+            return bdotdot.cmp(&adotdot);
+        }
+    } else if b[0] == b'.' {
+        return Greater;
+    }
+    let ap = file_prefixlen(a);
+    let bp = file_prefixlen(b);
+    let one_pass_only = ap == a.len() && bp == b.len();
+    let result = verrevcmp(&a[..ap], &b[..bp]);
+    if result != Equal || one_pass_only {
+        result
+    } else {
+        verrevcmp(a, b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_order() {
+        let cases: &[(&str, &str, Ordering)] = &[
+            ("", "a", Ordering::Less),
+            (".", "..", Ordering::Less),
+            ("..", ".a", Ordering::Less),
+            (".z", "a", Ordering::Less),
+            ("1.2", "1.10", Ordering::Less),
+            ("1.2~rc1", "1.2", Ordering::Less),
+            ("1.2", "1.2a", Ordering::Less),
+            ("a~", "a", Ordering::Less),
+            ("a01", "a1", Ordering::Equal),
+            ("foo.tar.gz", "foo.tar", Ordering::Greater),
+            ("1.2.10a~rc1", "1.2.10a", Ordering::Less),
+            ("x-1.0.tar.gz", "x-1.0.1.tar.gz", Ordering::Less),
+        ];
+        for (a, b, o) in cases {
+            assert_eq!(filenvercmp(a.as_bytes(), b.as_bytes()), *o, "{a:?} {b:?}");
+            assert_eq!(filenvercmp(b.as_bytes(), a.as_bytes()), o.reverse(), "{b:?} {a:?}");
+        }
+    }
+
+    #[test]
+    fn suffix_lengths() {
+        assert_eq!(file_prefixlen(b"foo.tar.gz"), 3);
+        assert_eq!(file_prefixlen(b".bashrc"), 7);
+        assert_eq!(file_prefixlen(b"a.b~c.d1"), 1);
+        assert_eq!(file_prefixlen(b"a.1"), 3);
+        assert_eq!(file_prefixlen(b""), 0);
+    }
+}
