@@ -89,6 +89,12 @@ impl AlignedBuf {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut u128, self.cap / 16) }
     }
 
+    /// The buffer as 8-byte integers (line offsets), so that those arrays get huge pages too.
+    pub fn as_u64_mut(&mut self) -> &mut [u64] {
+        // SAFETY: as for as_u128_mut: aligned, a multiple of 8 bytes, any bit pattern valid, exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut u64, self.cap / 8) }
+    }
+
     /// Pre-faults every page (Nsort's `-touch`), so page faults are not paid during the timed phases.
     pub fn touch(&mut self) {
         let page = 4096;

@@ -8,6 +8,7 @@
 pub mod buffer;
 pub mod error;
 pub mod file;
+pub mod mapped;
 pub mod output;
 pub mod reader;
 pub mod signals;
@@ -18,6 +19,7 @@ pub mod writer;
 pub use buffer::{align_down, align_up, AlignedBuf, Prefault, IO_ALIGN};
 pub use error::{IoError, Result};
 pub use file::{page_cache_fraction, Access, DirectFile};
+pub use mapped::MappedFile;
 pub use output::AtomicOutput;
 pub use reader::{read_region, ReadConfig, ReadService};
 pub use stats::{epoch, IoCounters, IoSnapshot};

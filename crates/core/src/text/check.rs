@@ -25,13 +25,13 @@ pub struct Disorder {
 pub fn check_order(input: &Input, terminator: u8, order: &impl RecordOrder, unique: bool, chunk_bytes: usize) -> Result<Option<Disorder>> {
     let mut reader = LineReader::new(std::slice::from_ref(input), terminator, Arc::new(IoCounters::default()))?;
     let mut buf = AlignedBuf::new(chunk_bytes.max(4096))?;
-    let mut starts = Vec::new();
+    let mut starts = AlignedBuf::new(4096)?;
     let mut prev: Option<Vec<u8>> = None;
     let mut number = 0u64;
     let bad = |o: Ordering| o == Ordering::Greater || (unique && o == Ordering::Equal);
     while !reader.exhausted() {
         let filled = reader.fill(&mut buf, |bytes, _| bytes >= chunk_bytes)?;
-        let lines = Lines::index(&buf.as_slice()[..filled], terminator, &mut starts);
+        let lines = Lines::index(&buf.as_slice()[..filled], terminator, &mut starts)?;
         if lines.is_empty() {
             continue;
         }

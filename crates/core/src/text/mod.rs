@@ -20,13 +20,13 @@ use crate::output::Destination;
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
-use chunk::{gather, locate, sort_lines, Lines, BYTES_PER_LINE, INDEX_BITS};
+use chunk::{ensure_capacity, gather, locate, sort_lines, Lines, BYTES_PER_LINE, INDEX_BITS};
 use reader::LineReader;
 use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
-use xsort_io::{epoch, AlignedBuf, BlockWriter, ReadService};
+use xsort_io::{epoch, AlignedBuf, BlockWriter, MappedFile, ReadService};
 use xsort_kernels::Method;
 
 /// What to do with the lines.
@@ -97,12 +97,27 @@ pub struct LineSorter<O: RecordOrder> {
     counters: Arc<SortCounters>,
 }
 
-/// The reusable memory of the sort phase.
+/// The reusable memory of the sort phase: the chunk (when read rather than mapped), the line
+/// starts, the entries and the kernel's scratch, all in huge-page mappings.
 struct Workspace {
     data: AlignedBuf,
-    starts: Vec<u64>,
-    entries: Vec<u128>,
-    scratch: Vec<u128>,
+    starts: AlignedBuf,
+    entries: AlignedBuf,
+    scratch: AlignedBuf,
+}
+
+impl Workspace {
+    fn new(data_capacity: usize) -> Result<Self> {
+        let small = || AlignedBuf::new(4096);
+        Ok(Workspace { data: AlignedBuf::new(data_capacity)?, starts: small()?, entries: small()?, scratch: small()? })
+    }
+}
+
+/// A chunk sorted and laid out for output: `locs` (in the workspace's scratch) says where each
+/// output line comes from.
+struct SortedChunk {
+    lines: usize,
+    out_len: u64,
 }
 
 impl<O: RecordOrder> LineSorter<O> {
@@ -144,43 +159,80 @@ impl<O: RecordOrder> LineSorter<O> {
         Ok(self.stats(t0, cpu0, &plan, lines, run_count, merge, samples))
     }
 
+    /// Sorts one chunk of whole lines held in `data`, leaving the output layout in `ws.scratch`.
+    fn sort_chunk(&self, data: &[u8], starts: &mut AlignedBuf, entries: &mut AlignedBuf, scratch: &mut AlignedBuf) -> Result<SortedChunk> {
+        self.sort_lines(Lines::index(data, self.cfg.terminator, starts)?, entries, scratch)
+    }
+
+    /// Sorts indexed lines, leaving the output layout in `scratch`.
+    fn sort_lines(&self, lines: Lines, entries: &mut AlignedBuf, scratch: &mut AlignedBuf) -> Result<SortedChunk> {
+        let cfg = &self.cfg;
+        let n = lines.len();
+        ensure_capacity(entries, n * 16)?;
+        ensure_capacity(scratch, n * 16)?;
+        let (entries, scratch) = (&mut entries.as_u128_mut()[..n], &mut scratch.as_u128_mut()[..n]);
+        sort_lines(&self.order, cfg.method, &lines, entries, scratch);
+        // The kernel's scratch now lays out the output.
+        let out_len = locate(&self.order, cfg.unique, &lines, entries, scratch);
+        Ok(SortedChunk { lines: n, out_len })
+    }
+
+    /// A single regular input that fits in memory and ends with a terminator, mapped rather than
+    /// read; None when the input is anything else.
+    fn map_single_input(&self, reader: &LineReader, limit: usize) -> Result<Option<MappedFile>> {
+        let cfg = &self.cfg;
+        let ([Input::Path(path)], Some(len)) = (&cfg.inputs[..], reader.known_len()) else { return Ok(None) };
+        if len == 0 || len as usize > limit || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Ok(None);
+        }
+        let started = std::time::Instant::now();
+        let map = MappedFile::open(path, len)?;
+        self.counters.input.record(len, started, false);
+        let data = map.as_slice();
+        Ok((data.last() == Some(&cfg.terminator)).then_some(map))
+    }
+
     /// Reads chunk after chunk, sorting each: a single chunk holding all the input goes straight to
     /// the output (runs: None), otherwise each becomes a run.
     fn form_runs(&self, plan: &MemoryPlan, reader: &mut LineReader, store: &mut TempStore, dest: &Destination) -> Result<(u64, Option<Vec<Run>>)> {
         let cfg = &self.cfg;
         let pool = (plan.write_block * plan.write_buffers) as u64;
         let limit = plan.budget.saturating_sub(pool).max(64 << 10) as usize;
-        let expected = reader.known_len().map_or(limit, |n| (n as usize).saturating_add(cfg.inputs.len() + 1));
-        let mut ws = Workspace {
-            data: AlignedBuf::new(expected.min(limit).max(4096))?,
-            starts: Vec::new(),
-            entries: Vec::new(),
-            scratch: Vec::new(),
+        let write_out = |data: &[u8], locs: &[u128], out_len: u64| -> Result<()> {
+            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(out_len), true, self.counters.output.clone())?;
+            write_gathered(&mut w, data, locs, out_len)?;
+            w.finish()?;
+            Ok(())
         };
+        if let Some(map) = self.map_single_input(reader, limit)? {
+            let mut ws = Workspace::new(4096)?;
+            let data = map.as_slice();
+            let lines = Lines::index(data, cfg.terminator, &mut ws.starts)?;
+            // Lines so short that their bookkeeping overflows the budget take the chunked path.
+            if data.len() + lines.len() * BYTES_PER_LINE <= limit {
+                let chunk = self.sort_lines(lines, &mut ws.entries, &mut ws.scratch)?;
+                write_out(data, &ws.scratch.as_u128_mut()[..chunk.lines], chunk.out_len)?;
+                return Ok((chunk.lines as u64, None));
+            }
+        }
+        let expected = reader.known_len().map_or(limit, |n| (n as usize).saturating_add(cfg.inputs.len() + 1));
+        let mut ws = Workspace::new(expected.min(limit).max(4096))?;
         let mut runs = Vec::new();
         let mut total = 0u64;
         loop {
             let max_lines = (1usize << INDEX_BITS) - 1;
             let filled = reader.fill(&mut ws.data, |bytes, lines| bytes + lines * BYTES_PER_LINE >= limit || lines >= max_lines)?;
             let data = &ws.data.as_slice()[..filled];
-            let lines = Lines::index(data, cfg.terminator, &mut ws.starts);
-            let n = lines.len();
-            total += n as u64;
-            ws.entries.resize(n, 0);
-            ws.scratch.resize(n, 0);
-            sort_lines(&self.order, cfg.method, &lines, &mut ws.entries, &mut ws.scratch);
-            // The kernel's scratch now lays out the output.
-            let out_len = locate(&self.order, cfg.unique, &lines, &ws.entries, &mut ws.scratch);
+            let chunk = self.sort_chunk(data, &mut ws.starts, &mut ws.entries, &mut ws.scratch)?;
+            total += chunk.lines as u64;
             if runs.is_empty() && reader.exhausted() {
-                let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(out_len), true, self.counters.output.clone())?;
-                write_gathered(&mut w, data, &ws.scratch, out_len)?;
-                w.finish()?;
+                write_out(data, &ws.scratch.as_u128_mut()[..chunk.lines], chunk.out_len)?;
                 return Ok((total, None));
             }
-            if out_len > 0 {
+            if chunk.out_len > 0 {
                 self.counters.spilled.store(true, AtomicOrdering::Relaxed);
-                let (run, mut w) = store.create_run(out_len, plan.write_block, plan.write_buffers)?;
-                write_gathered(&mut w, data, &ws.scratch, out_len)?;
+                let (run, mut w) = store.create_run(chunk.out_len, plan.write_block, plan.write_buffers)?;
+                write_gathered(&mut w, data, &ws.scratch.as_u128_mut()[..chunk.lines], chunk.out_len)?;
                 w.finish()?;
                 runs.push(run);
             }
