@@ -121,10 +121,11 @@ fn malformed_key_bytes() {
 }
 
 #[test]
-fn record_size_zero_or_missing() {
+fn record_size_zero_or_contradicted() {
     let c = Case::new();
     c.fails(&["--record-size", "0", "-o", "out", "good"], None, &["--record-size"]);
-    c.fails(&["-o", "out", "good"], None, &["--record-size"]);
+    // Options of text lines do not apply to records.
+    c.fails(&["--record-size=100", "-k1,1", "-o", "out", "good"], None, &["-k", "--key-bytes"]);
     c.fails(&["--record-size=100", "--spec", "-format=size:50", "-o", "out", "good"], None, &["--record-size"]);
 }
 

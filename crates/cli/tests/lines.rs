@@ -1,0 +1,150 @@
+//! Text lines through the real binary: the engine's paths (mapped one pass, read chunks, spilled runs,
+//! multi-level merges, `-m` of files and pipes, `-c`, in place, errors), each checked against GNU
+//! sort's output for the same options (GNU sort is on every machine) and for leftovers.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+
+/// Random lines: keys drawn from a small alphabet (many ties), numbers, and tabs.
+fn random_lines(n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let len = rng.below(12);
+        for _ in 0..len {
+            out.push(b"abcAB \t19-."[rng.below(11)]);
+        }
+        out.extend_from_slice(format!(" {}\n", rng.below(100_000) as i64 - 50_000).as_bytes());
+    }
+    out
+}
+
+/// GNU sort's output for `args` over `files` (and `stdin`), in the C locale.
+fn gnu(fx: &Fixture, args: &[&str], stdin: Option<&[u8]>) -> Vec<u8> {
+    let mut c = Command::new("sort");
+    c.env("LC_ALL", "C").current_dir(fx.root()).args(args);
+    let out = run_with_stdin(&mut c, stdin);
+    assert!(out.status.success(), "GNU sort failed: {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// Statistics JSON of a run.
+fn stats(fx: &Fixture) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(fx.path("stats.json")).expect("stats written")).expect("stats JSON")
+}
+
+#[test]
+fn one_pass_matches_gnu_for_files_and_stdin() {
+    let fx = Fixture::new();
+    fx.write("a", &random_lines(5000, 1));
+    fx.write("b", b"no final newline\nzz");
+    let input = random_lines(300, 2);
+    for opts in [&["-n"][..], &["-k2,2n", "-k1,1r"], &["-s", "-k1.2,1.3"], &["-u", "-f"], &["-r"]] {
+        let mut args = opts.to_vec();
+        args.extend(["a", "-", "b"]);
+        let out = ok_with_stdin(fx.cmd().args(&args), Some(&input));
+        assert_eq!(out.stdout, gnu(&fx, &args, Some(&input)), "options {opts:?}");
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn spilled_sort_merges_runs_and_leaves_no_temp_files() {
+    let fx = Fixture::new();
+    fx.write("in", &random_lines(60_000, 3));
+    let temp = fx.mkdir("t");
+    for (opts, levels) in [(&["-n"][..], 1), (&["--batch-size=2", "-u", "-k2,2n"], 2)] {
+        let mut args = vec!["-S", "300K", "-T", "t", "--stats-json", "stats.json", "-o", "out"];
+        args.extend_from_slice(opts);
+        args.push("in");
+        ok(fx.cmd().args(&args));
+        let s = stats(&fx);
+        assert!(s["runs"].as_u64().unwrap() > 2, "expected several runs: {s}");
+        assert!(s["merge_levels"].as_u64().unwrap() >= levels, "expected {levels}+ merge levels: {s}");
+        let mut gnu_args = opts.to_vec();
+        gnu_args.push("in");
+        assert_eq!(std::fs::read(fx.path("out")).unwrap(), gnu(&fx, &gnu_args, None), "options {opts:?}");
+        assert_dir_empty(&temp);
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn long_lines_and_nul_terminated_records_spill_correctly() {
+    let fx = Fixture::new();
+    let mut data = random_lines(2000, 4);
+    data.extend(std::iter::repeat_n(b'q', 3 << 20));
+    data.extend_from_slice(b"\nshort\n");
+    data.extend(std::iter::repeat_n(b'a', 1 << 20));
+    fx.write("long", &data);
+    let out = ok(fx.cmd().args(["-S", "256K", "long"]));
+    assert_eq!(out.stdout, gnu(&fx, &["long"], None));
+    let z: Vec<u8> = random_lines(3000, 5).iter().map(|&b| if b == b'\n' { 0 } else if b == b'-' { b'\n' } else { b }).collect();
+    fx.write("z", &z);
+    let out = ok(fx.cmd().args(["-z", "-S", "256K", "-k2,2n", "z"]));
+    assert_eq!(out.stdout, gnu(&fx, &["-z", "-k2,2n", "z"], None));
+    fx.assert_clean();
+}
+
+#[test]
+fn merge_of_sorted_files_and_a_pipe() {
+    let fx = Fixture::new();
+    let mut names = Vec::new();
+    for i in 0..5 {
+        let name = format!("s{i}");
+        fx.write(&name, &random_lines(2000, 10 + i));
+        let sorted = gnu(&fx, &["-k2,2n", &name], None);
+        fx.write(&name, &sorted);
+        names.push(name);
+    }
+    let piped = gnu(&fx, &["-k2,2n", "s0"], None);
+    let mut args = vec!["-m", "-k2,2n", "--batch-size=2"];
+    args.extend(names.iter().map(String::as_str));
+    args.push("-");
+    let out = ok_with_stdin(fx.cmd().args(&args), Some(&piped));
+    assert_eq!(out.stdout, gnu(&fx, &args, Some(&piped)));
+    for n in &names {
+        assert_eq!(std::fs::read(fx.path(n)).unwrap(), gnu(&fx, &["-k2,2n", n], None), "an input was modified");
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn check_reports_the_first_disorder() {
+    let fx = Fixture::new();
+    fx.write("sorted", b"a\nb\nb\nc\n");
+    fx.write("unsorted", b"a\nc\nb\nd\n");
+    ok(fx.cmd().args(["-c", "sorted"]));
+    let out = run(fx.cmd().args(["-c", "unsorted"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "xsort: unsorted:3: disorder: b\n");
+    let out = run(fx.cmd().args(["-C", "unsorted"]));
+    assert_eq!((out.status.code(), out.stderr.len()), (Some(1), 0));
+    let out = run(fx.cmd().args(["-cu", "sorted"]));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "xsort: sorted:3: disorder: b\n");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn sorts_in_place_and_errors_leave_the_target_alone() {
+    let fx = Fixture::new();
+    let data = random_lines(3000, 6);
+    fx.write("f", &data);
+    let expect = gnu(&fx, &["f"], None);
+    ok(fx.cmd().args(["-o", "f", "f"]));
+    assert_eq!(std::fs::read(fx.path("f")).unwrap(), expect);
+    fx.write("out", b"keep me\n");
+    let msg = fail(fx.cmd().args(["-o", "out", "f", "missing"]));
+    assert!(msg.contains("missing") && msg.contains("No such file"), "{msg}");
+    let msg = fail(fx.cmd().args(["-o", "out", "-k0", "f"]));
+    assert!(msg.contains("field number is zero"), "{msg}");
+    fx.write("big", &random_lines(60_000, 7));
+    let msg = fail(fx.cmd().args(["-o", "out", "-S", "300K", "-T", "no-such-dir", "big"]));
+    assert!(msg.contains("no-such-dir"), "{msg}");
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep me\n");
+    // A sort that fits in memory does not need -T, as with GNU sort.
+    ok(fx.cmd().args(["-T", "no-such-dir", "-o", "out", "f"]));
+    fx.assert_clean();
+}
