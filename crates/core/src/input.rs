@@ -19,7 +19,7 @@ use xsort_io::{align_down, align_up, page_cache_fraction, read_region, Access, A
 use crate::config::{Input, IoSettings};
 
 /// Share of an input in the page cache above which it is read buffered rather than direct.
-const CACHED_ENOUGH: f64 = 0.5;
+pub const CACHED_ENOUGH: f64 = 0.5;
 
 /// Bytes of a chunk buffer that alignment may waste per input file it holds.
 pub const SLACK_PER_FILE: usize = 2 * IO_ALIGN;

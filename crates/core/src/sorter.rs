@@ -15,7 +15,9 @@ use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use xsort_io::{epoch, AlignedBuf, Prefault, ReadService, TempSpace};
+use crate::config::Input;
+use crate::input::CACHED_ENOUGH;
+use xsort_io::{epoch, page_cache_fraction, AlignedBuf, MappedFile, Prefault, ReadService, TempSpace};
 use xsort_kernels::Method;
 
 /// Sorts according to a [`SortConfig`].
@@ -79,6 +81,9 @@ impl Sorter {
     fn form_runs(&self, key: &ResolvedKey, plan: &MemoryPlan, inputs: &mut InputSet, store: &mut TempStore, dest: &Destination) -> Result<Formed> {
         let cfg = &self.cfg;
         let r = cfg.record_size;
+        if let Some(map) = self.map_cached_input(plan)? {
+            return self.sort_mapped(key, plan, map.as_slice(), dest);
+        }
         let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
         if cfg.touch {
             buf.touch();
@@ -124,6 +129,46 @@ impl Sorter {
                 return Ok(Formed::Runs { records, runs });
             }
         }
+    }
+
+    /// The single input, mapped, when it is a regular file mostly in the page cache that fits in one
+    /// pass: sorting it in place saves copying it into fresh memory (whose first touch is costly on
+    /// virtual machines). None otherwise.
+    fn map_cached_input(&self, plan: &MemoryPlan) -> Result<Option<MappedFile>> {
+        let cfg = &self.cfg;
+        let [Input::Path(path)] = &cfg.inputs[..] else { return Ok(None) };
+        let Ok(md) = std::fs::metadata(path) else { return Ok(None) };
+        let cached = page_cache_fraction(path).is_some_and(|f| f >= CACHED_ENOUGH);
+        if !md.is_file() || md.len() == 0 || !plan.one_pass || !cached || cfg.touch {
+            return Ok(None);
+        }
+        let started = std::time::Instant::now();
+        let map = MappedFile::open(path, md.len())?;
+        self.counters.input.record(md.len(), started, false);
+        Ok(Some(map))
+    }
+
+    /// One pass over a mapped input: entries extracted in parallel, sorted in batches, merged and
+    /// gathered straight from the mapping into the output.
+    fn sort_mapped(&self, key: &ResolvedKey, plan: &MemoryPlan, data: &[u8], dest: &Destination) -> Result<Formed> {
+        let cfg = &self.cfg;
+        let r = cfg.record_size;
+        let n = data.len() / r;
+        let layout = EntryLayout::new(key.len(), data.len());
+        let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
+        let mut entry_buf = AlignedBuf::new(n * 16)?;
+        let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
+        let entries = &mut entry_buf.as_u128_mut()[..n];
+        extract(key, layout, data, 0, r, entries);
+        let mut batches = BatchSorter::new(ctx, n);
+        let scratch = scratch_buf.as_u128_mut();
+        batches.sort_ready(data, entries, scratch, n);
+        batches.finish(data, entries, scratch, n);
+        let mut merger = batches.merger(entries, data);
+        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(data.len() as u64), cfg.preallocate, self.counters.output.clone())?;
+        write_merged(&mut w, &mut merger, n)?;
+        w.finish()?;
+        Ok(Formed::Done { records: n as u64 })
     }
 
     /// Merges runs level by level until at most a fan-in's worth remain, then into the output.
