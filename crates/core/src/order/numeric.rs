@@ -2,8 +2,8 @@
 //!
 //! GNU compares `-n` keys as NUL-terminated strings without converting them: leading blanks, an
 //! optional '-', digits, an optional '.' and fraction digits; anything else ends the number, no
-//! '+', no thousands separator in the C locale, and a key without digits is zero ("-0" == "0" ==
-//! "" == "abc"). strnumcmp orders exactly by the decimal value, so here a key is reduced to its
+//! '+', and a key without digits is zero ("-0" == "0" == "" == "abc"). The C locale has no
+//! thousands separator, yet 9.1 skips byte 0x80 among integer digits (see [`THOUSANDS_SEP`]). strnumcmp orders exactly by the decimal value, so here a key is reduced to its
 //! canonical form (sign, integer digits without leading zeros, fraction digits without trailing
 //! zeros) and canonical forms are compared; the same form yields the order-preserving prefix.
 
@@ -11,15 +11,32 @@ use std::cmp::Ordering;
 
 use super::{BLANK, TOUPPER};
 
+/// The byte GNU sort 9.1 takes for a thousands separator in the C locale: the locale has none, so
+/// sort uses the out-of-char-range value CHAR_MAX + 1 = 128, which strnumcmp (reading bytes as
+/// unsigned char) matches against byte 0x80. So 0x80 is skipped among the integer digits.
+pub(crate) const THOUSANDS_SEP: u8 = 0x80;
+
 /// A decimal number in canonical form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Decimal<'a> {
     /// -1, 0 or 1.
     pub(crate) sign: i8,
-    /// Integer digits without leading zeros.
+    /// Integer digits from the first non-zero one, possibly with THOUSANDS_SEP bytes among them.
     pub(crate) int: &'a [u8],
+    /// Number of digits in `int`.
+    pub(crate) int_digits: usize,
+    /// Whether `int` holds THOUSANDS_SEP bytes.
+    pub(crate) int_sep: bool,
     /// Fraction digits without trailing zeros.
     pub(crate) frac: &'a [u8],
+}
+
+impl Decimal<'_> {
+    /// The significant digits: integer digits (separators dropped), then fraction digits.
+    #[inline]
+    pub(crate) fn digits(&self) -> impl Iterator<Item = u8> + '_ {
+        self.int.iter().copied().filter(|&c| c != THOUSANDS_SEP).chain(self.frac.iter().copied())
+    }
 }
 
 #[inline]
@@ -29,19 +46,25 @@ fn skip_blanks(s: &[u8]) -> &[u8] {
 }
 
 /// Parses a number as strnumcmp reads it, from `s` whose leading blanks are already skipped.
-/// Also returns the number of bytes the number spans ("-", digits, '.', digits), for -h's unit.
 #[inline]
-pub(crate) fn parse_decimal(s: &[u8]) -> (Decimal<'_>, usize) {
+pub(crate) fn parse_decimal(s: &[u8]) -> Decimal<'_> {
     let neg = s.first() == Some(&b'-');
     let mut i = neg as usize;
-    while i < s.len() && s[i] == b'0' {
+    while i < s.len() && (s[i] == b'0' || s[i] == THOUSANDS_SEP) {
         i += 1;
     }
-    let nz = i;
-    while i < s.len() && s[i].is_ascii_digit() {
+    let start = i;
+    let mut int_sep = false;
+    while i < s.len() && (s[i].is_ascii_digit() || s[i] == THOUSANDS_SEP) {
+        int_sep |= s[i] == THOUSANDS_SEP;
         i += 1;
     }
-    let int = &s[nz..i];
+    let mut end = i;
+    while end > start && s[end - 1] == THOUSANDS_SEP {
+        end -= 1;
+    }
+    let int = &s[start..end];
+    let int_digits = if int_sep { int.iter().filter(|&&c| c != THOUSANDS_SEP).count() } else { int.len() };
     let mut frac: &[u8] = &[];
     if i < s.len() && s[i] == b'.' {
         i += 1;
@@ -62,12 +85,18 @@ pub(crate) fn parse_decimal(s: &[u8]) -> (Decimal<'_>, usize) {
     } else {
         1
     };
-    (Decimal { sign, int, frac }, i)
+    Decimal { sign, int, int_digits, int_sep, frac }
 }
 
 #[inline]
 fn magnitude_cmp(a: &Decimal, b: &Decimal) -> Ordering {
-    a.int.len().cmp(&b.int.len()).then_with(|| a.int.cmp(b.int)).then_with(|| a.frac.cmp(b.frac))
+    a.int_digits.cmp(&b.int_digits).then_with(|| {
+        if a.int_sep || b.int_sep {
+            a.digits().cmp(b.digits())
+        } else {
+            a.int.cmp(b.int).then_with(|| a.frac.cmp(b.frac))
+        }
+    })
 }
 
 #[inline]
@@ -85,8 +114,8 @@ pub(crate) fn decimal_cmp(a: &Decimal, b: &Decimal) -> Ordering {
 /// GNU's numcompare (-n): skip blanks, then strnumcmp.
 #[inline]
 pub(crate) fn numcompare(a: &[u8], b: &[u8]) -> Ordering {
-    let (da, _) = parse_decimal(skip_blanks(a));
-    let (db, _) = parse_decimal(skip_blanks(b));
+    let da = parse_decimal(skip_blanks(a));
+    let db = parse_decimal(skip_blanks(b));
     decimal_cmp(&da, &db)
 }
 
@@ -143,7 +172,7 @@ pub(crate) fn human_parts(s: &[u8], fold: bool) -> (i32, Decimal<'_>) {
     } else {
         0
     };
-    (order, parse_decimal(s).0)
+    (order, parse_decimal(s))
 }
 
 /// GNU's human_numcompare (-h): unit order first, then strnumcmp. `fold` for -f, which GNU applies
@@ -193,19 +222,19 @@ pub(crate) fn encode_decimal(d: &Decimal, bits: u32) -> u128 {
     match d.sign {
         0 => 1u128 << (bits - 2),
         sign => {
-            let (count, digits) = if d.int.len() as u128 >= COUNT_SATURATED {
+            let (count, digits) = if d.int_digits as u128 >= COUNT_SATURATED {
                 (COUNT_SATURATED, 0u128)
             } else {
                 let mut v: u128 = 0;
                 let mut taken = 0;
-                for &c in d.int.iter().chain(d.frac.iter()).take(ndigits) {
+                for c in d.digits().take(ndigits) {
                     v = v * 10 + (c - b'0') as u128;
                     taken += 1;
                 }
                 for _ in taken..ndigits {
                     v *= 10;
                 }
-                (d.int.len() as u128, v)
+                (d.int_digits as u128, v)
             };
             let mag = (count << digit_bits) | digits;
             if sign > 0 {
@@ -220,7 +249,7 @@ pub(crate) fn encode_decimal(d: &Decimal, bits: u32) -> u128 {
 /// 96-bit prefix of a -n key.
 #[inline]
 pub(crate) fn numeric_prefix(s: &[u8]) -> u128 {
-    encode_decimal(&parse_decimal(skip_blanks(s)).0, 96)
+    encode_decimal(&parse_decimal(skip_blanks(s)), 96)
 }
 
 /// 96-bit prefix of a -h key: 5 bits of unit order, then the number.
@@ -237,10 +266,23 @@ mod tests {
 
     #[test]
     fn numeric_edge_cases() {
-        let eq = [("-0", "0"), ("", "abc"), ("0", "-"), ("1.50", "1.5"), ("007", "7"), ("  3", "3x"), ("+5", "0"), ("-.0", "")];
+        let eq: [(&[u8], &[u8]); 12] = [
+            (b"-0", b"0"),
+            (b"", b"abc"),
+            (b"0", b"-"),
+            (b"1.50", b"1.5"),
+            (b"007", b"7"),
+            (b"  3", b"3x"),
+            (b"+5", b"0"),
+            (b"-.0", b""),
+            (b"1\x802", b"12"),
+            (b"\x80\x800\x801\x80", b"1"),
+            (b"1\x80.5", b"1.5"),
+            (b"1.5\x809", b"1.5"),
+        ];
         for (a, b) in eq {
-            assert_eq!(numcompare(a.as_bytes(), b.as_bytes()), Equal, "{a} {b}");
-            assert_eq!(numeric_prefix(a.as_bytes()), numeric_prefix(b.as_bytes()), "{a} {b}");
+            assert_eq!(numcompare(a, b), Equal, "{a:?} {b:?}");
+            assert_eq!(numeric_prefix(a), numeric_prefix(b), "{a:?} {b:?}");
         }
         let lt = [
             ("-1", "0"),

@@ -11,6 +11,14 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <float.h>
+
+#if LDBL_MANT_DIG == 64
+# define LD_VALUE_BYTES 10
+#else
+# define LD_VALUE_BYTES sizeof (long double)
+#endif
 
 #if defined __GLIBC__
 static locale_t c_locale_handle (void)
@@ -46,9 +54,10 @@ static long double parse_ld (const char *s, char **end)
   return strtold (s, end);
 }
 
-/* GNU sort's general_numcompare on NUL-terminated strings: strings without a
-   number first, then NaNs (negative before positive, as their "%Lf" forms
-   "-nan" < "nan" order), then numbers by value.  */
+/* GNU sort 9.1's general_numcompare on NUL-terminated strings: strings without a
+   number first, then NaNs, then numbers by value (-0 == 0).  GNU 9.1 orders two NaNs
+   by memcmp of their representations; only the value bytes are compared here (x86's
+   80-bit long double has 6 padding bytes whose content GNU does not control).  */
 int xsort_order_gcmp (const char *sa, const char *sb)
 {
   char *ea;
@@ -69,7 +78,8 @@ int xsort_order_gcmp (const char *sa, const char *sb)
     return -1;
   if (a == a)
     return 1;
-  return (signbit (b) != 0) - (signbit (a) != 0);
+  int d = memcmp (&a, &b, LD_VALUE_BYTES);
+  return (d > 0) - (d < 0);
 }
 
 /* Number of bytes of S that strtold consumes (0: no number).  */
@@ -81,7 +91,7 @@ size_t xsort_order_gend (const char *s)
 }
 
 /* Classifies S for an order-preserving prefix:
-   0 no number, 1 negative NaN, 2 NaN, 3 -inf, 4 negative, 5 zero, 6 positive, 7 +inf.
+   0 no number, 1 or 2 NaN, 3 -inf, 4 negative, 5 zero, 6 positive, 7 +inf.
    For 4 and 6, *EXP and *MANT give |x| = (*MANT / 2^64) * 2^*EXP with the top
    bit of *MANT set (the mantissa truncated to 64 bits where long double is wider).  */
 int xsort_order_gkey (const char *s, int *exp, unsigned long long *mant)

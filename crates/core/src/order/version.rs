@@ -3,7 +3,7 @@
 //! Empty strings first; then "." , "..", other names starting with '.', other names; then the
 //! Debian-style comparison (non-digit runs byte by byte with letters before other bytes and '~'
 //! before everything, even the end; digit runs by numeric value) of the names without their file
-//! suffix (the longest trailing `(\.[A-Za-z~][A-Za-z0-9~]*)*`, never the whole name), and if that
+//! suffix (the longest trailing `(\.[A-Za-z~][A-Za-z0-9~]*)*`, possibly the whole name), and if that
 //! ties, of the whole names.
 
 use std::cmp::Ordering;
@@ -30,23 +30,23 @@ pub(crate) fn compare_transformed(
     })
 }
 
-/// Length of `s` without its file suffix.
+/// Length of `s` without its file suffix, the longest trailing `(\.[A-Za-z~][A-Za-z0-9~]*)*`.
+/// In gnulib as of coreutils 9.1 the suffix may be all of `s` (".a" has an empty prefix).
 fn file_prefixlen(s: &[u8]) -> usize {
     let n = s.len();
-    let mut prefixlen = 0;
     let mut i = 0;
     loop {
-        if i == n {
-            return prefixlen;
-        }
-        i += 1;
-        prefixlen = i;
+        let prefixlen = i;
         while i + 1 < n && s[i] == b'.' && (s[i + 1].is_ascii_alphabetic() || s[i + 1] == b'~') {
             i += 2;
             while i < n && (s[i].is_ascii_alphanumeric() || s[i] == b'~') {
                 i += 1;
             }
         }
+        if i >= n {
+            return prefixlen;
+        }
+        i += 1;
     }
 }
 
@@ -151,6 +151,9 @@ mod tests {
             (".", "..", Ordering::Less),
             ("..", ".a", Ordering::Less),
             (".z", "a", Ordering::Less),
+            (".R", ".1", Ordering::Less),
+            (".a", "..a", Ordering::Less),
+            ("R", "1", Ordering::Greater),
             ("1.2", "1.10", Ordering::Less),
             ("1.2~rc1", "1.2", Ordering::Less),
             ("1.2", "1.2a", Ordering::Less),
@@ -169,8 +172,10 @@ mod tests {
     #[test]
     fn suffix_lengths() {
         assert_eq!(file_prefixlen(b"foo.tar.gz"), 3);
-        assert_eq!(file_prefixlen(b".bashrc"), 7);
+        assert_eq!(file_prefixlen(b".bashrc"), 0);
         assert_eq!(file_prefixlen(b"a.b~c.d1"), 1);
+        assert_eq!(file_prefixlen(b"..a"), 1);
+        assert_eq!(file_prefixlen(b"a.b-c"), 5);
         assert_eq!(file_prefixlen(b"a.1"), 3);
         assert_eq!(file_prefixlen(b""), 0);
     }
