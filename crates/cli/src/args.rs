@@ -164,8 +164,8 @@ pub struct Args {
     pub inputs: Vec<PathBuf>,
 
     /// Write the result to FILE instead of standard output; FILE may be one of the inputs.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[arg(short = 'o', long = "output", value_name = "FILE", action = ArgAction::Append)]
+    pub outputs: Vec<PathBuf>,
 
     /// Memory budget: SIZE[K|M|G|T] or N% of physical memory.
     #[arg(short = 'S', long = "memory", visible_alias = "buffer-size", value_name = "SIZE")]
@@ -231,4 +231,15 @@ pub struct Args {
     /// Pre-fault the sort buffer before reading (Nsort's -touch).
     #[arg(long = "touch")]
     pub touch: bool,
+}
+
+impl Args {
+    /// The `-o` file: given several times, it must be the same each time (as in GNU sort).
+    pub fn output(&self) -> anyhow::Result<Option<&PathBuf>> {
+        match self.outputs.split_first() {
+            None => Ok(None),
+            Some((first, rest)) if rest.iter().all(|o| o == first) => Ok(Some(first)),
+            Some(_) => anyhow::bail!("multiple output files specified"),
+        }
+    }
 }

@@ -47,7 +47,7 @@ impl LinesSettings {
         let order = line_order(&args)?;
         let check = check_mode(&args)?;
         let inputs = inputs(&args)?;
-        let output = args.output.as_deref().map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::Path(p.to_owned()) });
+        let output = args.output()?.map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::Path(p.to_owned()) });
         let (budget, clamp_warning) = match &args.memory {
             Some(s) => xsort_core::plan::resolve_budget(Some(parse_memory_size(s).map_err(|_| anyhow!("invalid -S argument '{s}'"))?)),
             None => xsort_core::plan::resolve_budget(None),
@@ -309,7 +309,6 @@ pub fn line_only_option(args: &Args) -> Option<&'static str> {
     let used = [
         (!args.keys.is_empty(), "-k"),
         (!args.separator.is_empty(), "-t"),
-        (args.unique, "-u"),
         (args.zero_terminated, "-z"),
         (args.merge, "-m"),
         (args.check_diagnose || args.check_quiet || args.check.is_some(), "-c"),

@@ -7,6 +7,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use xsort_core::size::{parse_byte_count, parse_memory_size};
+use xsort_core::fold::SumField;
 use xsort_core::key::{ByteOrder, KeyType};
 use xsort_core::spec::{self, Endian, FieldType, FileSpec, NsortSpec};
 use xsort_core::{Input, IoSettings, KeyPart, KeySpec, Method, Output, SortConfig};
@@ -38,7 +39,7 @@ impl Settings {
         if inputs.is_empty() {
             inputs.push(Input::Stdin);
         }
-        let output = match (&args.output, &spec.out_file) {
+        let output = match (args.output()?, &spec.out_file) {
             (Some(_), Some(_)) => bail!("the output is given twice (-o and -out_file)"),
             (Some(p), None) => output_of(p),
             (None, Some(f)) => output_of(&f.path),
@@ -85,6 +86,12 @@ impl Settings {
         config.temp_io = io(spec.temp_dirs.first());
         config.touch = args.touch || spec.touch.unwrap_or(false);
         config.sync = args.sync || spec.out_file.as_ref().is_some_and(|f| f.sync);
+        config.folding.unique = args.unique || spec.duplicates == Some(false);
+        config.folding.sums = spec
+            .summarize
+            .iter()
+            .map(|f| SumField { name: f.name.clone(), offset: f.offset, len: f.size, signed: f.field_type == FieldType::Integer, order: byte_order(f.endian) })
+            .collect();
 
         let progress = !args.no_progress && (args.progress || std::io::stderr().is_terminal());
         Ok(Settings {
@@ -150,11 +157,7 @@ fn spec_keys(spec: &NsortSpec) -> Vec<KeyPart> {
     spec.keys
         .iter()
         .map(|k| {
-            let order = match k.endian {
-                Some(Endian::Big) => ByteOrder::Big,
-                Some(Endian::Little) => ByteOrder::Little,
-                None => ByteOrder::NATIVE,
-            };
+            let order = byte_order(k.endian);
             let kind = match k.field_type {
                 FieldType::Character => KeyType::Char,
                 FieldType::Integer => KeyType::Signed(order),
@@ -165,6 +168,15 @@ fn spec_keys(spec: &NsortSpec) -> Vec<KeyPart> {
             KeyPart::typed(k.offset, k.size, kind, k.descending)
         })
         .collect()
+}
+
+/// A field's byte order; binary numbers without one are in the machine's order, as in Nsort.
+fn byte_order(endian: Option<Endian>) -> ByteOrder {
+    match endian {
+        Some(Endian::Big) => ByteOrder::Big,
+        Some(Endian::Little) => ByteOrder::Little,
+        None => ByteOrder::NATIVE,
+    }
 }
 
 fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool) -> IoSettings {

@@ -1,5 +1,6 @@
 //! What a sort is asked to do: the validated settings the CLI (or a future C API) hands the sorter.
 
+use crate::fold::Folding;
 use crate::key::KeySpec;
 use std::path::PathBuf;
 use xsort_kernels::Method;
@@ -70,6 +71,8 @@ pub struct SortConfig {
     pub touch: bool,
     /// fsync the output file and its directory before returning.
     pub sync: bool,
+    /// Records with equal keys folded into one (`-u`, `-noduplicates`, `-summarize`).
+    pub folding: Folding,
 }
 
 impl SortConfig {
@@ -90,6 +93,7 @@ impl SortConfig {
             preallocate: true,
             touch: false,
             sync: false,
+            folding: Folding::default(),
         }
     }
 }

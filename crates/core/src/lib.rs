@@ -11,6 +11,7 @@ pub mod batches;
 pub mod config;
 pub mod entry;
 pub mod error;
+pub mod fold;
 pub mod framing;
 pub mod input;
 pub mod key;

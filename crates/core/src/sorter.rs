@@ -2,7 +2,8 @@
 //! merge when it does not.
 
 use crate::config::SortConfig;
-use crate::batches::{write_merged, BatchSorter, SortContext};
+use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
+use crate::fold::FoldSink;
 use crate::entry::{extract, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::input::InputSet;
@@ -54,6 +55,7 @@ impl Sorter {
             return Err(SortError::Config("the record size must be at least 1 byte".into()));
         }
         let key = cfg.key.resolve(cfg.record_size)?;
+        cfg.folding.check(cfg.record_size)?;
         let mut inputs = InputSet::open(&cfg.inputs, cfg.record_size, cfg.input_io, self.counters.input.clone())?;
         let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
         let dest = Destination::open(&cfg.output, cfg.output_io)?;
@@ -112,10 +114,7 @@ impl Sorter {
             records += n as u64;
             let mut merger = batches.merger(&all_entries[..n], buf.as_slice());
             if runs.is_empty() && inputs.exhausted() {
-                let total = (n * r) as u64;
-                let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
-                write_merged(&mut w, &mut merger, n)?;
-                w.finish()?;
+                self.write_one_pass(key, plan, dest, &mut merger, buf.as_slice(), n)?;
                 return Ok(Formed::Done { records });
             }
             if n > 0 {
@@ -165,10 +164,29 @@ impl Sorter {
         batches.sort_ready(data, entries, scratch, n);
         batches.finish(data, entries, scratch, n);
         let mut merger = batches.merger(entries, data);
-        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(data.len() as u64), cfg.preallocate, self.counters.output.clone())?;
-        write_merged(&mut w, &mut merger, n)?;
-        w.finish()?;
+        self.write_one_pass(key, plan, dest, &mut merger, data, n)?;
         Ok(Formed::Done { records: n as u64 })
+    }
+
+    /// Writes a one-pass sort's merged batches to the output, folding equal keys when asked.
+    fn write_one_pass(&self, key: &ResolvedKey, plan: &MemoryPlan, dest: &Destination, merger: &mut EntryMerger, data: &[u8], n: usize) -> Result<()> {
+        let cfg = &self.cfg;
+        let r = cfg.record_size;
+        let total = (!cfg.folding.is_active()).then_some((n * r) as u64);
+        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
+        if cfg.folding.is_active() {
+            let layout = EntryLayout::new(key.len(), data.len());
+            let mut sink = FoldSink::new(RecordSink::new(&mut w), key, &cfg.folding);
+            while let Some(e) = merger.next_entry() {
+                let off = layout.offset(e);
+                sink.push(&data[off..off + r])?;
+            }
+            sink.finish()?;
+        } else {
+            write_merged(&mut w, merger, n)?;
+        }
+        w.finish()?;
+        Ok(())
     }
 
     /// Merges runs level by level until at most a fan-in's worth remain, then into the output.
@@ -179,11 +197,15 @@ impl Sorter {
         let job = MergeJob { order: key, framing, plan, temp_io: cfg.temp_io, svc: &svc };
         let mut report = MergeReport::default();
         let (runs, block) = job.reduce(runs, store, &mut report)?;
-        let total = records * cfg.record_size as u64;
-        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
-        let mut sink = RecordSink::new(&mut w);
-        merge_runs(&runs, key, framing, block, &svc, |rec| sink.push(rec))?;
-        sink.flush()?;
+        let total = (!cfg.folding.is_active()).then_some(records * cfg.record_size as u64);
+        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
+        let mut sink = FoldSink::new(RecordSink::new(&mut w), key, &cfg.folding);
+        if cfg.folding.is_active() {
+            merge_runs(&runs, key, framing, block, &svc, |rec| sink.push(rec))?;
+        } else {
+            merge_runs(&runs, key, framing, block, &svc, |rec| sink.pass(rec))?;
+        }
+        sink.finish()?;
         w.finish()?;
         runs.iter().for_each(|run| store.release(run));
         Ok(report)

@@ -205,6 +205,10 @@ pub struct NsortSpec {
     pub out_file: Option<FileSpec>,
     /// `-temp_file` statements in the order written.
     pub temp_dirs: Vec<FileSpec>,
+    /// `-duplicates` (true) or `-noduplicates` (false: keep one record per key).
+    pub duplicates: Option<bool>,
+    /// `-summarize=FIELD,...`: integer fields summed over records with equal keys.
+    pub summarize: Vec<FieldDef>,
 }
 
 /// A spec that could not be parsed. Every message quotes the statement as
@@ -382,6 +386,9 @@ enum Keyword {
     InFile,
     OutFile,
     TempFile,
+    Duplicates,
+    NoDuplicates,
+    Summarize,
 }
 
 const KEYWORDS: &[(&str, Keyword)] = &[
@@ -401,6 +408,9 @@ const KEYWORDS: &[(&str, Keyword)] = &[
     ("temp", Keyword::TempFile),
     ("tempdir", Keyword::TempFile),
     ("temp_dir", Keyword::TempFile),
+    ("duplicates", Keyword::Duplicates),
+    ("noduplicates", Keyword::NoDuplicates),
+    ("summarize", Keyword::Summarize),
 ];
 
 const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method::Merge)];
@@ -717,6 +727,8 @@ struct Builder {
     field_statements: Vec<String>,
     keys: Vec<PendingKey>,
     out_statement: Option<String>,
+    /// `-summarize` statements and the field names they list, resolved at the end.
+    summarize: Vec<(String, Vec<String>)>,
 }
 
 impl Builder {
@@ -748,6 +760,14 @@ impl Builder {
             Keyword::InFile => self.spec.in_files.push(parse_file(st, false)?),
             Keyword::OutFile => self.set_out_file(st)?,
             Keyword::TempFile => self.spec.temp_dirs.push(parse_file(st, true)?),
+            Keyword::Duplicates | Keyword::NoDuplicates => {
+                st.no_value()?;
+                self.spec.duplicates = Some(st.keyword == Keyword::Duplicates);
+            }
+            Keyword::Summarize => {
+                let names = st.value("-summarize=count,total")?;
+                self.summarize.push((st.text.to_string(), names.split(',').map(|n| n.trim().to_string()).collect()));
+            }
         }
         Ok(())
     }
@@ -820,6 +840,18 @@ impl Builder {
                 "key",
             )?;
             self.spec.keys.push(key);
+        }
+        for (statement, names) in std::mem::take(&mut self.summarize) {
+            for name in names {
+                let invalid = |reason: String| SpecError::Invalid { statement: statement.clone(), reason };
+                let Some(f) = self.spec.fields.iter().find(|f| f.name == name) else {
+                    return Err(invalid(unknown_field(&name, &self.spec.fields)));
+                };
+                if !matches!(f.field_type, FieldType::Integer | FieldType::Unsigned) || ![1, 2, 4, 8].contains(&f.size) {
+                    return Err(invalid(format!("field '{name}' must be an integer or unsigned field of 1, 2, 4 or 8 bytes to be summed")));
+                }
+                self.spec.summarize.push(f.clone());
+            }
         }
         Ok(self.spec)
     }

@@ -70,6 +70,8 @@ fn published_command_line() {
         in_files: vec![io("/data/in", 16, 64, false)],
         out_file: Some(io("/data/out", 64, 64, true)),
         temp_dirs: vec![io("/scratch/tmp", 64, 32, true)],
+        duplicates: None,
+        summarize: Vec::new(),
     };
     assert_eq!(ok(PUBLISHED), want);
 }
@@ -296,7 +298,7 @@ fn statement_errors() {
             "-colour=red",
             "unknown statement '-colour=red': expected one of -processes, -memory, -method, \
              -touch, -notouch, -statistics, -nostatistics, -format, -field, -key, -in_file, \
-             -out_file, -temp_file",
+             -out_file, -temp_file, -duplicates, -noduplicates, -summarize",
         ),
         (
             "-me=1G",
@@ -634,4 +636,14 @@ fn first_error_wins_and_variants_are_matchable() {
             ..
         }
     ));
+}
+
+#[test]
+fn duplicates_and_summarize() {
+    let s = parse_spec("-format=size:8 -field=name:k,size:2 -field=name:n,size:4,unsigned -key=k -nodup -summ=n").unwrap();
+    assert_eq!(s.duplicates, Some(false));
+    assert_eq!(s.summarize.iter().map(|f| (f.name.as_str(), f.offset, f.size)).collect::<Vec<_>>(), [("n", 2, 4)]);
+    let e = parse_spec("-format=size:8 -field=name:k,size:2 -key=k -summarize=k").unwrap_err().to_string();
+    assert!(e.contains("-summarize=k") && e.contains("integer"), "{e}");
+    assert!(parse_spec("-noduplicates=yes").is_err());
 }

@@ -1,0 +1,95 @@
+//! Records with equal keys folded into one: `-u` and Nsort's `-noduplicates` keep the first of each
+//! group (in input order), `-summarize` sums integer fields over the group; one pass and spilled,
+//! checked against a reference computed here.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+
+const REC: usize = 16;
+
+/// Records: a 2-byte key from a small alphabet (many duplicates), a 4-byte big-endian sequence
+/// number, a 4-byte little-endian unsigned count, and padding.
+fn records(n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::with_capacity(n * REC);
+    for i in 0..n {
+        out.push(b"abcd"[rng.below(4)]);
+        out.push(b"xyz"[rng.below(3)]);
+        out.extend_from_slice(&(i as u32).to_be_bytes());
+        out.extend_from_slice(&(rng.below(1000) as u32).to_le_bytes());
+        out.extend_from_slice(&[b'.'; 6]);
+    }
+    out
+}
+
+/// The reference: per key (in order), the first record, with the count field summed when `sum`.
+fn reference(data: &[u8], sum: bool) -> Vec<u8> {
+    let mut groups: BTreeMap<[u8; 2], Vec<u8>> = BTreeMap::new();
+    for rec in data.chunks(REC) {
+        let key = [rec[0], rec[1]];
+        match groups.get_mut(&key) {
+            None => {
+                groups.insert(key, rec.to_vec());
+            }
+            Some(first) if sum => {
+                let total = u32::from_le_bytes(first[6..10].try_into().unwrap()) + u32::from_le_bytes(rec[6..10].try_into().unwrap());
+                first[6..10].copy_from_slice(&total.to_le_bytes());
+            }
+            Some(_) => {}
+        }
+    }
+    groups.into_values().flatten().collect()
+}
+
+fn fold_runs(extra: &[&str], sum: bool) {
+    let fx = Fixture::new();
+    let data = records(100_000, 7);
+    fx.write("in", &data);
+    let expect = reference(&data, sum);
+    for spilled in [false, true] {
+        let mut args = vec!["--record-size=16", "-o", "out", "--stats-json", "stats.json"];
+        args.extend_from_slice(extra);
+        if spilled {
+            args.extend(["-S", TINY]);
+        }
+        args.push("in");
+        ok(fx.cmd().args(&args));
+        assert_eq!(std::fs::read(fx.path("out")).unwrap(), expect, "{args:?}");
+        let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(fx.path("stats.json")).unwrap()).unwrap();
+        assert_eq!(stats["runs"].as_u64().unwrap() > 1, spilled, "{stats}");
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn unique_keeps_the_first_record_of_each_key() {
+    fold_runs(&["--key-bytes=0:2", "-u"], false);
+    fold_runs(&["--spec", "-field=name:k,off:0,size:2,character -key=k -noduplicates"], false);
+}
+
+#[test]
+fn summarize_sums_the_named_fields() {
+    fold_runs(&["--spec", "-field=name:k,off:0,size:2,character -field=name:n,off:6,size:4,unsigned,little_endian -key=k -summarize=n"], true);
+}
+
+#[test]
+fn summarize_overflow_is_an_error() {
+    let fx = Fixture::new();
+    let mut data = Vec::new();
+    for _ in 0..3 {
+        data.extend_from_slice(b"k");
+        data.push(200);
+    }
+    fx.write("in", &data);
+    fx.write("out", b"keep");
+    let msg = fail(fx.cmd().args(["--record-size=2", "--spec", "-field=name:k,off:0,size:1 -field=name:n,off:1,size:1,unsigned -key=k -summarize=n", "-o", "out", "in"]));
+    assert!(msg.contains("overflows") && msg.contains("'n'"), "{msg}");
+    let msg = fail(fx.cmd().args(["--record-size=2", "--spec", "-field=name:k,off:0,size:1 -key=k -summarize=k", "-o", "out", "in"]));
+    assert!(msg.contains("-summarize=k") && msg.contains("integer"), "{msg}");
+    let msg = fail(fx.cmd().args(["--record-size=2", "--spec", "-field=name:k,off:0,size:1 -key=k -summarize=nope", "-o", "out", "in"]));
+    assert!(msg.contains("nope"), "{msg}");
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep");
+    fx.assert_clean();
+}
