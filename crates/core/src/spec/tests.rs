@@ -310,7 +310,7 @@ fn statement_errors() {
         ),
         (
             "-no",
-            "ambiguous statement '-no': '-no' could be -notouch or -nostatistics",
+            "ambiguous statement '-no': '-no' could be -notouch, -nostatistics or -noduplicates",
         ),
         (
             "-f=x",
