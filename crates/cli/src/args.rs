@@ -4,6 +4,17 @@ use clap::{ArgAction, Parser};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
+Text lines (no --record-size):
+  xsort is a drop-in for GNU sort in byte order: it sorts newline-terminated lines (NUL with -z)
+  with GNU sort's options and output, as 'LC_ALL=C sort' does. xsort ALWAYS compares in byte order
+  (the C locale), whatever LANG/LC_ALL say. KEYDEF is F[.C][OPTS][,F[.C][OPTS]] (fields from 1,
+  characters from 1; OPTS among bdfghiMnRrV); the obsolete +POS1 -POS2 also works. Unless -s or -u
+  is given, lines whose keys compare equal are ordered by a last-resort comparison of whole lines.
+  -m merges inputs already sorted; -c/-C/--check checks one input (exit 1 on disorder); -u keeps
+  the first of lines that compare equal. -R orders by a keyed hash of the keys (equal keys
+  together; the same --random-source gives the same order). --debug sorts in memory and underlines
+  the keys. A file's last line without a terminator gets one.
+
 Records and keys:
   xsort sorts fixed-size binary records (--record-size). Each --key-bytes OFFSET:LENGTH[:TYPE][:r]
   is a key, in priority order; ':r' sorts it descending. Without a key the whole record is the key.
@@ -20,8 +31,7 @@ Records and keys:
                           every number (after them when descending), in input order
   LENGTH must be the type's size for integers and floats. Nsort's -field types in --spec (character,
   integer, unsigned, float, double, decimal; big_endian or little_endian, else the machine's order)
-  are the same keys. Text-line sorting is not supported yet: --record-size (or -format=size:N in
-  --spec) is required.
+  are the same keys. -u keeps the first record of each group of equal keys.
 
 Memory:
   -S/--memory takes a size with a K, M, G or T suffix (powers of 1024; a bare number means KiB, as
@@ -41,17 +51,22 @@ Nsort statements (--spec):
   -field=name:NAME,size:N,off:N,character  -key=NAME[,descending]
   -in_file=PATH[,direct|buffered][,transfer_size=SIZE][,count=N]
   -out_file=PATH[,...][,preallocate][,sync]   -temp=DIR[,...]   (several -temp allowed)
+  -noduplicates (one record per key)   -summarize=FIELD[,FIELD]   (sum integer fields per key)
   Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Options given
   as flags take precedence over statements.
 
-Exit status: 0 on success, 2 on any trouble (bad option, bad input, I/O error).
+Exit status: 0 on success; 1 when -c/-C finds disorder; 2 on any trouble (bad option, bad input,
+I/O error).
 
 Examples:
+  xsort -k2,2n -t, -o sorted.csv data.csv           (lines, as LC_ALL=C sort would)
+  xsort -u -S 2G -T /ssd big.log > uniq.log
   xsort --record-size=100 --key-bytes=0:10 -o sorted.dat input.dat
   xsort --record-size=100 -S 1G -T /ssd1 -T /ssd2 --stats -o out in
   xsort --spec '-format=size:100 -field=name:key,size:10,off:0,character -key=key' -o out in";
 
-/// xsort: sort files of fixed-size records, in memory when they fit and by merging runs when not.
+/// xsort: sort text lines (as GNU sort in the C locale) and files of fixed-size records, in memory
+/// when they fit and by merging runs when not.
 #[derive(Parser, Debug)]
 #[command(name = "xsort", version, about, after_help = AFTER_HELP, disable_help_flag = true, disable_version_flag = true, args_override_self = true, infer_long_args = true)]
 pub struct Args {
