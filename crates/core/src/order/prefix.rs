@@ -4,7 +4,7 @@
 //! that compare equal have equal prefixes. So each prefix is a monotone (non-strict) function of the
 //! key's equivalence class: truncation is fine, rounding is not.
 
-use super::{general, numeric, random::HashKey, Key, Kind, IDENTITY, TOUPPER};
+use super::{general, numeric, random::HashKey, version, Key, Kind, IDENTITY, TOUPPER};
 
 /// Bytes of text a prefix holds.
 const TEXT_BYTES: usize = 12;
@@ -57,7 +57,7 @@ pub(crate) fn key(key: &Key, s: &[u8], hash: &HashKey) -> u128 {
         Kind::General => general::general_prefix(s),
         Kind::Month => (numeric::month(s) as u128) << 92,
         Kind::Random => (hash.hash_key(key.ignore, key.fold, s) as u128) << 32,
-        Kind::Version => 0,
+        Kind::Version => version::prefix_transformed(key.ignore, key.fold, s),
     };
     low96 << 32
 }

@@ -30,6 +30,63 @@ pub(crate) fn compare_transformed(
     })
 }
 
+/// Order-preserving prefix of a -V key after -d/-i/-f, in the low 96 bits: the leading-dot class
+/// (empty, ".", "..", other dot names, the rest), then the weights of the first bytes of the name
+/// without its suffix, up to its first digit or its end: the first comparison pass of filenvercmp
+/// is decided there unless both reach a digit or the end at the same place.
+pub(crate) fn prefix_transformed(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128 {
+    if ignore.is_none() && !fold {
+        return prefix(s);
+    }
+    thread_local! {
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        super::transform_into(ignore, fold, s, &mut buf);
+        prefix(&buf)
+    })
+}
+
+fn prefix(s: &[u8]) -> u128 {
+    const WEIGHTS: usize = 9;
+    const WEIGHT_BITS: u32 = 10;
+    let class: u128 = if s.is_empty() {
+        0
+    } else if s == b"." {
+        1
+    } else if s == b".." {
+        2
+    } else if s[0] == b'.' {
+        3
+    } else {
+        4
+    };
+    let mut v = class;
+    let mut k = 0;
+    if class >= 3 {
+        let name = &s[..file_prefixlen(s)];
+        while k < WEIGHTS {
+            // '~' < end or digit < letters < other bytes, as in `order`; end and digit share a
+            // weight and stop the encoding (filenvercmp then compares numbers or goes on).
+            let (w, stop) = match name.get(k) {
+                None => (2, true),
+                Some(c) if c.is_ascii_digit() => (2, true),
+                Some(b'~') => (1, false),
+                Some(&c) if c.is_ascii_alphabetic() => (c as u128 + 3, false),
+                Some(&c) => (c as u128 + 259, false),
+            };
+            v = (v << WEIGHT_BITS) | w;
+            k += 1;
+            if stop {
+                break;
+            }
+        }
+    }
+    v <<= WEIGHT_BITS * (WEIGHTS - k) as u32;
+    v << (96 - 3 - WEIGHT_BITS * WEIGHTS as u32)
+}
+
 /// Length of `s` without its file suffix, the longest trailing `(\.[A-Za-z~][A-Za-z0-9~]*)*`.
 /// In gnulib as of coreutils 9.1 the suffix may be all of `s` (".a" has an empty prefix).
 fn file_prefixlen(s: &[u8]) -> usize {
@@ -167,6 +224,28 @@ mod tests {
             assert_eq!(filenvercmp(a.as_bytes(), b.as_bytes()), *o, "{a:?} {b:?}");
             assert_eq!(filenvercmp(b.as_bytes(), a.as_bytes()), o.reverse(), "{b:?} {a:?}");
         }
+    }
+
+    #[test]
+    fn prefixes_agree_with_compare() {
+        let names = [
+            "", ".", "..", ".a", ".R", ".1", "..a", "a", "a0", "a1", "a~", "a.b", "a.1", "1.2", "1.10", "abcdefghijk1",
+            "abcdefghijk2", "x~1", "x-1", "foo.tar.gz", "foo", "~", "0", "00", "a.b.c", "A",
+        ];
+        for a in names {
+            for b in names {
+                let (pa, pb) = (prefix(a.as_bytes()), prefix(b.as_bytes()));
+                let c = filenvercmp(a.as_bytes(), b.as_bytes());
+                assert!(pa < 1u128 << 96);
+                if pa < pb {
+                    assert_eq!(c, Ordering::Less, "{a:?} {b:?}");
+                }
+                if c == Ordering::Equal {
+                    assert_eq!(pa, pb, "{a:?} {b:?}");
+                }
+            }
+        }
+        assert!(prefix(b"a") < prefix(b"b"));
     }
 
     #[test]
