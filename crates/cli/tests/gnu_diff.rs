@@ -584,7 +584,10 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
             if g.pct(6) {
                 c.args.push("--debug".into());
             }
-            if kind == "spill" {
+            if zero && g.pct(10) {
+                c.args.push("-t\n".into());
+            }
+            if kind == "spill" || (kind == "long" && g.pct(30)) {
                 c.args.push("-S".into());
                 // (GNU sort itself is slow with -S 1K: thousands of tiny runs.)
                 c.args.push(g.pick(&["64K", "64K", "100K", "256K", "1"]).to_string());
@@ -623,6 +626,14 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
                 for f in &mut c.files {
                     f.1 = gnu.sort_bytes(&order, &f.1);
                 }
+            }
+            if g.pct(20) {
+                // Spilled while the output replaces an input.
+                let mut s = random_spec(&mut g, false);
+                s.sep = spec.sep;
+                s.lines = g.range(8_000, 20_000);
+                c.files[0].1 = file_bytes(&mut g, &s);
+                c.args.extend(["-S", "64K", "-T", "spill", "--batch-size=2"].map(String::from));
             }
             tuning_args(&mut g, &mut c.args);
             let target = fname(g.below(n));
@@ -685,7 +696,10 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
                 s.sep = spec.sep;
                 s.profile = spec.profile;
                 s.lines = s.lines.min(300);
-                let data = gnu.sort_bytes(&presort, &file_bytes(&mut g, &s));
+                let mut data = gnu.sort_bytes(&presort, &file_bytes(&mut g, &s));
+                if g.pct(15) && data.last() == Some(&b'\n') {
+                    data.pop();
+                }
                 if c.stdin.is_none() && g.pct(10) {
                     c.stdin = Some(data);
                     operands.push("-".into());
@@ -693,6 +707,12 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
                     c.files.push((fname(i), data));
                     operands.push(fname(i));
                 }
+            }
+            if g.pct(30) {
+                // More inputs than the fan-in: merges through temp files.
+                a.push(format!("--batch-size={}", g.range(2, 4)));
+                a.push("-T".into());
+                a.push("spill".into());
             }
             tuning_args(&mut g, &mut a);
             a.extend(operands);
