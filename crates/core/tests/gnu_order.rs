@@ -3,7 +3,8 @@
 //! Seeded random files (blank- or separator-separated fields holding numbers in every notation GNU
 //! parses, human sizes, month names, version strings, words, empty fields, duplicates, blanks,
 //! control and high bytes) are sorted by GNU sort with random option sets (global flags, 0-3 `-k`
-//! keys with their own flags and `.C` positions, `-t`, `-s`, `-u`, `-r`, `-z`, `--debug`) and by a
+//! or obsolescent `+POS1 -POS2` keys with their own flags and `.C` positions, `-t`, `-s`, `-u`,
+//! `-r`, `-z`, `--debug`) and by a
 //! stable `sort_by(LineOrder::compare)`; the bytes must be identical. Invalid key specs and
 //! incompatible flags must give GNU's message. `-R` is not compared with GNU (its hash is not
 //! GNU's): equal keys must be adjacent and the order reproducible. The prefix invariants are checked
@@ -278,7 +279,26 @@ fn gen_case(rng: &mut Rng) -> Case {
     let zero = rng.chance(8);
     let mut keys = Vec::new();
     for _ in 0..rng.below(4) {
-        let spec = if rng.chance(2) {
+        let spec = if rng.chance(6) {
+            // obsolescent +POS1 [-POS2]
+            let mut s = format!("obs:+{}", rng.below(4));
+            if rng.chance(30) {
+                s.push_str(&format!(".{}", rng.below(4)));
+            }
+            if rng.chance(30) {
+                s.push_str(&flags(rng, allow_random));
+            }
+            if rng.chance(60) {
+                s.push_str(&format!(" -{}", rng.below(5)));
+                if rng.chance(30) {
+                    s.push_str(&format!(".{}", rng.below(4)));
+                }
+                if rng.chance(20) {
+                    s.push_str(&flags(rng, allow_random));
+                }
+            }
+            s
+        } else if rng.chance(2) {
             rng.pick(&["0", "", "1.0", "1.x", "1x", "1,0", "1,x", "1,2x", "-1", "1.1.1", "a", "+2", " 3", "1,2.0b"]).to_string()
         } else {
             let mut s = format!("{}", 1 + rng.below(4));
@@ -310,8 +330,12 @@ fn gen_case(rng: &mut Rng) -> Case {
         args.push(format!("-{c}"));
     }
     for k in &keys {
-        args.push("-k".into());
-        args.push(k.clone());
+        if let Some(obs) = k.strip_prefix("obs:") {
+            args.extend(obs.split(' ').map(String::from));
+        } else {
+            args.push("-k".into());
+            args.push(k.clone());
+        }
     }
     if let Some(t) = sep {
         args.push(format!("-t{}", t as char));
@@ -340,7 +364,14 @@ fn gen_case(rng: &mut Rng) -> Case {
 fn build(case: &Case, seed: &[u8]) -> Result<LineOrder, String> {
     let mut keys = Vec::new();
     for k in &case.keys {
-        keys.push(KeyField::parse(k).map_err(msg)?);
+        if let Some(obs) = k.strip_prefix("obs:") {
+            let mut parts = obs.split(' ');
+            let start = &parts.next().unwrap()[1..];
+            let end = parts.next().map(|e| &e[1..]);
+            keys.push(KeyField::parse_obsolete(start, end).map_err(msg)?.expect("valid +POS"));
+        } else {
+            keys.push(KeyField::parse(k).map_err(msg)?);
+        }
     }
     let mut global = OrderFlags::default();
     for c in case.global.chars() {

@@ -308,6 +308,36 @@ mod tests {
     }
 
     #[test]
+    fn huge_numbers_saturate_the_prefix_consistently() {
+        let big = |first: char, n: usize| format!("{first}{}", "0".repeat(n - 1));
+        let nums = [
+            big('1', 16382),
+            big('9', 16382),
+            big('1', 16383),
+            big('2', 16383),
+            big('1', 20000),
+            format!("-{}", big('1', 20000)),
+            format!("-{}", big('5', 16383)),
+            format!("-{}", big('5', 16382)),
+            "7".to_string(),
+        ];
+        for a in &nums {
+            for b in &nums {
+                let (pa, pb) = (numeric_prefix(a.as_bytes()), numeric_prefix(b.as_bytes()));
+                let c = numcompare(a.as_bytes(), b.as_bytes());
+                if pa < pb {
+                    assert_eq!(c, Less);
+                }
+                if c == Equal {
+                    assert_eq!(pa, pb);
+                }
+            }
+        }
+        assert!(numeric_prefix(big('9', 16382).as_bytes()) < numeric_prefix(big('1', 16383).as_bytes()));
+        assert!(numeric_prefix(big('1', 16382).as_bytes()) < numeric_prefix(big('9', 16382).as_bytes()));
+    }
+
+    #[test]
     fn human_edge_cases() {
         let lt = [("1", "1K"), ("2K", "1M"), ("-1M", "-1K"), ("-1K", "-1"), ("1k", "2K"), ("0K", "1"), ("1.5K", "2K"), ("1Y", "1Q")];
         for (a, b) in lt {
