@@ -1,11 +1,13 @@
-//! One chunk of lines in memory: where each line starts, the sort of their entries, and the gather of
-//! the sorted lines into an output stream.
+//! One chunk of lines in memory: the sort entries of its lines, their sort, and the gather of the
+//! sorted lines into an output stream.
 //!
-//! Entries are the engine's `u128`s: the order's 96-bit prefix of the line on top and the line's
-//! index in the chunk below, so sorting them as integers orders by prefix with ties in input order.
-//! Groups of equal prefixes are then put in order by the full comparison. For the output, each
-//! sorted line's start and the output offset where it ends are laid out in one array, so that any
-//! byte range of the output can be gathered on its own: blocks are filled in parallel pieces.
+//! Each line's entry is one `u128`: the order's prefix of the line in the top 64 bits, then the
+//! line's offset in the chunk (40 bits) and its length (24 bits; longer lines are found again by
+//! their terminator). Entries are made in one parallel pass over the chunk, while its bytes are in
+//! cache, and need no other table. Sorting them as integers orders by prefix with ties in input
+//! order; groups of equal prefixes are then put in order by the full comparison. For the output,
+//! each sorted line's offset and the output offset where it ends are laid out in the kernel's
+//! scratch, so that any byte range of the output can be gathered on its own, in parallel pieces.
 
 use crate::framing::RecordOrder;
 use rayon::prelude::*;
@@ -13,14 +15,68 @@ use std::cmp::Ordering;
 use xsort_io::AlignedBuf;
 use xsort_kernels::Method;
 
-/// Bytes of bookkeeping per line: its start (8), its entry (16) and the kernel's scratch (16).
-pub const BYTES_PER_LINE: usize = 40;
-/// Entry bits holding the line index; lines per chunk stay below `2^INDEX_BITS`.
-pub const INDEX_BITS: u32 = 32;
+/// Bytes of bookkeeping per line: its entry (16) and the kernel's scratch (16).
+pub const BYTES_PER_LINE: usize = 32;
+/// Entry bits below the prefix: the line's offset and length.
+const LOCATION_BITS: u32 = 64;
+/// Bits of the line's length; a line this long or longer stores the all-ones value.
+const LEN_BITS: u32 = 24;
+const LEN_MAX: u128 = (1 << LEN_BITS) - 1;
+/// Largest chunk, in bytes, whose offsets fit the entry.
+pub const MAX_CHUNK_BYTES: usize = 1 << (LOCATION_BITS - LEN_BITS);
 /// Below this many items a job is not worth splitting across threads.
 const PAR_MIN: usize = 1 << 14;
 
-/// The lines of a chunk: `starts[i]..starts[i + 1] - 1` is line i (its terminator excluded).
+/// A chunk of whole lines, each ended by the terminator.
+#[derive(Clone, Copy)]
+pub struct Chunk<'a> {
+    /// The bytes.
+    pub data: &'a [u8],
+    /// The line terminator.
+    pub terminator: u8,
+}
+
+impl<'a> Chunk<'a> {
+    /// The line an entry refers to, without its terminator.
+    #[inline]
+    pub fn line(&self, e: u128) -> &'a [u8] {
+        let off = (e >> LEN_BITS) as u64 as usize & (MAX_CHUNK_BYTES - 1);
+        let len = e & LEN_MAX;
+        let len = if len == LEN_MAX { memchr::memchr(self.terminator, &self.data[off..]).unwrap_or(self.data.len() - off) } else { len as usize };
+        &self.data[off..off + len]
+    }
+
+    /// Counts the lines, then writes one entry per line into `entries` (grown when too small):
+    /// `order`'s prefix and the line's place. Returns the number of lines.
+    pub fn make_entries<O: RecordOrder>(&self, order: &O, entries: &mut AlignedBuf) -> xsort_io::Result<usize> {
+        let (data, t) = (self.data, self.terminator);
+        let pieces = piece_bounds(data, t, rayon::current_num_threads() * 4);
+        let counts: Vec<usize> = pieces.par_windows(2).map(|w| memchr::memchr_iter(t, &data[w[0]..w[1]]).count()).collect();
+        let n: usize = counts.iter().sum();
+        ensure_capacity(entries, n * 16)?;
+        let mut rest = &mut entries.as_u128_mut()[..n];
+        let mut slots = Vec::with_capacity(counts.len());
+        for &c in &counts {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(c);
+            slots.push(head);
+            rest = tail;
+        }
+        let mask = !0u128 << LOCATION_BITS;
+        slots.into_par_iter().zip(pieces.par_windows(2)).for_each(|(slot, w)| {
+            let mut start = w[0];
+            for (e, end) in slot.iter_mut().zip(memchr::memchr_iter(t, &data[w[0]..w[1]])) {
+                let end = w[0] + end;
+                let line = &data[start..end];
+                *e = (order.prefix(line) & mask) | (start as u128) << LEN_BITS | (line.len() as u128).min(LEN_MAX);
+                start = end + 1;
+            }
+        });
+        Ok(n)
+    }
+}
+
+/// The lines of a chunk by index, for reading them in order: `starts[i]..starts[i + 1] - 1` is
+/// line i (its terminator excluded).
 pub struct Lines<'a> {
     data: &'a [u8],
     starts: &'a [u64],
@@ -30,32 +86,15 @@ impl<'a> Lines<'a> {
     /// Indexes the lines of `data`, which must end with `terminator`, into `starts` (reused, grown
     /// when too small).
     pub fn index(data: &'a [u8], terminator: u8, starts: &'a mut AlignedBuf) -> xsort_io::Result<Lines<'a>> {
-        // One pass over the data: each piece collects its line starts, then they are laid end to end.
-        let pieces = piece_bounds(data, terminator, rayon::current_num_threads() * 4);
-        let found: Vec<Vec<u64>> = pieces
-            .par_windows(2)
-            .map(|w| {
-                let mut v = Vec::with_capacity((w[1] - w[0]) / 64);
-                let mut start = w[0];
-                for end in memchr::memchr_iter(terminator, &data[w[0]..w[1]]) {
-                    v.push(start as u64);
-                    start = w[0] + end + 1;
-                }
-                v
-            })
-            .collect();
-        let n: usize = found.iter().map(Vec::len).sum();
+        let n = memchr::memchr_iter(terminator, data).count();
         ensure_capacity(starts, (n + 1) * 8)?;
         let starts = &mut starts.as_u64_mut()[..n + 1];
-        starts[n] = data.len() as u64;
-        let mut rest = &mut starts[..n];
-        let mut slots = Vec::with_capacity(found.len());
-        for f in &found {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(f.len());
-            slots.push(head);
-            rest = tail;
+        let mut start = 0;
+        for (s, end) in starts.iter_mut().zip(memchr::memchr_iter(terminator, data)) {
+            *s = start as u64;
+            start = end + 1;
         }
-        slots.into_par_iter().zip(found.par_iter()).for_each(|(slot, f)| slot.copy_from_slice(f));
+        starts[n] = data.len() as u64;
         Ok(Lines { data, starts })
     }
 
@@ -73,12 +112,6 @@ impl<'a> Lines<'a> {
     #[inline]
     pub fn line(&self, i: usize) -> &'a [u8] {
         &self.data[self.starts[i] as usize..self.starts[i + 1] as usize - 1]
-    }
-
-    /// Start of line `i` and its length with the terminator.
-    #[inline]
-    fn span(&self, i: usize) -> (u64, u64) {
-        (self.starts[i], self.starts[i + 1] - self.starts[i])
     }
 }
 
@@ -105,27 +138,14 @@ fn piece_bounds(data: &[u8], terminator: u8, pieces: usize) -> Vec<usize> {
     bounds
 }
 
-/// The index a sorted entry refers to.
-#[inline]
-fn index_of(e: u128) -> usize {
-    (e as u32) as usize
-}
-
-/// Sorts the lines: fills `entries` (one per line), sorts them with the kernel (`scratch` as its
-/// working space, same length), then orders each group of equal prefixes by the full comparison,
-/// ties in input order.
-pub fn sort_lines<O: RecordOrder>(order: &O, method: Method, lines: &Lines, entries: &mut [u128], scratch: &mut [u128]) {
-    let mask = !0u128 << INDEX_BITS;
-    entries.par_chunks_mut(PAR_MIN).enumerate().for_each(|(c, chunk)| {
-        for (j, e) in chunk.iter_mut().enumerate() {
-            let i = c * PAR_MIN + j;
-            *e = (order.prefix(lines.line(i)) & mask) | i as u128;
-        }
-    });
-    let prefix_bytes = ((128 - INDEX_BITS) / 8) as usize;
+/// Sorts the entries of a chunk's lines (`scratch` is the kernel's working space, same length):
+/// by prefix with the kernel, then each group of equal prefixes by the full comparison, ties in
+/// input order (offsets grow with it).
+pub fn sort_lines<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, entries: &mut [u128], scratch: &mut [u128]) {
+    let prefix_bytes = ((128 - LOCATION_BITS) / 8) as usize;
     xsort_kernels::sort_entries(method, entries, scratch, prefix_bytes);
-    let by_line = |a: &u128, b: &u128| order.compare(lines.line(index_of(*a)), lines.line(index_of(*b))).then(index_of(*a).cmp(&index_of(*b)));
-    let groups = xsort_kernels::equal_prefix_runs(entries, 128 - INDEX_BITS);
+    let by_line = |a: &u128, b: &u128| order.compare(chunk.line(*a), chunk.line(*b)).then(a.cmp(b));
+    let groups = xsort_kernels::equal_prefix_runs(entries, 128 - LOCATION_BITS);
     let (big, small): (Vec<_>, Vec<_>) = groups.into_iter().partition(|g| g.len() >= PAR_MIN);
     for g in big {
         entries[g].par_sort_unstable_by(by_line);
@@ -143,34 +163,35 @@ pub fn sort_lines<O: RecordOrder>(order: &O, method: Method, lines: &Lines, entr
     slices.into_par_iter().for_each(|group| group.sort_unstable_by(by_line));
 }
 
-/// Lays out the output of the sorted `entries` in `locs` (same length): the line's start in the
-/// chunk (top 64 bits) and the output offset just past it (low 64 bits). With `unique`, a line equal
-/// to the one before it is dropped: it takes no output bytes. Returns the output's length.
-pub fn locate<O: RecordOrder>(order: &O, unique: bool, lines: &Lines, entries: &[u128], locs: &mut [u128]) -> u64 {
+/// Lays out the output of the sorted `entries` in `locs` (same length): the line's offset in the
+/// chunk (top 64 bits) and the output offset just past it, terminator included (low 64 bits). With
+/// `unique`, a line equal to the one before it is dropped: it takes no output bytes. Returns the
+/// output's length.
+pub fn locate<O: RecordOrder>(order: &O, unique: bool, chunk: Chunk, entries: &[u128], locs: &mut [u128]) -> u64 {
     let dup = |i: usize| {
         i > 0 && unique && {
             let (a, b) = (entries[i - 1], entries[i]);
-            a >> INDEX_BITS == b >> INDEX_BITS && order.compare(lines.line(index_of(a)), lines.line(index_of(b))) == Ordering::Equal
+            a >> LOCATION_BITS == b >> LOCATION_BITS && order.compare(chunk.line(a), chunk.line(b)) == Ordering::Equal
         }
     };
     let sums: Vec<u64> = locs
         .par_chunks_mut(PAR_MIN)
         .enumerate()
-        .map(|(c, chunk)| {
+        .map(|(c, part)| {
             let mut sum = 0u64;
-            for (j, l) in chunk.iter_mut().enumerate() {
+            for (j, l) in part.iter_mut().enumerate() {
                 let i = c * PAR_MIN + j;
-                let (start, len) = lines.span(index_of(entries[i]));
-                let len = if dup(i) { 0 } else { len };
-                sum += len;
+                let line = chunk.line(entries[i]);
+                let start = line.as_ptr() as usize - chunk.data.as_ptr() as usize;
+                sum += if dup(i) { 0 } else { line.len() as u64 + 1 };
                 *l = (start as u128) << 64 | sum as u128;
             }
             sum
         })
         .collect();
     let bases: Vec<u64> = sums.iter().scan(0u64, |acc, s| Some(std::mem::replace(acc, *acc + s))).collect();
-    locs.par_chunks_mut(PAR_MIN).zip(bases.par_iter()).for_each(|(chunk, &base)| {
-        for l in chunk {
+    locs.par_chunks_mut(PAR_MIN).zip(bases.par_iter()).for_each(|(part, &base)| {
+        for l in part {
             *l += base as u128;
         }
     });
@@ -250,35 +271,52 @@ mod tests {
             method in prop_oneof![Just(Method::Radix), Just(Method::Merge)],
             block in 1usize..50,
         ) {
-            let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-            let mut starts = AlignedBuf::new(4096).unwrap();
-            let idx = Lines::index(&data, b'\n', &mut starts).unwrap();
-            prop_assert_eq!(idx.len(), lines.len());
-            let n = idx.len();
-            let (mut entries, mut scratch, mut locs) = (vec![0u128; n], vec![0u128; n], vec![0u128; n]);
-            sort_lines(&Bytes, method, &idx, &mut entries, &mut scratch);
-            let total = locate(&Bytes, unique, &idx, &entries, &mut locs);
-            let mut out = vec![0u8; total as usize];
-            for (i, piece) in out.chunks_mut(block).enumerate() {
-                gather(&data, &locs, (i * block) as u64, piece);
-            }
-            let mut expect = lines.clone();
-            expect.sort();
-            if unique {
-                expect.dedup();
-            }
-            let expect: Vec<u8> = expect.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-            prop_assert_eq!(out, expect);
+            let out = sort_all(&lines, unique, method, block);
+            prop_assert_eq!(out, reference(&lines, unique));
         }
     }
 
+    fn sort_all(lines: &[Vec<u8>], unique: bool, method: Method, block: usize) -> Vec<u8> {
+        let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+        let chunk = Chunk { data: &data, terminator: b'\n' };
+        let mut buf = AlignedBuf::new(4096).unwrap();
+        let n = chunk.make_entries(&Bytes, &mut buf).unwrap();
+        assert_eq!(n, lines.len());
+        let entries = &mut buf.as_u128_mut()[..n];
+        let (mut scratch, mut locs) = (vec![0u128; n], vec![0u128; n]);
+        sort_lines(&Bytes, method, chunk, entries, &mut scratch);
+        let total = locate(&Bytes, unique, chunk, entries, &mut locs);
+        let mut out = vec![0u8; total as usize];
+        for (i, piece) in out.chunks_mut(block).enumerate() {
+            gather(&data, &locs, (i * block) as u64, piece);
+        }
+        out
+    }
+
+    fn reference(lines: &[Vec<u8>], unique: bool) -> Vec<u8> {
+        let mut expect = lines.to_vec();
+        expect.sort();
+        if unique {
+            expect.dedup();
+        }
+        expect.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect()
+    }
+
     #[test]
-    fn index_splits_large_inputs_in_parallel_pieces() {
-        let data: Vec<u8> = (0..200_000u32).flat_map(|i| format!("{}\n", i % 977).into_bytes()).collect();
+    fn lines_longer_than_the_length_field_are_found_by_their_terminator() {
+        let long = vec![b'b'; LEN_MAX as usize + 10];
+        let lines = vec![long.clone(), b"c".to_vec(), long[..5].to_vec(), b"a".to_vec()];
+        assert_eq!(sort_all(&lines, false, Method::Radix, 1 << 20), reference(&lines, false));
+    }
+
+    #[test]
+    fn entries_of_large_inputs_are_made_in_parallel_pieces() {
+        let lines: Vec<Vec<u8>> = (0..200_000u32).map(|i| format!("{}", i % 977).into_bytes()).collect();
+        let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+        assert!(piece_bounds(&data, b'\n', 8).len() > 2);
+        assert_eq!(sort_all(&lines, true, Method::Radix, 4096), reference(&lines, true));
         let mut starts = AlignedBuf::new(4096).unwrap();
         let idx = Lines::index(&data, b'\n', &mut starts).unwrap();
-        assert_eq!(idx.len(), 200_000);
         assert_eq!(idx.line(199_999), format!("{}", 199_999 % 977).as_bytes());
-        assert!(piece_bounds(&data, b'\n', 8).len() > 2);
     }
 }

@@ -20,7 +20,7 @@ use crate::output::Destination;
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
-use chunk::{ensure_capacity, gather, locate, sort_lines, Lines, BYTES_PER_LINE, INDEX_BITS};
+use chunk::{ensure_capacity, gather, locate, sort_lines, Chunk, BYTES_PER_LINE, MAX_CHUNK_BYTES};
 use reader::LineReader;
 use std::cmp::Ordering;
 use std::path::PathBuf;
@@ -97,11 +97,10 @@ pub struct LineSorter<O: RecordOrder> {
     counters: Arc<SortCounters>,
 }
 
-/// The reusable memory of the sort phase: the chunk (when read rather than mapped), the line
-/// starts, the entries and the kernel's scratch, all in huge-page mappings.
+/// The reusable memory of the sort phase: the chunk (when read rather than mapped), the entries
+/// and the kernel's scratch, all in huge-page mappings.
 struct Workspace {
     data: AlignedBuf,
-    starts: AlignedBuf,
     entries: AlignedBuf,
     scratch: AlignedBuf,
 }
@@ -109,7 +108,7 @@ struct Workspace {
 impl Workspace {
     fn new(data_capacity: usize) -> Result<Self> {
         let small = || AlignedBuf::new(4096);
-        Ok(Workspace { data: AlignedBuf::new(data_capacity)?, starts: small()?, entries: small()?, scratch: small()? })
+        Ok(Workspace { data: AlignedBuf::new(data_capacity)?, entries: small()?, scratch: small()? })
     }
 }
 
@@ -159,22 +158,20 @@ impl<O: RecordOrder> LineSorter<O> {
         Ok(self.stats(t0, cpu0, &plan, lines, run_count, merge, samples))
     }
 
-    /// Sorts one chunk of whole lines held in `data`, leaving the output layout in `ws.scratch`.
-    fn sort_chunk(&self, data: &[u8], starts: &mut AlignedBuf, entries: &mut AlignedBuf, scratch: &mut AlignedBuf) -> Result<SortedChunk> {
-        self.sort_lines(Lines::index(data, self.cfg.terminator, starts)?, entries, scratch)
-    }
-
-    /// Sorts indexed lines, leaving the output layout in `scratch`.
-    fn sort_lines(&self, lines: Lines, entries: &mut AlignedBuf, scratch: &mut AlignedBuf) -> Result<SortedChunk> {
+    /// Sorts one chunk of whole lines, leaving the output layout in `scratch`. None when the lines
+    /// are so many that their bookkeeping with the chunk's `data_bytes` exceeds `limit`.
+    fn sort_chunk(&self, chunk: Chunk, limit: usize, entries: &mut AlignedBuf, scratch: &mut AlignedBuf) -> Result<Option<SortedChunk>> {
         let cfg = &self.cfg;
-        let n = lines.len();
-        ensure_capacity(entries, n * 16)?;
+        let n = chunk.make_entries(&self.order, entries)?;
+        if chunk.data.len() + n * BYTES_PER_LINE > limit {
+            return Ok(None);
+        }
         ensure_capacity(scratch, n * 16)?;
         let (entries, scratch) = (&mut entries.as_u128_mut()[..n], &mut scratch.as_u128_mut()[..n]);
-        sort_lines(&self.order, cfg.method, &lines, entries, scratch);
+        sort_lines(&self.order, cfg.method, chunk, entries, scratch);
         // The kernel's scratch now lays out the output.
-        let out_len = locate(&self.order, cfg.unique, &lines, entries, scratch);
-        Ok(SortedChunk { lines: n, out_len })
+        let out_len = locate(&self.order, cfg.unique, chunk, entries, scratch);
+        Ok(Some(SortedChunk { lines: n, out_len }))
     }
 
     /// A single regular input that fits in memory and ends with a terminator, mapped rather than
@@ -207,12 +204,11 @@ impl<O: RecordOrder> LineSorter<O> {
         if let Some(map) = self.map_single_input(reader, limit)? {
             let mut ws = Workspace::new(4096)?;
             let data = map.as_slice();
-            let lines = Lines::index(data, cfg.terminator, &mut ws.starts)?;
             // Lines so short that their bookkeeping overflows the budget take the chunked path.
-            if data.len() + lines.len() * BYTES_PER_LINE <= limit {
-                let chunk = self.sort_lines(lines, &mut ws.entries, &mut ws.scratch)?;
-                write_out(data, &ws.scratch.as_u128_mut()[..chunk.lines], chunk.out_len)?;
-                return Ok((chunk.lines as u64, None));
+            let chunk = Chunk { data, terminator: cfg.terminator };
+            if let Some(sorted) = self.sort_chunk(chunk, limit, &mut ws.entries, &mut ws.scratch)? {
+                write_out(data, &ws.scratch.as_u128_mut()[..sorted.lines], sorted.out_len)?;
+                return Ok((sorted.lines as u64, None));
             }
         }
         let expected = reader.known_len().map_or(limit, |n| (n as usize).saturating_add(cfg.inputs.len() + 1));
@@ -220,10 +216,11 @@ impl<O: RecordOrder> LineSorter<O> {
         let mut runs = Vec::new();
         let mut total = 0u64;
         loop {
-            let max_lines = (1usize << INDEX_BITS) - 1;
-            let filled = reader.fill(&mut ws.data, |bytes, lines| bytes + lines * BYTES_PER_LINE >= limit || lines >= max_lines)?;
+            let filled = reader.fill(&mut ws.data, |bytes, lines| bytes + lines * BYTES_PER_LINE >= limit || bytes >= MAX_CHUNK_BYTES / 2)?;
             let data = &ws.data.as_slice()[..filled];
-            let chunk = self.sort_chunk(data, &mut ws.starts, &mut ws.entries, &mut ws.scratch)?;
+            let chunk = Chunk { data, terminator: cfg.terminator };
+            // The fill stops at the budget, so the bookkeeping fits (a single huge line aside).
+            let chunk = self.sort_chunk(chunk, usize::MAX, &mut ws.entries, &mut ws.scratch)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
             total += chunk.lines as u64;
             if runs.is_empty() && reader.exhausted() {
                 write_out(data, &ws.scratch.as_u128_mut()[..chunk.lines], chunk.out_len)?;
