@@ -27,6 +27,26 @@ pub trait RecordOrder: Sync {
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
     /// Whether prefix order already is the full order (no tie-break needed).
     fn prefix_is_exact(&self) -> bool;
+
+    /// Comparison levels (keys one after the other): records equal at every level are equal. An
+    /// order with several lets the sorter break ties of the first level's prefix by the next level's
+    /// prefix instead of by full comparisons.
+    fn levels(&self) -> usize {
+        1
+    }
+
+    /// The prefix of one level alone, with [`Self::prefix`]'s contract among records whose earlier
+    /// levels are equal. Level 0 is [`Self::prefix`].
+    fn level_prefix(&self, rec: &[u8], level: usize) -> u128 {
+        let _ = level;
+        self.prefix(rec)
+    }
+
+    /// Whether two records are equal at one level.
+    fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {
+        let _ = level;
+        self.compare(a, b) == Ordering::Equal
+    }
 }
 
 impl RecordOrder for ResolvedKey {

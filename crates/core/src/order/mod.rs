@@ -361,6 +361,22 @@ impl LineOrder {
                     p
                 }
             }
+            Some(_) => self.level_prefix(line, 0),
+        }
+    }
+
+    /// Comparison levels of [`Self::compare`]: one per key, plus the last-resort comparison of whole
+    /// lines when it applies. Lines compare equal when every level does; the first level that
+    /// differs decides.
+    pub fn levels(&self) -> usize {
+        self.keys.len() + usize::from(self.keys.is_empty() || !(self.unique || self.stable))
+    }
+
+    /// The prefix (as [`Self::prefix`]) of one comparison level alone: lines whose earlier levels
+    /// are equal are ordered at this level consistently with it.
+    #[inline]
+    pub fn level_prefix(&self, line: &[u8], level: usize) -> u128 {
+        match self.keys.get(level) {
             Some(key) => {
                 let (b, e) = key.range(line, self.tab);
                 let p = prefix::key(key, &line[b..e], &self.hash_key);
@@ -370,6 +386,21 @@ impl LineOrder {
                     p
                 }
             }
+            None if self.reverse => prefix::invert(prefix::bytes(line)),
+            None => prefix::bytes(line),
+        }
+    }
+
+    /// Whether two lines are equal at one comparison level.
+    #[inline]
+    pub fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {
+        match self.keys.get(level) {
+            Some(key) => {
+                let (ab, ae) = key.range(a, self.tab);
+                let (bb, be) = key.range(b, self.tab);
+                key.compare_text(&a[ab..ae], &b[bb..be], &self.hash_key) == Ordering::Equal
+            }
+            None => a == b,
         }
     }
 

@@ -139,28 +139,73 @@ fn piece_bounds(data: &[u8], terminator: u8, pieces: usize) -> Vec<usize> {
 }
 
 /// Sorts the entries of a chunk's lines (`scratch` is the kernel's working space, same length):
-/// by prefix with the kernel, then each group of equal prefixes by the full comparison, ties in
-/// input order (offsets grow with it).
+/// by prefix with the kernel, then each group of equal prefixes by [`sort_tied`], ties in input
+/// order (offsets grow with it).
 pub fn sort_lines<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, entries: &mut [u128], scratch: &mut [u128]) {
     let prefix_bytes = ((128 - LOCATION_BITS) / 8) as usize;
     xsort_kernels::sort_entries(method, entries, scratch, prefix_bytes);
-    let by_line = |a: &u128, b: &u128| order.compare(chunk.line(*a), chunk.line(*b)).then(a.cmp(b));
+    sort_groups(order, chunk, entries, 0);
+}
+
+/// Sorts every group of entries with equal prefixes at `level`: big groups one after the other
+/// (each in parallel), small ones in parallel.
+fn sort_groups<O: RecordOrder>(order: &O, chunk: Chunk, entries: &mut [u128], level: usize) {
     let groups = xsort_kernels::equal_prefix_runs(entries, 128 - LOCATION_BITS);
-    let (big, small): (Vec<_>, Vec<_>) = groups.into_iter().partition(|g| g.len() >= PAR_MIN);
-    for g in big {
-        entries[g].par_sort_unstable_by(by_line);
-    }
     let mut rest: &mut [u128] = entries;
     let mut consumed = 0;
-    let mut slices = Vec::with_capacity(small.len());
-    for g in small {
+    let mut small = Vec::with_capacity(groups.len());
+    for g in groups {
         let (_, from_start) = std::mem::take(&mut rest).split_at_mut(g.start - consumed);
         let (group, after) = from_start.split_at_mut(g.len());
         consumed = g.end;
         rest = after;
-        slices.push(group);
+        if group.len() >= PAR_MIN {
+            sort_tied(order, chunk, group, level);
+        } else {
+            small.push(group);
+        }
     }
-    slices.into_par_iter().for_each(|group| group.sort_unstable_by(by_line));
+    small.into_par_iter().for_each(|group| sort_tied(order, chunk, group, level));
+}
+
+/// Entries below this many are ordered by full comparisons rather than refined by the next level.
+const REFINE_MIN: usize = 16;
+
+/// Orders a group of entries whose prefixes at `level` are equal. When the lines are in fact equal
+/// at that level (common: many lines share a key), the group is re-keyed with the next level's
+/// prefix and sorted as integers, recursively, so that few full comparisons remain; otherwise (or
+/// for small groups) it is sorted by the full comparison.
+fn sort_tied<O: RecordOrder>(order: &O, chunk: Chunk, group: &mut [u128], level: usize) {
+    let location = |e: u128| e & !(!0u128 << LOCATION_BITS);
+    let by_line = |a: &u128, b: &u128| order.compare(chunk.line(*a), chunk.line(*b)).then(location(*a).cmp(&location(*b)));
+    let big = group.len() >= PAR_MIN;
+    let first = chunk.line(group[0]);
+    let equal = |e: &u128| order.level_equal(first, chunk.line(*e), level);
+    let all_equal = group.len() >= REFINE_MIN && if big { group[1..].par_iter().all(equal) } else { group[1..].iter().all(equal) };
+    if !all_equal {
+        if big {
+            group.par_sort_unstable_by(by_line);
+        } else {
+            group.sort_unstable_by(by_line);
+        }
+        return;
+    }
+    let next = level + 1;
+    if next >= order.levels() {
+        // Equal at every level: input order.
+        group.sort_unstable_by_key(|&e| location(e));
+        return;
+    }
+    let mask = !0u128 << LOCATION_BITS;
+    let rekey = |e: &mut u128| *e = (order.level_prefix(chunk.line(*e), next) & mask) | location(*e);
+    if big {
+        group.par_iter_mut().for_each(rekey);
+        group.par_sort_unstable();
+    } else {
+        group.iter_mut().for_each(rekey);
+        group.sort_unstable();
+    }
+    sort_groups(order, chunk, group, next);
 }
 
 /// Lays out the output of the sorted `entries` in `locs` (same length): the line's offset in the
@@ -261,7 +306,54 @@ mod tests {
         }
     }
 
+    /// Two levels: the first byte, then the rest of the line (so that whole-line byte order is the
+    /// order), with a one-byte prefix per level: refinement must reproduce plain byte order.
+    struct TwoLevel;
+    impl RecordOrder for TwoLevel {
+        fn prefix(&self, rec: &[u8]) -> u128 {
+            self.level_prefix(rec, 0)
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            a.cmp(b)
+        }
+        fn prefix_is_exact(&self) -> bool {
+            false
+        }
+        fn levels(&self) -> usize {
+            2
+        }
+        fn level_prefix(&self, rec: &[u8], level: usize) -> u128 {
+            let b = if level == 0 { rec.first() } else { rec.get(1) };
+            (b.map_or(0, |&b| b as u128 + 1)) << 120
+        }
+        fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {
+            if level == 0 {
+                a.first() == b.first()
+            } else {
+                a.get(1..) == b.get(1..)
+            }
+        }
+    }
+
     proptest! {
+        #[test]
+        fn refining_ties_by_levels_matches_reference(
+            lines in proptest::collection::vec(proptest::collection::vec(b'a'..b'c', 0..4), 0..400),
+            unique in any::<bool>(),
+        ) {
+            let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+            let chunk = Chunk { data: &data, terminator: b'\n' };
+            let mut buf = AlignedBuf::new(4096).unwrap();
+            let n = chunk.make_entries(&TwoLevel, &mut buf).unwrap();
+            let entries = &mut buf.as_u128_mut()[..n];
+            let (mut scratch, mut locs) = (vec![0u128; n], vec![0u128; n]);
+            sort_lines(&TwoLevel, Method::Radix, chunk, entries, &mut scratch);
+            let total = locate(&TwoLevel, unique, chunk, entries, &mut locs);
+            let mut out = vec![0u8; total as usize];
+            gather(&data, &locs, 0, &mut out);
+            prop_assert_eq!(out, reference(&lines, unique));
+        }
+
         /// Index, sort, locate and gather in odd-sized blocks equal a stable sort (deduplicated with
         /// `unique`) of the lines.
         #[test]

@@ -356,6 +356,20 @@ impl RecordOrder for crate::order::LineOrder {
     fn prefix_is_exact(&self) -> bool {
         false
     }
+
+    fn levels(&self) -> usize {
+        crate::order::LineOrder::levels(self)
+    }
+
+    #[inline]
+    fn level_prefix(&self, rec: &[u8], level: usize) -> u128 {
+        crate::order::LineOrder::level_prefix(self, rec, level)
+    }
+
+    #[inline]
+    fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {
+        crate::order::LineOrder::level_equal(self, a, b, level)
+    }
 }
 
 /// Writes `total` bytes of the output laid out in `locs` through `writer`, block by block.
