@@ -806,11 +806,6 @@ fn uses_general_numeric(args: &[String]) -> bool {
     uses_type(args, 'g', &["--sort=general-numeric", "--general-numeric-sort"])
 }
 
-/// Whether `args` sort some key numerically or human-numerically (n or h).
-fn uses_numeric(args: &[String]) -> bool {
-    uses_type(args, 'n', &["--sort=numeric", "--numeric-sort"]) || uses_type(args, 'h', &["--sort=human-numeric", "--human-numeric-sort"])
-}
-
 /// Whether some key of `args` has the ordering letter `letter` (or a long option in `long`).
 fn uses_type(args: &[String], letter: char, long: &[&str]) -> bool {
     let mut prev_k = false;
@@ -853,6 +848,9 @@ const KNOWN_ERROR_ARGS: &[&[&str]] = &[
     // KNOWN (option parsing): GNU reads "-k +1" as field 1 (a '+' sign is allowed in a field
     // number); xsort: "a value is required for '--key <KEYDEF>'" (status 2).
     &["-k", "+1", "f0"],
+    // KNOWN (option parsing): GNU clamps a huge --parallel; xsort: "invalid value
+    // '99999999999999999999' for '--parallel <N>': number too large to fit in target type".
+    &["--parallel=99999999999999999999", "f0"],
     // KNOWN (GNU undefined behaviour, not to be matched): a character offset that overflows
     // size_t ("-k 1.18446744073709551616") makes GNU's key start before the line (pointer
     // wrap-around): printf 'b\na\n' | sort -k 1.18446744073709551616 gives "b a", xsort "a b".
@@ -861,29 +859,17 @@ const KNOWN_ERROR_ARGS: &[&[&str]] = &[
 
 /// Temporarily avoids classes of known mismatches so the rest of the suite stays useful.
 fn skip_known(c: &mut Case) {
-    // KNOWN (ordering semantics, -g and NaN): GNU sort 9.1 orders NaNs under -g by memcmp of the
-    // long double (so `nan` < `-nan`, `NaN` < `nan(12)`) and never finds two NaNs equal (-u keeps
-    // them all), where xsort treats every NaN as equal:
-    //   printf 'nan\nnan\n' | sort -g -u            GNU: nan nan      xsort: nan
-    //   printf -- '-nan\nnan\n' | sort -g           GNU: nan -nan     xsort: -nan nan
-    //   printf 'x nan(12)\ny NaN\n' | sort -g -k2    GNU: y NaN, x nan(12)   xsort: input order
-    // Under -g, the generator turns "nan" (any case) into "nax".
-    // KNOWN (ordering semantics, -n/-h and byte 0x80): GNU sort 9.1 in the C locale takes byte
-    // 0x80 for a thousands separator in -n and -h keys (its "no separator" value is CHAR_MAX + 1),
-    // so "1\x805" is 15 and "\x805" is 5; xsort stops the number there:
-    //   printf '14\n1\2005\n' | sort -n     GNU: 14, 1\2005     xsort: 1\2005, 14
-    //   printf '4\n\2005\n' | sort -h       GNU: 4, \2005       xsort: \2005, 4
-    // Under -n or -h, the generator turns byte 0x80 into 0x81.
-    if uses_numeric(&c.args) {
-        for d in c.files.iter_mut().map(|f| &mut f.1).chain(c.stdin.as_mut()) {
-            for b in d.iter_mut().filter(|b| **b == 0x80) {
-                *b = 0x81;
-            }
-        }
-    }
     if KNOWN_ERROR_ARGS.iter().any(|k| c.args.iter().map(String::as_str).eq(k.iter().copied())) {
         c.args = ["-k", "0", "f0"].map(String::from).to_vec();
     }
+    // KNOWN (GNU undefined behaviour, -g and NaN): GNU sort 9.1 compares two NaNs under -g
+    // with memcmp of the whole long double, padding bytes included, so whether two NaNs are
+    // equal, and which comes first, depends on stack garbage (sort -u keeps every NaN line while
+    // -m -u and -c -u find them equal; " \tNaN x" may sort before " \t NaN"). Not to be matched;
+    //   printf 'nan\nnan\n' | sort -g -u                   GNU: nan nan      xsort: nan
+    //   printf ' \tNaN \t\t+72.4\n \t NaN   \n' | sort -g  GNU: that order (with more lines
+    //   around it, see seed 0xe2d9959887e7d7a0), xsort: " \t NaN" first (last-resort byte order)
+    // Under -g, the generator turns "nan" (any case) into "nax".
     if uses_general_numeric(&c.args) {
         let fix = |d: &mut Vec<u8>| {
             for i in 2..d.len() {
