@@ -211,6 +211,9 @@ impl Key {
     /// The key's byte range in `line` (begin <= end), as GNU's keycompare finds it.
     #[inline]
     pub(crate) fn range(&self, line: &[u8], tab: Option<u8>) -> (usize, usize) {
+        if let Some((beg, lim)) = tab.and_then(|t| keydef::tab_range(line, self, t)) {
+            return (beg, lim.max(beg));
+        }
         let lim = if self.eword == NONE { line.len() } else { keydef::limfield(line, self, tab) };
         let beg = if self.sword != NONE {
             keydef::begfield(line, self, tab)
