@@ -179,9 +179,33 @@ fn sort_tied<O: RecordOrder>(order: &O, chunk: Chunk, group: &mut [u128], level:
     let location = |e: u128| e & !(!0u128 << LOCATION_BITS);
     let by_line = |a: &u128, b: &u128| order.compare(chunk.line(*a), chunk.line(*b)).then(location(*a).cmp(&location(*b)));
     let big = group.len() >= PAR_MIN;
-    let first = chunk.line(group[0]);
-    let equal = |e: &u128| order.level_equal(first, chunk.line(*e), level);
-    let all_equal = group.len() >= REFINE_MIN && if big { group[1..].par_iter().all(equal) } else { group[1..].iter().all(equal) };
+    let next = level + 1;
+    let mut all_equal = false;
+    if group.len() >= REFINE_MIN {
+        // One visit per line (each is a cache miss: the group is in key order, not memory order):
+        // check that it equals the first at this level and re-key it with the next level's prefix.
+        let mask = !0u128 << LOCATION_BITS;
+        let common = group[0] & mask;
+        let first = chunk.line(group[0]);
+        let last_level = next >= order.levels();
+        let visit = |e: &mut u128| {
+            let line = chunk.line(*e);
+            let equal = order.level_equal(first, line, level);
+            if !last_level {
+                *e = (order.level_prefix(line, next) & mask) | location(*e);
+            }
+            equal
+        };
+        all_equal = if big { group.par_iter_mut().map(visit).reduce(|| true, |a, b| a && b) } else { group.iter_mut().map(visit).fold(true, |a, b| a && b) };
+        if !all_equal && !last_level {
+            group.iter_mut().for_each(|e| *e = common | location(*e));
+        }
+        if all_equal && last_level {
+            // Equal at every level: input order.
+            group.sort_unstable_by_key(|&e| location(e));
+            return;
+        }
+    }
     if !all_equal {
         if big {
             group.par_sort_unstable_by(by_line);
@@ -190,19 +214,9 @@ fn sort_tied<O: RecordOrder>(order: &O, chunk: Chunk, group: &mut [u128], level:
         }
         return;
     }
-    let next = level + 1;
-    if next >= order.levels() {
-        // Equal at every level: input order.
-        group.sort_unstable_by_key(|&e| location(e));
-        return;
-    }
-    let mask = !0u128 << LOCATION_BITS;
-    let rekey = |e: &mut u128| *e = (order.level_prefix(chunk.line(*e), next) & mask) | location(*e);
     if big {
-        group.par_iter_mut().for_each(rekey);
         group.par_sort_unstable();
     } else {
-        group.iter_mut().for_each(rekey);
         group.sort_unstable();
     }
     sort_groups(order, chunk, group, next);
