@@ -14,7 +14,9 @@
 //! - `XSORT_GNU_DIFF_CASES=N`  number of random cases (default [`DEFAULT_CASES`]);
 //! - `XSORT_GNU_DIFF_SEED=S`   base seed (default fixed, so runs are reproducible);
 //! - `XSORT_GNU_DIFF_ONLY=S`   run only the case with this seed (as printed on a mismatch);
-//! - `XSORT_GNU_DIFF_MINIMIZE=N`  minimize at most N mismatches (default 40).
+//! - `XSORT_GNU_DIFF_MINIMIZE=N`  minimize at most N mismatches (default 40);
+//! - `XSORT_GNU_DIFF_KNOWN=1`  also generate the known mismatches that are skipped by default
+//!   (see [`skip_known`] and [`KNOWN_ERROR_ARGS`], each with its reproduction).
 //!
 //! Without GNU sort on the PATH the test says so and passes.
 
@@ -1375,7 +1377,7 @@ fn printf_text(bytes: &[u8]) -> String {
 }
 
 fn reproduction(case: &Case) -> String {
-    let mut s = String::from("mkdir -p tmp spill dir; head -c 8192 /dev/zero > rs  # (the test's rs is random bytes)\n");
+    let mut s = String::from("mkdir -p tmp spill dir; head -c 8192 /dev/urandom > rs  # (the test's rs: 8192 fixed pseudo-random bytes)\n");
     for (name, data) in &case.files {
         if data.len() > 20_000 {
             s += &format!("# {name}: {} bytes, first 2000 shown\n", data.len());
