@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use xsort_core::order::{KeyField, LineOrder, LineOrderConfig, OrderFlags};
-use xsort_core::size::parse_memory_size;
+use xsort_core::size::{parse_memory_size, MemorySize, SizeError};
 use xsort_core::text::{TextConfig, TextMode};
 use xsort_core::{Input, Output};
 
@@ -48,22 +48,13 @@ impl LinesSettings {
         let check = check_mode(&args)?;
         let inputs = inputs(&args)?;
         let output = args.output()?.map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::Path(p.to_owned()) });
-        let (budget, clamp_warning) = match &args.memory {
-            Some(s) => xsort_core::plan::resolve_budget(Some(parse_memory_size(s).map_err(|_| anyhow!("invalid -S argument '{s}'"))?)),
-            None => xsort_core::plan::resolve_budget(None),
-        };
+        let (budget, clamp_warning) = xsort_core::plan::resolve_budget(args.memory.as_deref().map(memory_size).transpose()?);
         let threads = match args.parallel {
             Some(0) => bail!("number in parallel must be nonzero"),
             Some(n) => n,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        let max_fan_in = match &args.batch_size {
-            None => None,
-            Some(s) => match s.parse::<usize>() {
-                Ok(n) if n >= 2 => Some(n),
-                _ => bail!("invalid --batch-size argument '{s}' (the minimum is 2)"),
-            },
-        };
+        let max_fan_in = args.batch_size.as_deref().map(batch_size).transpose()?;
         let mut temp_dirs = args.temp_dirs.clone();
         if temp_dirs.is_empty() {
             temp_dirs.push(std::env::temp_dir());
@@ -180,13 +171,15 @@ pub fn rewrite_obsolete_keys(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsS
     if let Some(program) = it.next() {
         out.push(program);
     }
+    let mut value_expected = false;
     while let Some(arg) = it.next() {
         if arg == "--" {
             out.push(arg);
             out.extend(it);
             break;
         }
-        let Some(start) = arg.to_str().filter(|s| s.starts_with('+')) else {
+        let is_value = std::mem::replace(&mut value_expected, takes_value(&arg));
+        let Some(start) = arg.to_str().filter(|s| s.starts_with('+') && !is_value) else {
             out.push(arg);
             continue;
         };
@@ -208,6 +201,19 @@ pub fn rewrite_obsolete_keys(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsS
     out
 }
 
+/// Whether `arg` is an option whose value is the next argument (`-k`, `-nk`, `--key`...).
+fn takes_value(arg: &std::ffi::OsStr) -> bool {
+    let Some(a) = arg.to_str() else { return false };
+    const LONG: &[&str] = &[
+        "--key", "--field-separator", "--output", "--buffer-size", "--memory", "--temporary-directory", "--parallel", "--batch-size",
+        "--files0-from", "--random-source", "--sort", "--record-size", "--key-bytes", "--spec", "--stats-json", "--transfer-size", "--method",
+    ];
+    match a.strip_prefix("--") {
+        Some(_) => !a.contains('=') && LONG.iter().any(|l| l.starts_with(a) && a.len() > 3),
+        None => a.len() >= 2 && a.starts_with('-') && a[1..].bytes().all(|b| b.is_ascii_alphabetic()) && a.ends_with(['k', 't', 'o', 'S', 'T']),
+    }
+}
+
 /// `-t`: one byte (`\0` means NUL); every `-t` must agree.
 fn separator(values: &[String]) -> Result<Option<u8>> {
     let mut sep = None;
@@ -226,6 +232,35 @@ fn separator(values: &[String]) -> Result<Option<u8>> {
     Ok(sep)
 }
 
+/// `-S` as GNU sort takes it: 0 and percentages over 100 are accepted (and raised to the minimum or
+/// clamped to physical memory).
+fn memory_size(s: &str) -> Result<MemorySize> {
+    match parse_memory_size(s) {
+        Ok(m) => Ok(m),
+        Err(SizeError::Zero(_)) => Ok(MemorySize::Bytes(1)),
+        Err(SizeError::PercentOutOfRange(_)) if s.trim().trim_end_matches('%').parse::<f64>().is_ok_and(|p| p > 100.0) => Ok(MemorySize::PercentOfRam(100.0)),
+        Err(_) => bail!("invalid -S argument '{s}'"),
+    }
+}
+
+/// `--batch-size`: at least 2, and at most what the open-file limit allows (as GNU checks it).
+fn batch_size(s: &str) -> Result<usize> {
+    let Ok(n) = s.parse::<u128>() else { bail!("invalid --batch-size argument '{s}'") };
+    if n < 2 {
+        bail!("invalid --batch-size argument '{s}'\nminimum --batch-size argument is '2'");
+    }
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct we pass.
+    let max = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 { (lim.rlim_cur as u128).saturating_sub(3) } else { u128::MAX };
+    if n > max {
+        bail!("--batch-size argument '{s}' too large\nmaximum --batch-size argument with current rlimit is {max}");
+    }
+    Ok(n as usize)
+}
+
+/// Bytes of `--random-source` the hash needs, as GNU sort reads them.
+const RANDOM_SOURCE_BYTES: usize = 16;
+
 /// The seed of `-R`: the start of `--random-source`, or fresh random bytes.
 fn random_seed(source: Option<&Path>) -> Result<Vec<u8>> {
     let mut seed = vec![0u8; 64];
@@ -238,6 +273,9 @@ fn random_seed(source: Option<&Path>) -> Result<Vec<u8>> {
                     0 => break,
                     k => n += k,
                 }
+            }
+            if n < RANDOM_SOURCE_BYTES {
+                bail!("'{}': end of file", p.display());
             }
             seed.truncate(n);
         }

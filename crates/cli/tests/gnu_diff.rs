@@ -832,21 +832,6 @@ fn uses_type(args: &[String], letter: char, long: &[&str]) -> bool {
 
 /// Invocations (of [`error_case`]) known to differ, skipped unless `XSORT_GNU_DIFF_KNOWN=1`.
 const KNOWN_ERROR_ARGS: &[&[&str]] = &[
-    // KNOWN (diagnostics/exit status): GNU reads 16 bytes of --random-source at once and fails
-    // ("sort: short: end of file", status 2) on a shorter file; xsort sorts (status 0):
-    //   printf abc > short; sort -R --random-source=short f0
-    &["-R", "--random-source=short", "f0"],
-    // KNOWN (option parsing): GNU refuses a --batch-size beyond what RLIMIT_NOFILE allows
-    // ("--batch-size argument '99999999999999' too large" / "maximum --batch-size argument with
-    // current rlimit is 19997", status 2); xsort accepts it (status 0).
-    &["--batch-size=99999999999999", "f0"],
-    // KNOWN (option parsing): GNU accepts -S 0 and -S 200% (it clamps the size); xsort says
-    // "invalid -S argument" (status 2).
-    &["-S", "0", "f0"],
-    &["-S", "200%", "f0"],
-    // KNOWN (option parsing): GNU reads "-k +1" as field 1 (a '+' sign is allowed in a field
-    // number); xsort: "a value is required for '--key <KEYDEF>'" (status 2).
-    &["-k", "+1", "f0"],
     // KNOWN (GNU oddity): GNU clamps a huge --parallel, then fails with "memory exhausted"
     // (status 2) on a non-empty input but succeeds on an empty one; xsort refuses it either way
     // ("invalid value '99999999999999999999' for '--parallel <N>'", status 2).
