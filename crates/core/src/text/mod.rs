@@ -26,7 +26,7 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
-use xsort_io::{epoch, AlignedBuf, BlockWriter, MappedFile, Prefault, ReadService};
+use xsort_io::{epoch, AlignedBuf, BlockWriter, MappedFile, ReadService};
 use xsort_kernels::Method;
 
 /// What to do with the lines.
@@ -176,20 +176,12 @@ impl<O: RecordOrder> LineSorter<O> {
 
     /// A single regular input that fits in memory and ends with a terminator, mapped rather than
     /// read; None when the input is anything else.
-    ///
-    /// While the mapping is populated (one thread's work), the entry arrays for the number of lines
-    /// the file's first block suggests are faulted in on another: fresh memory is costly on virtual
-    /// machines.
-    fn map_single_input(&self, reader: &LineReader, limit: usize, ws: &mut Workspace) -> Result<Option<MappedFile>> {
+    fn map_single_input(&self, reader: &LineReader, limit: usize) -> Result<Option<MappedFile>> {
         let cfg = &self.cfg;
         let ([Input::Path(path)], Some(len)) = (&cfg.inputs[..], reader.known_len()) else { return Ok(None) };
         if len == 0 || len as usize > limit || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
             return Ok(None);
         }
-        let lines = estimate_lines(path, len, cfg.terminator);
-        ensure_capacity(&mut ws.entries, lines * 16)?;
-        ensure_capacity(&mut ws.scratch, lines * 16)?;
-        let _prefault = Prefault::start(&[&ws.entries, &ws.scratch]);
         let started = std::time::Instant::now();
         let map = MappedFile::open(path, len)?;
         self.counters.input.record(len, started, false);
@@ -210,7 +202,7 @@ impl<O: RecordOrder> LineSorter<O> {
             Ok(())
         };
         let mut ws = Workspace::new(4096)?;
-        if let Some(map) = self.map_single_input(reader, limit, &mut ws)? {
+        if let Some(map) = self.map_single_input(reader, limit)? {
             let data = map.as_slice();
             // Lines so short that their bookkeeping overflows the budget take the chunked path.
             let chunk = Chunk { data, terminator: cfg.terminator };
@@ -378,17 +370,6 @@ impl RecordOrder for crate::order::LineOrder {
     fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {
         crate::order::LineOrder::level_equal(self, a, b, level)
     }
-}
-
-/// About how many lines a file of `len` bytes holds, judged from its first 64 KiB (a little more,
-/// so that the entry arrays rarely need to grow).
-fn estimate_lines(path: &std::path::Path, len: u64, terminator: u8) -> usize {
-    use std::io::Read;
-    let mut head = vec![0u8; 64 << 10];
-    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
-    let lines = memchr::memchr_iter(terminator, &head[..n]).count().max(1);
-    let per_line = (n / lines).max(1);
-    (len as usize / per_line) * 105 / 100 + 1024
 }
 
 /// Writes `total` bytes of the output laid out in `locs` through `writer`, block by block.
