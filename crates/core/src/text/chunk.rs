@@ -197,7 +197,12 @@ fn sort_tied<O: RecordOrder>(order: &O, chunk: Chunk, group: &mut [u128], level:
             }
             equal
         };
-        all_equal = if big { group.par_iter_mut().map(visit).reduce(|| true, |a, b| a && b) } else { group.iter_mut().map(visit).fold(true, |a, b| a && b) };
+        // Every entry must be visited (it is re-keyed), so no short-circuiting `all`.
+        all_equal = if big {
+            group.par_iter_mut().map(visit).reduce(|| true, |a, b| a && b)
+        } else {
+            group.iter_mut().fold(true, |all, e| visit(e) && all)
+        };
         if !all_equal && !last_level {
             group.iter_mut().for_each(|e| *e = common | location(*e));
         }
