@@ -201,7 +201,7 @@ fn sort_tied<O: RecordOrder>(order: &O, chunk: Chunk, group: &mut [u128], level:
         all_equal = if big {
             group.par_iter_mut().map(visit).reduce(|| true, |a, b| a && b)
         } else {
-            group.iter_mut().fold(true, |all, e| visit(e) && all)
+            group.iter_mut().map(visit).filter(|&equal| !equal).count() == 0
         };
         if !all_equal && !last_level {
             group.iter_mut().for_each(|e| *e = common | location(*e));
