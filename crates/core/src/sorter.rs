@@ -13,7 +13,7 @@ use crate::merge::{merge_runs, MergeJob, MergeReport};
 use crate::output::Destination;
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
 use crate::runs::{RecordSink, Run, TempStore};
-use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
+use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use crate::config::Input;
@@ -218,16 +218,7 @@ impl Sorter {
         let (u1, s1) = process_cpu();
         let c = &self.counters;
         let input_request = xsort_io::align_up(cfg.input_io.transfer_size.max(xsort_io::IO_ALIGN));
-        let phases = [
-            ("input read", input_request, &c.input),
-            ("temp write", plan.write_block, &c.temp_write),
-            ("temp read", merge.block, &c.temp_read),
-            ("output write", plan.write_block, &c.output),
-        ];
-        let phases = phases
-            .into_iter()
-            .filter_map(|(name, request, k)| phase_stats(name, request as u64, k.snapshot(), t0, &samples, cfg.threads))
-            .collect();
+        let phases = phases_of(c, input_request, plan.write_block, merge.block, t0, &samples, cfg.threads);
         let sort_phase = plan.sort_phase_bytes().min(plan.chunk_capacity as u64 + records * (cfg.record_size + ENTRY_BYTES_PER_RECORD) as u64);
         SortStats {
             version: env!("CARGO_PKG_VERSION"),

@@ -200,6 +200,15 @@ pub struct SortStats {
     pub samples: Vec<Sample>,
 }
 
+/// The figures of the four phases (input read, temp write, temp read, output write) that moved
+/// bytes, given each phase's request size.
+pub fn phases_of(c: &SortCounters, input_request: usize, write_block: usize, merge_block: usize, t0: f64, samples: &[Sample], threads: usize) -> Vec<PhaseStats> {
+    [("input read", input_request, &c.input), ("temp write", write_block, &c.temp_write), ("temp read", merge_block, &c.temp_read), ("output write", write_block, &c.output)]
+        .into_iter()
+        .filter_map(|(name, request, k)| phase_stats(name, request as u64, k.snapshot(), t0, samples, threads))
+        .collect()
+}
+
 /// Builds the figures of one phase from its counters and the CPU time series.
 pub fn phase_stats(name: &'static str, request: u64, s: IoSnapshot, t0: f64, samples: &[Sample], threads: usize) -> Option<PhaseStats> {
     let start = s.first_start_s? - t0;

@@ -19,7 +19,7 @@ use crate::merge::{merge_runs, MergeJob, MergeReport};
 use crate::output::Destination;
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
-use crate::stats::{peak_rss_bytes, phase_stats, process_cpu, Sampler, SortCounters, SortStats};
+use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
 use chunk::{ensure_capacity, gather, locate, sort_lines, Chunk, BYTES_PER_LINE, MAX_CHUNK_BYTES};
 use reader::LineReader;
 use std::cmp::Ordering;
@@ -302,16 +302,7 @@ impl<O: RecordOrder> LineSorter<O> {
         let elapsed = epoch().elapsed().as_secs_f64() - t0;
         let (u1, s1) = process_cpu();
         let c = &self.counters;
-        let phases = [
-            ("input read", 8 << 20, &c.input),
-            ("temp write", plan.write_block, &c.temp_write),
-            ("temp read", merge.block, &c.temp_read),
-            ("output write", plan.write_block, &c.output),
-        ];
-        let phases = phases
-            .into_iter()
-            .filter_map(|(name, request, k)| phase_stats(name, request as u64, k.snapshot(), t0, &samples, cfg.threads))
-            .collect();
+        let phases = phases_of(c, 8 << 20, plan.write_block, merge.block, t0, &samples, cfg.threads);
         let bytes = c.input.snapshot().bytes;
         SortStats {
             version: env!("CARGO_PKG_VERSION"),
