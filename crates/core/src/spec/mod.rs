@@ -31,7 +31,9 @@
 //! | `-touch` / `-notouch` | pre-fault memory before the sort, or not |
 //! | `-statistics` / `-nostatistics` | print statistics at the end, or not |
 //! | `-format=size:N` (or `record_size:N`) | fixed-size records of N bytes |
+//! | `-format=delimiter:C[,maximum_size:N]` (or `record_delimiter:C`) | variable-length records, each ended by the byte C |
 //! | `-field=name:NAME,size:N,offset:N[,TYPE][,ENDIAN]` | a named field in the record |
+//! | `-field=name:NAME,delimiter:C[,character\|decimal]` | a field of a delimited record, ended by the byte C |
 //! | `-key=NAME[,ascending\|descending]` | sort on a field (keys in priority order) |
 //! | `-key=position:OFF,size:N[,TYPE][,ENDIAN][,descending]` | sort on bytes not named by a field |
 //! | `-in_file=PATH[,OPTS]` | an input file; may repeat |
@@ -49,6 +51,13 @@
 //! A `-key` whose first item is a bare word and which has no `word:value`
 //! item names a field (`-key=key,descending`); otherwise all its items are
 //! options, `name:NAME` included.
+//!
+//! Delimited records (`-format=delimiter:'\n'`) have delimited fields, each
+//! starting where the previous one ended and ending at its `delimiter`
+//! (or at the end of the record); they take no offset or size and are
+//! text: `character` or `decimal`. How a delimiter is written, and which
+//! layouts are accepted: [`delimited`]. `maximum_size` is accepted and not
+//! enforced (xsort has no record-length limit).
 //!
 //! File options: `direct`, `buffered` (also `nodirect`),
 //! `transfer_size=SIZE` (a bare number is bytes; at least 4 KiB and a
@@ -68,6 +77,8 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use crate::size::{self, MemorySize, SizeError};
+
+pub mod delimited;
 
 /// The in-memory sort method (`-method=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +153,9 @@ pub struct FieldDef {
     pub field_type: FieldType,
     /// Byte order; only ever `Some` for binary numbers.
     pub endian: Option<Endian>,
+    /// The byte that ends a field of a delimited record (`delimiter:C`); such a
+    /// field has no fixed place, and its `offset` and `size` are 0.
+    pub delimiter: Option<u8>,
 }
 
 /// One sort key (`-key=`), resolved to its bytes in the record.
@@ -195,6 +209,11 @@ pub struct NsortSpec {
     pub statistics: Option<bool>,
     /// `-format=size:N`: fixed record size in bytes.
     pub record_size: Option<usize>,
+    /// `-format=delimiter:C`: variable-length records, each ended by this byte
+    /// (never set together with `record_size`).
+    pub record_delimiter: Option<u8>,
+    /// `-format=...,maximum_size:N` of delimited records (accepted, not enforced).
+    pub maximum_record_size: Option<usize>,
     /// `-field` statements in the order written.
     pub fields: Vec<FieldDef>,
     /// `-key` statements in priority order (first is most significant).
@@ -418,11 +437,16 @@ const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method:
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FormatWord {
     RecordSize,
+    Delimiter,
+    MaximumSize,
 }
 
 const FORMAT_WORDS: &[(&str, FormatWord)] = &[
     ("size", FormatWord::RecordSize),
     ("record_size", FormatWord::RecordSize),
+    ("delimiter", FormatWord::Delimiter),
+    ("record_delimiter", FormatWord::Delimiter),
+    ("maximum_size", FormatWord::MaximumSize),
 ];
 
 /// Words of `-field` and `-key` values.
@@ -434,13 +458,14 @@ enum LayoutWord {
     Type(FieldType),
     Endian(Endian),
     Descending(bool),
+    Delimiter,
 }
 
 impl LayoutWord {
     fn takes_value(self) -> bool {
         matches!(
             self,
-            LayoutWord::Name | LayoutWord::Offset | LayoutWord::Size
+            LayoutWord::Name | LayoutWord::Offset | LayoutWord::Size | LayoutWord::Delimiter
         )
     }
 }
@@ -460,6 +485,7 @@ const LAYOUT_WORDS: &[(&str, LayoutWord)] = &[
     ("decimal", LayoutWord::Type(FieldType::Decimal)),
     ("big_endian", LayoutWord::Endian(Endian::Big)),
     ("little_endian", LayoutWord::Endian(Endian::Little)),
+    ("delimiter", LayoutWord::Delimiter),
     ("ascending", LayoutWord::Descending(false)),
     ("descending", LayoutWord::Descending(true)),
 ];
@@ -581,7 +607,10 @@ impl<'a> Statement<'a> {
     /// Splits a value into items; empty items are errors because they
     /// are almost always a typo (`a,,b` or a trailing comma).
     fn items(&self, value: &'a str) -> Result<Vec<Item<'a>>> {
-        value.split(',').map(|piece| self.item(piece)).collect()
+        delimited::split_items(value)
+            .into_iter()
+            .map(|piece| self.item(piece))
+            .collect()
     }
 
     fn item(&self, piece: &'a str) -> Result<Item<'a>> {
@@ -718,6 +747,7 @@ struct Layout {
     field_type: Option<FieldType>,
     endian: Option<Endian>,
     descending: Option<bool>,
+    delimiter: Option<u8>,
 }
 
 #[derive(Default)]
@@ -754,7 +784,12 @@ impl Builder {
                 st.no_value()?;
                 self.spec.statistics = Some(st.keyword == Keyword::Statistics);
             }
-            Keyword::Format => self.spec.record_size = Some(parse_format(st)?),
+            Keyword::Format => {
+                let (size, delimiter, maximum) = parse_format(st)?;
+                self.spec.record_size = size;
+                self.spec.record_delimiter = delimiter;
+                self.spec.maximum_record_size = maximum;
+            }
             Keyword::Field => self.add_field(st)?,
             Keyword::Key => self.keys.push(parse_key(st)?),
             Keyword::InFile => self.spec.in_files.push(parse_file(st, false)?),
@@ -784,6 +819,19 @@ impl Builder {
         if self.spec.fields.iter().any(|f| f.name == name) {
             return Err(st.invalid(format!("a field named '{name}' is already defined")));
         }
+        if let Some(delimiter) = layout.delimiter {
+            let field_type = delimited::field_type(st, &layout)?;
+            self.spec.fields.push(FieldDef {
+                name,
+                offset: 0,
+                size: 0,
+                field_type,
+                endian: None,
+                delimiter: Some(delimiter),
+            });
+            self.field_statements.push(st.text.to_string());
+            return Ok(());
+        }
         // Contiguous fields may omit offsets, as in Nsort.
         let next = self
             .spec
@@ -803,6 +851,7 @@ impl Builder {
             size,
             field_type,
             endian,
+            delimiter: None,
         });
         self.field_statements.push(st.text.to_string());
         Ok(())
@@ -830,6 +879,7 @@ impl Builder {
                 "field",
             )?;
         }
+        let mut key_statements = Vec::new();
         for pending in std::mem::take(&mut self.keys) {
             let key = self.resolve_key(&pending)?;
             check_extent(
@@ -840,7 +890,14 @@ impl Builder {
                 "key",
             )?;
             self.spec.keys.push(key);
+            key_statements.push(pending.statement().to_string());
         }
+        delimited::check(
+            &self.spec,
+            &self.field_statements,
+            &key_statements,
+            self.summarize.first().map(|(s, _)| s.as_str()),
+        )?;
         for (statement, names) in std::mem::take(&mut self.summarize) {
             for name in names {
                 let invalid = |reason: String| SpecError::Invalid { statement: statement.clone(), reason };
@@ -922,17 +979,39 @@ fn check_extent(
     }
 }
 
-fn parse_format(st: &Statement<'_>) -> Result<usize> {
-    let mut size = None;
+/// Parses `-format`: (record size, record delimiter, maximum size), exactly one of the first two.
+fn parse_format(st: &Statement<'_>) -> Result<(Option<usize>, Option<u8>, Option<usize>)> {
+    let (mut size, mut delimiter, mut maximum) = (None, None, None);
     for item in st.items(st.value("-format=size:100")?)? {
+        let text = item.value.unwrap_or_default();
         match st.word(FORMAT_WORDS, "format option", &item, |_| true)? {
             FormatWord::RecordSize => {
-                let n = st.positive("the record size", item.value.unwrap_or_default())?;
+                let n = st.positive("the record size", text)?;
                 set_once(st, &mut size, n, "the record size")?;
+            }
+            FormatWord::Delimiter => {
+                let d = delimited::parse_char(text).map_err(|e| st.invalid(e))?;
+                set_once(st, &mut delimiter, d, "the record delimiter")?;
+            }
+            FormatWord::MaximumSize => {
+                let n = st.positive("the maximum size", text)?;
+                set_once(st, &mut maximum, n, "the maximum size")?;
             }
         }
     }
-    size.ok_or_else(|| st.invalid("-format needs the record size, as in -format=size:100"))
+    match (size, delimiter, maximum) {
+        (Some(_), Some(_), _) => Err(st.invalid(
+            "a record has a fixed size or ends at a delimiter, not both",
+        )),
+        (Some(_), None, Some(_)) => Err(st.invalid(
+            "maximum_size applies to delimited records; fixed-size records have size:N",
+        )),
+        (None, None, _) => Err(st.invalid(
+            "-format needs the record size or delimiter, as in -format=size:100 \
+             or -format=delimiter:'\\n'",
+        )),
+        _ => Ok((size, delimiter, maximum)),
+    }
 }
 
 /// Which layout words a statement accepts.
@@ -951,9 +1030,10 @@ const NAMED_KEY_CONTEXT: LayoutContext = LayoutContext {
     what: "key option",
     allows: |w| matches!(w, LayoutWord::Descending(_)),
 };
+/// Keys give delimiters only through the fields they name.
 const KEY_CONTEXT: LayoutContext = LayoutContext {
     what: "key option",
-    allows: |_| true,
+    allows: |w| !matches!(w, LayoutWord::Delimiter),
 };
 
 /// Parses the items of a `-field` or `-key` value into a [`Layout`].
@@ -989,6 +1069,10 @@ fn apply_layout_word(
         LayoutWord::Type(t) => set_once(st, &mut l.field_type, t, "the type"),
         LayoutWord::Endian(e) => set_once(st, &mut l.endian, e, "the byte order"),
         LayoutWord::Descending(d) => set_once(st, &mut l.descending, d, "the direction"),
+        LayoutWord::Delimiter => {
+            let d = delimited::parse_char(text).map_err(|e| st.invalid(e))?;
+            set_once(st, &mut l.delimiter, d, "the delimiter")
+        }
     }
 }
 

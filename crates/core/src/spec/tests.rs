@@ -52,12 +52,15 @@ fn published_command_line() {
         touch: Some(true),
         statistics: Some(true),
         record_size: Some(100),
+        record_delimiter: None,
+        maximum_record_size: None,
         fields: vec![FieldDef {
             name: "key".into(),
             offset: 0,
             size: 10,
             field_type: FieldType::Character,
             endian: None,
+            delimiter: None,
         }],
         keys: vec![KeyDef {
             field: Some("key".into()),
@@ -208,6 +211,7 @@ fn field_option_words_and_defaults() {
         size,
         field_type,
         endian,
+        delimiter: None,
     };
     use FieldType::*;
     assert_eq!(
@@ -383,7 +387,7 @@ fn format_errors() {
         (
             "-format=lines",
             "invalid statement '-format=lines': unknown format option 'lines'; expected one \
-             of size",
+             of size, delimiter, maximum_size",
         ),
         (
             "-format=size:10,record_size:12",
@@ -445,12 +449,12 @@ fn field_errors() {
             "-field=name:k,size:4,descending",
             "invalid statement '-field=name:k,size:4,descending': unknown field option \
              'descending'; expected one of name, offset, size, character, integer, unsigned, \
-             float, double, decimal, big_endian, little_endian",
+             float, double, decimal, big_endian, little_endian, delimiter",
         ),
         (
             "-field=name:k,d",
             "invalid statement '-field=name:k,d': field option 'd' is ambiguous; it could be \
-             double or decimal",
+             double, decimal or delimiter",
         ),
         (
             "-field=name:k,size:4,int,char",
@@ -646,4 +650,240 @@ fn duplicates_and_summarize() {
     let e = parse_spec("-format=size:8 -field=name:k,size:2 -key=k -summarize=k").unwrap_err().to_string();
     assert!(e.contains("-summarize=k") && e.contains("integer"), "{e}");
     assert!(parse_spec("-noduplicates=yes").is_err());
+}
+
+// ---------------------------------------------------------------------
+// Delimited (variable-length) records
+
+#[test]
+fn delimited_format_and_fields() {
+    let s = ok("-format=delimiter:'\\n' -field=name:city,delimiter:',' \
+        -field=name:pop,delim=',',decimal -field=name:rest,delimiter:'\\n' -key=pop,descending -key=city -nodup");
+    assert_eq!(s.record_delimiter, Some(b'\n'));
+    assert_eq!(s.record_size, None);
+    let f = |name: &str, field_type, delimiter| FieldDef {
+        name: name.into(),
+        offset: 0,
+        size: 0,
+        field_type,
+        endian: None,
+        delimiter: Some(delimiter),
+    };
+    assert_eq!(
+        s.fields,
+        vec![
+            f("city", FieldType::Character, b','),
+            f("pop", FieldType::Decimal, b','),
+            f("rest", FieldType::Character, b'\n'),
+        ]
+    );
+    assert_eq!(s.keys.len(), 2);
+    assert_eq!(s.keys[0].field.as_deref(), Some("pop"));
+    assert!(s.keys[0].descending);
+    assert_eq!(s.keys[0].field_type, FieldType::Decimal);
+    assert_eq!(s.keys[1].field.as_deref(), Some("city"));
+    assert_eq!(s.duplicates, Some(false));
+}
+
+#[test]
+fn delimited_format_spellings() {
+    for (text, want) in [
+        ("-format=delimiter:'\\n'", b'\n'),
+        ("-format:delimiter=\\n", b'\n'),
+        ("-form=record_delimiter:newline", b'\n'),
+        ("-format=DELIM:NewLine", b'\n'),
+        ("-format=d:'\\0'", 0),
+        ("-format=delimiter:nul", 0),
+        ("-format=delimiter:'|'", b'|'),
+        ("-format=delimiter:;", b';'),
+        ("-format=delimiter:'\\x1e'", 0x1e),
+        ("-format=delimiter:'\\036'", 0o36),
+        ("-format=delimiter:'\\r',maximum_size:4096", b'\r'),
+    ] {
+        assert_eq!(ok(text).record_delimiter, Some(want), "for {text:?}");
+    }
+    assert_eq!(ok("-format=delimiter:tab,max:80").maximum_record_size, Some(80));
+    // A later -format overrides an earlier one, whichever kind.
+    let s = ok("-format=size:100 -format=delimiter:'\\n'");
+    assert_eq!((s.record_size, s.record_delimiter), (None, Some(b'\n')));
+    let s = ok("-format=delimiter:'\\n' -format=size:100");
+    assert_eq!((s.record_size, s.record_delimiter), (Some(100), None));
+}
+
+#[test]
+fn delimiter_characters() {
+    let d = |text: &str| {
+        let s = ok(&format!("-format=delimiter:'\\n' -field=name:a,delimiter:{text}"));
+        s.fields[0].delimiter.unwrap()
+    };
+    for (text, want) in [
+        ("','", b','),
+        ("comma", b','),
+        ("tab", b'\t'),
+        ("TAB", b'\t'),
+        ("'\\t'", b'\t'),
+        ("\\t", b'\t'),
+        ("space", b' '),
+        ("'\\x20'", b' '),
+        ("'\\040'", b' '),
+        ("':'", b':'),
+        (":", b':'),
+        ("'='", b'='),
+        ("'\\''", b'\''),
+        ("'\\\\'", b'\\'),
+        ("|", b'|'),
+        ("'\\n'", b'\n'),
+    ] {
+        assert_eq!(d(text), want, "for {text:?}");
+    }
+    // A quoted comma stays one option; a name with an apostrophe is taken as written.
+    let s = ok("-format=delimiter:'\\n' -field=name:O'Brien,delimiter:',',decimal -key=O'Brien");
+    assert_eq!(s.fields[0].name, "O'Brien");
+    assert_eq!(s.fields[0].field_type, FieldType::Decimal);
+    for b in 0..=255u8 {
+        let shown = delimited::display_char(b);
+        assert_eq!(delimited::parse_char(&shown), Ok(b), "{shown}");
+    }
+}
+
+#[test]
+fn delimited_records_with_fixed_positions() {
+    let s = ok("-format=delimiter:'\\n' -field=name:k,size:4,off:2 -key=k -key=position:0,size:2,decimal,desc");
+    assert_eq!(s.fields[0].delimiter, None);
+    assert_eq!((s.keys[0].offset, s.keys[0].size), (2, 4));
+    assert_eq!((s.keys[1].offset, s.keys[1].size, s.keys[1].descending), (0, 2, true));
+}
+
+#[test]
+fn delimited_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "-format=delimiter:'\\n',size:100",
+            "invalid statement '-format=delimiter:'\\n',size:100': a record has a fixed size or \
+             ends at a delimiter, not both",
+        ),
+        (
+            "-format=size:100,maximum_size:200",
+            "invalid statement '-format=size:100,maximum_size:200': maximum_size applies to \
+             delimited records; fixed-size records have size:N",
+        ),
+        (
+            "-format=maximum_size:200",
+            "invalid statement '-format=maximum_size:200': -format needs the record size or \
+             delimiter, as in -format=size:100 or -format=delimiter:'\\n'",
+        ),
+        (
+            "-format=delimiter:ab",
+            "invalid statement '-format=delimiter:ab': 'ab' is not a delimiter: write one \
+             character (',' or |), a C escape ('\\n', '\\t', '\\x1f', '\\037') or a name \
+             (newline, tab, space, comma, nul)",
+        ),
+        (
+            "-format=delimiter:'\\q'",
+            "invalid statement '-format=delimiter:'\\q'': ''\\q'' is not a delimiter: write one \
+             character (',' or |), a C escape ('\\n', '\\t', '\\x1f', '\\037') or a name \
+             (newline, tab, space, comma, nul)",
+        ),
+        (
+            "-format=delimiter:'\\400'",
+            "invalid statement '-format=delimiter:'\\400'': ''\\400'' is not a delimiter: write \
+             one character (',' or |), a C escape ('\\n', '\\t', '\\x1f', '\\037') or a name \
+             (newline, tab, space, comma, nul)",
+        ),
+        (
+            "-format=delimiter:''",
+            "invalid statement '-format=delimiter:''': an empty quote is not a delimiter: write \
+             one character",
+        ),
+        (
+            "-format=delimiter:'",
+            "invalid statement '-format=delimiter:'': ''' opens a quote that does not close \
+             (whitespace ends a statement: write a space as space or '\\x20')",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',',size:4",
+            "invalid statement '-field=name:a,delimiter:',',size:4': a field ends after its size \
+             or at its delimiter, not both",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',',off:3",
+            "invalid statement '-field=name:a,delimiter:',',off:3': a delimited field starts \
+             where the previous field ends, so it takes no offset",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',',integer",
+            "invalid statement '-field=name:a,delimiter:',',integer': a delimited field is text: \
+             character or decimal, not integer",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',',big_endian",
+            "invalid statement '-field=name:a,delimiter:',',big_endian': a delimited field is \
+             text: character or decimal, not a byte order",
+        ),
+        (
+            "-field=name:a,delimiter:','",
+            "invalid statement '-field=name:a,delimiter:','': field 'a' ends at a delimiter, so \
+             the records must be delimited too: give -format=delimiter:'\\n' (or the records' \
+             delimiter)",
+        ),
+        (
+            "-format=size:10 -field=name:a,delimiter:','",
+            "invalid statement '-field=name:a,delimiter:','': field 'a' ends at a delimiter, so \
+             the records must be delimited too: give -format=delimiter:'\\n' (or the records' \
+             delimiter)",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',' -field=name:b,delimiter:';'",
+            "invalid statement '-field=name:b,delimiter:';'': field 'b' ends at ';' but \
+             '-field=name:a,delimiter:','' ends at ','; xsort sorts delimited records with GNU \
+             sort's fields, which have one separator, so every delimited field (but a last one \
+             ending at the record delimiter) must use the same delimiter",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:newline -field=name:b,delimiter:','",
+            "invalid statement '-field=name:a,delimiter:newline': field 'a' ends at the record \
+             delimiter '\\n', so it runs to the end of the record and must be the last -field",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',' -field=name:b,size:4",
+            "invalid statement '-field=name:b,size:4': field 'b' has a fixed position but field \
+             'a' ('-field=name:a,delimiter:','') ends at a delimiter; xsort sorts delimited \
+             records as text lines with GNU sort's fields, so the fields of a record must all \
+             be delimited or all at fixed positions",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',' -key=position:0,size:2",
+            "invalid statement '-key=position:0,size:2': a key at a byte position cannot be \
+             combined with delimited fields: name a -field, as in -key=NAME",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:n,size:4,integer",
+            "invalid statement '-field=name:n,size:4,integer': delimited records are sorted as \
+             text, so their fields and keys are character or decimal, not integer",
+        ),
+        (
+            "-format=delimiter:'\\n' -key=position:0,double",
+            "invalid statement '-key=position:0,double': delimited records are sorted as text, \
+             so their fields and keys are character or decimal, not double",
+        ),
+        (
+            "-format=delimiter:'\\n' -key=position:0,size:2,delimiter:','",
+            "invalid statement '-key=position:0,size:2,delimiter:','': unknown key option \
+             'delimiter'; expected one of name, offset, size, character, integer, unsigned, \
+             float, double, decimal, big_endian, little_endian, ascending, descending",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:c,delimiter:',' -summarize=c",
+            "invalid statement '-summarize=c': -summarize sums binary integer fields of \
+             fixed-size records (-format=size:N), not of delimited ones",
+        ),
+        (
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',',delimiter:';'",
+            "invalid statement '-field=name:a,delimiter:',',delimiter:';'': the delimiter is \
+             given twice, with different values",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(err(text), *want, "for {text:?}");
+    }
 }
