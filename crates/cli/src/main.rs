@@ -6,6 +6,7 @@ mod exit;
 mod lines;
 mod progress;
 mod settings;
+mod spec_lines;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -53,6 +54,9 @@ fn main() -> ExitCode {
 fn run(args: args::Args) -> Result<u8> {
     if args.record_size.is_none() && args.spec.is_empty() {
         return run_lines(args);
+    }
+    if let Some(s) = spec_lines::settings(&args)? {
+        return spec_lines::run(s);
     }
     if let Some(option) = lines::line_only_option(&args) {
         anyhow::bail!("{option} applies to text lines; records take --key-bytes (see --help)");
