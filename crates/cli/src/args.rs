@@ -52,6 +52,11 @@ Nsort statements (--spec):
   -in_file=PATH[,direct|buffered][,transfer_size=SIZE][,count=N]
   -out_file=PATH[,...][,preallocate][,sync]   -temp=DIR[,...]   (several -temp allowed)
   -noduplicates (one record per key)   -summarize=FIELD[,FIELD]   (sum integer fields per key)
+  Delimited records: -format=delimiter:'\\n' -field=name:F,delimiter:','[,decimal] -key=F[,descending]
+  sort as 'LC_ALL=C sort -s -t, -k I,I[n][r]' does (I: the field's place among the -field
+  statements; a last field ending at the record delimiter runs to the record's end). Delimiters:
+  ',' '|' '\\t' '\\0' '\\x1f' '\\037' or tab, newline, space, comma, nul. One field delimiter per
+  spec, and fields all delimited or all at fixed positions; text types only (character, decimal).
   Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Options given
   as flags take precedence over statements.
 

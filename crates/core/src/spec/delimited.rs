@@ -21,6 +21,10 @@
 //! keys) of a delimited record may all sit at fixed byte positions from the record's start. Fields
 //! are text: character or decimal. Mixing delimited and fixed-position fields, binary numbers, and
 //! `-summarize` are refused with the statement quoted.
+//!
+//! The statement words (`delimiter` in `-format` and `-field`, `maximum_size`) follow Nsort's
+//! spelling as remembered; the Nsort User Guide's sections on `-format` and `-field` were not
+//! available to check them against, so `record_delimiter` is accepted as well.
 
 use super::{FieldType, Layout, NsortSpec, SpecError, Statement};
 
