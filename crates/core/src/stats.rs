@@ -255,7 +255,11 @@ impl SortStats {
             format!("{} runs, {} merge level(s), fan-in {}", self.runs, self.merge_levels, self.merge_fan_in)
         };
         o += "xsort statistics\n";
-        o += &format!("  records      {} of {} bytes ({}), key {}\n", self.records, self.record_size, format_bytes(self.bytes), self.key);
+        if self.record_size == 0 {
+            o += &format!("  records      {} lines ({}), {}\n", self.records, format_bytes(self.bytes), self.key);
+        } else {
+            o += &format!("  records      {} of {} bytes ({}), key {}\n", self.records, self.record_size, format_bytes(self.bytes), self.key);
+        }
         o += &format!("  passes       {} ({how})\n", self.passes);
         o += &format!(
             "  memory       budget {}, planned {}, peak RSS {}\n",

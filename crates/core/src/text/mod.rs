@@ -182,9 +182,7 @@ impl<O: RecordOrder> LineSorter<O> {
         if len == 0 || len as usize > limit || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
             return Ok(None);
         }
-        let started = std::time::Instant::now();
         let map = MappedFile::open(path, len)?;
-        self.counters.input.record(len, started, false);
         let data = map.as_slice();
         Ok((data.last() == Some(&cfg.terminator)).then_some(map))
     }
@@ -202,11 +200,13 @@ impl<O: RecordOrder> LineSorter<O> {
             Ok(())
         };
         let mut ws = Workspace::new(4096)?;
+        let started = std::time::Instant::now();
         if let Some(map) = self.map_single_input(reader, limit)? {
             let data = map.as_slice();
             // Lines so short that their bookkeeping overflows the budget take the chunked path.
             let chunk = Chunk { data, terminator: cfg.terminator };
             if let Some(sorted) = self.sort_chunk(chunk, limit, &mut ws.entries, &mut ws.scratch)? {
+                self.counters.input.record(data.len() as u64, started, false);
                 write_out(data, &ws.scratch.as_u128_mut()[..sorted.lines], sorted.out_len)?;
                 return Ok((sorted.lines as u64, None));
             }
