@@ -157,9 +157,6 @@ impl Sorter {
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         let mut entry_buf = AlignedBuf::new(n * 16)?;
         let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
-        // Populated at once: far cheaper on virtual machines than first-touch faults one by one.
-        entry_buf.populate();
-        scratch_buf.populate();
         let entries = &mut entry_buf.as_u128_mut()[..n];
         extract(key, layout, data, 0, r, entries);
         let mut batches = BatchSorter::new(ctx, n);

@@ -95,14 +95,6 @@ impl AlignedBuf {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut u64, self.cap / 8) }
     }
 
-    /// Populates every page at once (MADV_POPULATE_WRITE): on virtual machines this is several times
-    /// cheaper than taking the first-touch faults one by one while filling the buffer. Falls back to
-    /// nothing on kernels without it (the pages are then faulted in as they are written).
-    pub fn populate(&mut self) {
-        // SAFETY: advice on exactly the mapping we own; populating never changes present contents.
-        unsafe { libc::madvise(self.ptr.as_ptr() as *mut libc::c_void, self.cap, libc::MADV_POPULATE_WRITE) };
-    }
-
     /// Pre-faults every page (Nsort's `-touch`), so page faults are not paid during the timed phases.
     pub fn touch(&mut self) {
         let page = 4096;

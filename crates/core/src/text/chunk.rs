@@ -115,11 +115,10 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// Replaces `buf` with a larger one, populated at once, when it holds fewer than `bytes` bytes.
+/// Replaces `buf` with a larger one when it holds fewer than `bytes` bytes.
 pub fn ensure_capacity(buf: &mut AlignedBuf, bytes: usize) -> xsort_io::Result<()> {
     if buf.capacity() < bytes {
         *buf = AlignedBuf::new(bytes)?;
-        buf.populate();
     }
     Ok(())
 }
