@@ -9,6 +9,7 @@
 //! each sorted line's offset and the output offset where it ends are laid out in the kernel's
 //! scratch, so that any byte range of the output can be gathered on its own, in parallel pieces.
 
+use crate::entry::{prefetch, PREFETCH_AHEAD};
 use crate::framing::RecordOrder;
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -266,21 +267,6 @@ pub fn locate<O: RecordOrder>(order: &O, unique: bool, chunk: Chunk, entries: &[
 pub fn gather(data: &[u8], locs: &[u128], first_byte: u64, dst: &mut [u8]) {
     const PIECE: usize = 256 << 10;
     dst.par_chunks_mut(PIECE).enumerate().for_each(|(i, piece)| gather_serial(data, locs, first_byte + (i * PIECE) as u64, piece));
-}
-
-/// Lines ahead whose bytes the gather asks the CPU to fetch while it copies the current one: the
-/// sources are scattered over the chunk, so each is a cache (and often TLB) miss.
-const PREFETCH_AHEAD: usize = 16;
-
-#[inline]
-fn prefetch(data: &[u8], at: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if at < data.len() {
-        // SAFETY: at is in bounds; a prefetch has no architectural effect besides caching.
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(data.as_ptr().add(at) as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, at);
 }
 
 fn gather_serial(data: &[u8], locs: &[u128], first_byte: u64, dst: &mut [u8]) {
