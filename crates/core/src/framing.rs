@@ -47,6 +47,12 @@ pub trait RecordOrder: Sync {
         let _ = level;
         self.compare(a, b) == Ordering::Equal
     }
+
+    /// A test for records equal to `first` at `level`, for testing many against one: an order may
+    /// prepare `first` once (find its key) instead of at every call.
+    fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> Box<dyn Fn(&[u8]) -> bool + Sync + 'a> {
+        Box::new(move |rec| self.level_equal(first, rec, level))
+    }
 }
 
 impl RecordOrder for ResolvedKey {

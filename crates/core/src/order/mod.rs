@@ -407,6 +407,21 @@ impl LineOrder {
         }
     }
 
+    /// A test for lines equal to `first` at one comparison level, with `first`'s key found once.
+    pub fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> Box<dyn Fn(&[u8]) -> bool + Sync + 'a> {
+        match self.keys.get(level) {
+            Some(key) => {
+                let (fb, fe) = key.range(first, self.tab);
+                let first_key = &first[fb..fe];
+                Box::new(move |line| {
+                    let (b, e) = key.range(line, self.tab);
+                    key.compare_text(first_key, &line[b..e], &self.hash_key) == Ordering::Equal
+                })
+            }
+            None => Box::new(move |line| line == first),
+        }
+    }
+
     /// Whether compare() can only return Equal for byte-identical lines (lets the engine skip work); optional optimisation, may return false.
     ///
     /// True whenever the last-resort comparison runs (no keys, or neither `-s` nor `-u`).

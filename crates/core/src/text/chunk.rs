@@ -145,28 +145,29 @@ fn piece_bounds(data: &[u8], terminator: u8, pieces: usize) -> Vec<usize> {
 pub fn sort_lines<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, entries: &mut [u128], scratch: &mut [u128]) {
     let prefix_bytes = ((128 - LOCATION_BITS) / 8) as usize;
     xsort_kernels::sort_entries(method, entries, scratch, prefix_bytes);
-    sort_groups(order, chunk, entries, 0);
+    sort_groups(order, method, chunk, entries, scratch, 0);
 }
 
-/// Sorts every group of entries with equal prefixes at `level`: big groups one after the other
-/// (each in parallel), small ones in parallel.
-fn sort_groups<O: RecordOrder>(order: &O, chunk: Chunk, entries: &mut [u128], level: usize) {
+/// Sorts every group of entries with equal prefixes at `level` (`scratch`, as long as `entries`,
+/// is working space): big groups one after the other (each in parallel), small ones in parallel.
+fn sort_groups<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, entries: &mut [u128], scratch: &mut [u128], level: usize) {
     let groups = xsort_kernels::equal_prefix_runs(entries, 128 - LOCATION_BITS);
-    let mut rest: &mut [u128] = entries;
+    let (mut rest, mut rest_scratch): (&mut [u128], &mut [u128]) = (entries, scratch);
     let mut consumed = 0;
     let mut small = Vec::with_capacity(groups.len());
     for g in groups {
-        let (_, from_start) = std::mem::take(&mut rest).split_at_mut(g.start - consumed);
-        let (group, after) = from_start.split_at_mut(g.len());
+        let skip = g.start - consumed;
+        let (group, after) = std::mem::take(&mut rest)[skip..].split_at_mut(g.len());
+        let (work, after_scratch) = std::mem::take(&mut rest_scratch)[skip..].split_at_mut(g.len());
         consumed = g.end;
-        rest = after;
+        (rest, rest_scratch) = (after, after_scratch);
         if group.len() >= PAR_MIN {
-            sort_tied(order, chunk, group, level);
+            sort_tied(order, method, chunk, group, work, level);
         } else {
-            small.push(group);
+            small.push((group, work));
         }
     }
-    small.into_par_iter().for_each(|group| sort_tied(order, chunk, group, level));
+    small.into_par_iter().for_each(|(group, work)| sort_tied(order, method, chunk, group, work, level));
 }
 
 /// Entries below this many are ordered by full comparisons rather than refined by the next level.
@@ -176,7 +177,7 @@ const REFINE_MIN: usize = 16;
 /// at that level (common: many lines share a key), the group is re-keyed with the next level's
 /// prefix and sorted as integers, recursively, so that few full comparisons remain; otherwise (or
 /// for small groups) it is sorted by the full comparison.
-fn sort_tied<O: RecordOrder>(order: &O, chunk: Chunk, group: &mut [u128], level: usize) {
+fn sort_tied<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, group: &mut [u128], work: &mut [u128], level: usize) {
     let location = |e: u128| e & !(!0u128 << LOCATION_BITS);
     let by_line = |a: &u128, b: &u128| order.compare(chunk.line(*a), chunk.line(*b)).then(location(*a).cmp(&location(*b)));
     let big = group.len() >= PAR_MIN;
@@ -187,11 +188,11 @@ fn sort_tied<O: RecordOrder>(order: &O, chunk: Chunk, group: &mut [u128], level:
         // check that it equals the first at this level and re-key it with the next level's prefix.
         let mask = !0u128 << LOCATION_BITS;
         let common = group[0] & mask;
-        let first = chunk.line(group[0]);
+        let equal_to_first = order.level_matcher(chunk.line(group[0]), level);
         let last_level = next >= order.levels();
         let visit = |e: &mut u128| {
             let line = chunk.line(*e);
-            let equal = order.level_equal(first, line, level);
+            let equal = equal_to_first(line);
             if !last_level {
                 *e = (order.level_prefix(line, next) & mask) | location(*e);
             }
@@ -221,11 +222,11 @@ fn sort_tied<O: RecordOrder>(order: &O, chunk: Chunk, group: &mut [u128], level:
         return;
     }
     if big {
-        group.par_sort_unstable();
+        xsort_kernels::sort_entries(method, group, work, ((128 - LOCATION_BITS) / 8) as usize);
     } else {
         group.sort_unstable();
     }
-    sort_groups(order, chunk, group, next);
+    sort_groups(order, method, chunk, group, work, next);
 }
 
 /// Lays out the output of the sorted `entries` in `locs` (same length): the line's offset in the

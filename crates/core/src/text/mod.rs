@@ -361,6 +361,10 @@ impl RecordOrder for crate::order::LineOrder {
     fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {
         crate::order::LineOrder::level_equal(self, a, b, level)
     }
+
+    fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> Box<dyn Fn(&[u8]) -> bool + Sync + 'a> {
+        crate::order::LineOrder::level_matcher(self, first, level)
+    }
 }
 
 /// Writes `total` bytes of the output laid out in `locs` through `writer`, block by block.
