@@ -4,7 +4,7 @@
 use crate::config::SortConfig;
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::fold::FoldSink;
-use crate::entry::{extract, EntryLayout};
+use crate::entry::{extract, gather, sort, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::input::InputSet;
 use crate::key::ResolvedKey;
@@ -156,9 +156,27 @@ impl Sorter {
         let layout = EntryLayout::new(key.len(), data.len());
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         let mut entry_buf = AlignedBuf::new(n * 16)?;
-        let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
         let entries = &mut entry_buf.as_u128_mut()[..n];
         extract(key, layout, data, 0, r, entries);
+        if !cfg.folding.is_active() {
+            // Nothing to overlap with reading: one parallel sort of all the entries, then each output
+            // block gathered in parallel, with no serial merge of batches in between.
+            let mut scratch_buf = AlignedBuf::new(n * 16)?;
+            sort(cfg.method, key, layout, r, data, entries, &mut scratch_buf.as_u128_mut()[..n]);
+            let total = data.len() as u64;
+            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
+            let mut pos = 0u64;
+            while pos < total {
+                let mut buf = w.buffer()?;
+                let len = (buf.capacity() as u64).min(total - pos) as usize;
+                gather(layout, entries, data, r, pos, &mut buf.as_mut_slice()[..len]);
+                w.submit(buf, len)?;
+                pos += len as u64;
+            }
+            w.finish()?;
+            return Ok(Formed::Done { records: n as u64 });
+        }
+        let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
         let mut batches = BatchSorter::new(ctx, n);
         let scratch = scratch_buf.as_u128_mut();
         batches.sort_ready(data, entries, scratch, n);
