@@ -28,7 +28,7 @@ pub mod text;
 
 pub use config::{Input, IoSettings, Output, SortConfig};
 pub use error::{Result, SortError};
-pub use key::{KeyPart, KeySpec};
+pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
 pub use sorter::Sorter;
 pub use stats::{SortCounters, SortStats};
 pub use xsort_kernels::Method;

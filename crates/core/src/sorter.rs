@@ -271,5 +271,5 @@ fn describe_key(k: &crate::key::KeySpec) -> String {
     if k.parts().is_empty() {
         return "whole record".into();
     }
-    k.parts().iter().map(|p| format!("{}:{}{}", p.offset, p.len, if p.descending { ":r" } else { "" })).collect::<Vec<_>>().join(",")
+    k.parts().iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
 }
