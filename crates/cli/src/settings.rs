@@ -34,6 +34,62 @@ impl Settings {
         let mut key = args.key_bytes.iter().map(|k| parse_key_bytes(k)).collect::<Result<Vec<_>>>()?;
         key.extend(spec_keys(&spec));
 
+        let c = Common::of(&args, &spec)?;
+        let mut config = SortConfig::new(c.inputs, c.output, record_size, c.budget);
+        config.key = KeySpec::new(key);
+        config.threads = c.threads;
+        config.temp_dirs = c.temp_dirs;
+        config.method = c.method;
+        config.input_io = c.input_io;
+        config.output_io = c.output_io;
+        config.temp_io = c.temp_io;
+        config.touch = args.touch || spec.touch.unwrap_or(false);
+        config.sync = c.sync;
+        config.folding.unique = args.unique || spec.duplicates == Some(false);
+        config.folding.sums = spec
+            .summarize
+            .iter()
+            .map(|f| SumField { name: f.name.clone(), offset: f.offset, len: f.size, signed: f.field_type == FieldType::Integer, order: byte_order(f.endian) })
+            .collect();
+
+        Ok(Settings { config, stats: c.stats, stats_json: args.stats_json, progress: c.progress, warnings: c.warnings })
+    }
+}
+
+/// What a sort takes alike from flags and Nsort statements, whatever its records: flags win, and an
+/// output given both ways is an error.
+pub struct Common {
+    /// Inputs: the `-in_file` statements, then the operands (standard input if none).
+    pub inputs: Vec<Input>,
+    /// The output.
+    pub output: Output,
+    /// Memory budget in bytes.
+    pub budget: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// In-memory kernel.
+    pub method: Method,
+    /// Temp directories.
+    pub temp_dirs: Vec<PathBuf>,
+    /// Transfers of each kind of file.
+    pub input_io: IoSettings,
+    /// Output transfers.
+    pub output_io: IoSettings,
+    /// Temp transfers.
+    pub temp_io: IoSettings,
+    /// Make the output durable.
+    pub sync: bool,
+    /// Print statistics.
+    pub stats: bool,
+    /// Show a progress bar.
+    pub progress: bool,
+    /// Warnings to print before sorting.
+    pub warnings: Vec<String>,
+}
+
+impl Common {
+    /// Checks the flags and statements every sort shares.
+    pub fn of(args: &Args, spec: &NsortSpec) -> Result<Self> {
         let mut inputs: Vec<Input> = spec.in_files.iter().map(|f| input_of(&f.path)).collect();
         inputs.extend(args.inputs.iter().map(|p| input_of(p)));
         if inputs.is_empty() {
@@ -45,7 +101,6 @@ impl Settings {
             (None, Some(f)) => output_of(&f.path),
             (None, None) => Output::Stdout,
         };
-
         let memory = match &args.memory {
             Some(s) => Some(parse_memory_size(s).with_context(|| format!("invalid --memory '{s}'"))?),
             None => spec.memory,
@@ -69,36 +124,24 @@ impl Settings {
             None => None,
         };
         let io = |f: Option<&FileSpec>| io_settings(f, transfer, args.buffered);
-
         let mut temp_dirs = args.temp_dirs.clone();
         temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
         if temp_dirs.is_empty() {
             temp_dirs.push(std::env::temp_dir());
         }
-
-        let mut config = SortConfig::new(inputs, output, record_size, budget);
-        config.key = KeySpec::new(key);
-        config.threads = threads;
-        config.temp_dirs = temp_dirs;
-        config.method = method;
-        config.input_io = io(spec.in_files.first());
-        config.output_io = io(spec.out_file.as_ref());
-        config.temp_io = io(spec.temp_dirs.first());
-        config.touch = args.touch || spec.touch.unwrap_or(false);
-        config.sync = args.sync || spec.out_file.as_ref().is_some_and(|f| f.sync);
-        config.folding.unique = args.unique || spec.duplicates == Some(false);
-        config.folding.sums = spec
-            .summarize
-            .iter()
-            .map(|f| SumField { name: f.name.clone(), offset: f.offset, len: f.size, signed: f.field_type == FieldType::Integer, order: byte_order(f.endian) })
-            .collect();
-
-        let progress = !args.no_progress && (args.progress || std::io::stderr().is_terminal());
-        Ok(Settings {
-            config,
+        Ok(Common {
+            inputs,
+            output,
+            budget,
+            threads,
+            method,
+            temp_dirs,
+            input_io: io(spec.in_files.first()),
+            output_io: io(spec.out_file.as_ref()),
+            temp_io: io(spec.temp_dirs.first()),
+            sync: args.sync || spec.out_file.as_ref().is_some_and(|f| f.sync),
             stats: args.stats || spec.statistics.unwrap_or(false),
-            stats_json: args.stats_json,
-            progress,
+            progress: !args.no_progress && (args.progress || std::io::stderr().is_terminal()),
             warnings: clamp_warning.into_iter().collect(),
         })
     }
@@ -115,7 +158,7 @@ fn record_size(args: &Args, spec: &NsortSpec) -> Result<usize> {
         (Some(0), _) => bail!("--record-size must be at least 1"),
         (Some(a), _) => Ok(a),
         (None, Some(b)) => Ok(b),
-        (None, None) => bail!("no record format given: use --record-size=N (or -format=size:N in --spec); sorting text lines is not supported yet"),
+        (None, None) => bail!("no record format given: use --record-size=N, or -format=size:N or -format=delimiter:C in --spec (without --record-size and --spec, xsort sorts text lines)"),
     }
 }
 

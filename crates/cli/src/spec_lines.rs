@@ -17,15 +17,13 @@
 //! The core's parser has already refused what does not map (see `xsort_core::spec::delimited`).
 
 use crate::args::Args;
+use crate::settings::Common;
 use crate::exit::OK as EXIT_OK;
-use anyhow::{anyhow, bail, Context, Result};
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use anyhow::{anyhow, bail, Result};
+use std::path::PathBuf;
 use xsort_core::order::{KeyField, LineOrder, LineOrderConfig};
-use xsort_core::size::parse_memory_size;
-use xsort_core::spec::{self, FieldType, FileSpec, NsortSpec};
+use xsort_core::spec::{self, FieldType, NsortSpec};
 use xsort_core::text::{LineSorter, TextConfig, TextMode};
-use xsort_core::{Input, IoSettings, Method, Output};
 
 /// A checked sort of delimited records.
 pub struct SpecLines {
@@ -63,73 +61,20 @@ pub fn settings(args: &Args) -> Result<Option<SpecLines>> {
     let order = LineOrder::new(LineOrderConfig { keys, separator, stable: true, unique, ..LineOrderConfig::default() })
         .map_err(|e| anyhow!("--spec: {e}"))?;
 
-    let mut inputs: Vec<Input> = spec.in_files.iter().map(|f| input_of(&f.path)).collect();
-    inputs.extend(args.inputs.iter().map(|p| input_of(p)));
-    if inputs.is_empty() {
-        inputs.push(Input::Stdin);
-    }
-    let output = match (args.output()?, &spec.out_file) {
-        (Some(_), Some(_)) => bail!("the output is given twice (-o and -out_file)"),
-        (Some(p), None) => output_of(p),
-        (None, Some(f)) => output_of(&f.path),
-        (None, None) => Output::Stdout,
-    };
-    let memory = match &args.memory {
-        Some(s) => Some(parse_memory_size(s).with_context(|| format!("invalid --memory '{s}'"))?),
-        None => spec.memory,
-    };
-    let (budget, clamp_warning) = xsort_core::plan::resolve_budget(memory);
-    let threads = args.parallel.or(spec.processes).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if threads == 0 {
-        bail!("--parallel must be at least 1");
-    }
-    let method = match args.method.as_deref() {
-        Some("radix") => Method::Radix,
-        Some("merge") => Method::Merge,
-        Some(m) => bail!("invalid --method '{m}': expected radix or merge"),
-        None => match spec.method {
-            Some(spec::Method::Merge) => Method::Merge,
-            _ => Method::Radix,
-        },
-    };
-    let transfer = match &args.transfer_size {
-        Some(s) => Some(xsort_core::size::parse_byte_count(s).with_context(|| format!("invalid --transfer-size '{s}'"))?),
-        None => None,
-    };
-    let io = |f: Option<&FileSpec>| {
-        let d = IoSettings::default();
-        IoSettings {
-            direct: !args.buffered && f.and_then(|f| f.direct).unwrap_or(d.direct),
-            transfer_size: transfer.or(f.and_then(|f| f.transfer_size)).map_or(d.transfer_size, |t| t as usize),
-            count: f.and_then(|f| f.count).unwrap_or(d.count),
-        }
-    };
-    let mut temp_dirs = args.temp_dirs.clone();
-    temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
-    if temp_dirs.is_empty() {
-        temp_dirs.push(std::env::temp_dir());
-    }
-
-    let mut cfg = TextConfig::new(inputs, output, budget);
+    let c = Common::of(args, &spec)?;
+    let mut cfg = TextConfig::new(c.inputs, c.output, c.budget);
     cfg.terminator = terminator;
     cfg.mode = TextMode::Sort;
     cfg.unique = unique;
-    cfg.threads = threads;
-    cfg.temp_dirs = temp_dirs;
-    cfg.method = method;
-    cfg.output_io = io(spec.out_file.as_ref());
-    cfg.temp_io = io(spec.temp_dirs.first());
-    cfg.sync = args.sync || spec.out_file.as_ref().is_some_and(|f| f.sync);
+    cfg.threads = c.threads;
+    cfg.temp_dirs = c.temp_dirs;
+    cfg.method = c.method;
+    cfg.output_io = c.output_io;
+    cfg.temp_io = c.temp_io;
+    cfg.sync = c.sync;
 
-    Ok(Some(SpecLines {
-        cfg,
-        order,
-        threads,
-        stats: args.stats || spec.statistics.unwrap_or(false),
-        stats_json: args.stats_json.clone(),
-        progress: !args.no_progress && (args.progress || std::io::stderr().is_terminal()),
-        warnings: clamp_warning.into_iter().collect(),
-    }))
+    let threads = c.threads;
+    Ok(Some(SpecLines { cfg, order, threads, stats: c.stats, stats_json: args.stats_json.clone(), progress: c.progress, warnings: c.warnings }))
 }
 
 /// Sorts; returns the exit status.
@@ -174,22 +119,6 @@ fn gnu_keys(spec: &NsortSpec, terminator: u8) -> Result<(Option<u8>, Vec<KeyFiel
         keys.push(KeyField::parse(&text).map_err(|e| anyhow!("--spec: key {text}: {e}"))?);
     }
     Ok((separator, keys))
-}
-
-fn input_of(p: &Path) -> Input {
-    if p.as_os_str() == "-" {
-        Input::Stdin
-    } else {
-        Input::Path(p.to_owned())
-    }
-}
-
-fn output_of(p: &Path) -> Output {
-    if p.as_os_str() == "-" {
-        Output::Stdout
-    } else {
-        Output::Path(p.to_owned())
-    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,9 @@ pub enum Framing {
     Delimited(u8),
 }
 
+/// A test of records against one fixed record (see [`RecordOrder::level_matcher`]).
+pub type Matcher<'a> = Box<dyn Fn(&[u8]) -> bool + Sync + 'a>;
+
 /// The order of records: a byte-comparable prefix for fast comparisons, and the full comparison.
 pub trait RecordOrder: Sync {
     /// The top bits of the record's normalized key, as an integer: `prefix(a) < prefix(b)` implies
@@ -50,7 +53,7 @@ pub trait RecordOrder: Sync {
 
     /// A test for records equal to `first` at `level`, for testing many against one: an order may
     /// prepare `first` once (find its key) instead of at every call.
-    fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> Box<dyn Fn(&[u8]) -> bool + Sync + 'a> {
+    fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> Matcher<'a> {
         Box::new(move |rec| self.level_equal(first, rec, level))
     }
 }

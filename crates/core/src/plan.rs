@@ -11,6 +11,8 @@ use xsort_io::{align_down, align_up, IO_ALIGN};
 pub const MIN_BUDGET: u64 = 256 << 10;
 /// Bytes of entries per record: the entry and its scratch copy.
 pub const ENTRY_BYTES_PER_RECORD: usize = 32;
+/// Input files whose alignment slack the sort buffer reserves room for.
+const MAX_SLACK_FILES: usize = 4;
 /// Smallest read-ahead buffer per run in a merge; below it, the fan-in shrinks instead.
 pub const MIN_MERGE_BLOCK: usize = 16 << 10;
 
@@ -43,7 +45,9 @@ impl MemoryPlan {
         // Small budgets get small blocks so that the pool stays a small part of the budget.
         let write_block = align_up((out.transfer_size).min((budget / 16 / write_buffers as u64) as usize).max(IO_ALIGN));
         let pool = (write_block * write_buffers) as u64;
-        let slack = (files.max(1) * crate::input::SLACK_PER_FILE) as u64;
+        // Alignment slack for the files one chunk holds; a chunk that runs out of slack just ends
+        // early, so many small inputs under a tiny budget do not shrink the chunk to nothing.
+        let slack = (files.clamp(1, MAX_SLACK_FILES) * crate::input::SLACK_PER_FILE) as u64;
         let for_chunk = budget.saturating_sub(pool + slack + IO_ALIGN as u64);
         let per_record = (record_size + ENTRY_BYTES_PER_RECORD) as u64;
         let max_records = (for_chunk / per_record).max(1);

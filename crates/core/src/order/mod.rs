@@ -408,7 +408,7 @@ impl LineOrder {
     }
 
     /// A test for lines equal to `first` at one comparison level, with `first`'s key found once.
-    pub fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> Box<dyn Fn(&[u8]) -> bool + Sync + 'a> {
+    pub fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> crate::framing::Matcher<'a> {
         match self.keys.get(level) {
             Some(key) => {
                 let (fb, fe) = key.range(first, self.tab);

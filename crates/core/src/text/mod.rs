@@ -362,7 +362,7 @@ impl RecordOrder for crate::order::LineOrder {
         crate::order::LineOrder::level_equal(self, a, b, level)
     }
 
-    fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> Box<dyn Fn(&[u8]) -> bool + Sync + 'a> {
+    fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> crate::framing::Matcher<'a> {
         crate::order::LineOrder::level_matcher(self, first, level)
     }
 }
