@@ -401,6 +401,30 @@ mod tests {
     }
 
     #[test]
+    fn big_tied_groups_are_refined_in_parallel() {
+        // Two first bytes only: level-0 groups of ~25,000 entries take the parallel, radix path.
+        let mut x = 12345u64;
+        let lines: Vec<Vec<u8>> = (0..50_000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let b = x >> 33;
+                vec![b"ab"[(b & 1) as usize], b'a' + (b >> 1) as u8 % 26, b'a' + (b >> 6) as u8 % 3]
+            })
+            .collect();
+        let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+        let chunk = Chunk { data: &data, terminator: b'\n' };
+        let mut buf = AlignedBuf::new(4096).unwrap();
+        let n = chunk.make_entries(&TwoLevel, &mut buf).unwrap();
+        let entries = &mut buf.as_u128_mut()[..n];
+        let (mut scratch, mut locs) = (vec![0u128; n], vec![0u128; n]);
+        sort_lines(&TwoLevel, Method::Radix, chunk, entries, &mut scratch);
+        let total = locate(&TwoLevel, false, chunk, entries, &mut locs);
+        let mut out = vec![0u8; total as usize];
+        gather(&data, &locs, 0, &mut out);
+        assert_eq!(out, reference(&lines, false));
+    }
+
+    #[test]
     fn lines_longer_than_the_length_field_are_found_by_their_terminator() {
         let long = vec![b'b'; LEN_MAX as usize + 10];
         let lines = vec![long.clone(), b"c".to_vec(), long[..5].to_vec(), b"a".to_vec()];
