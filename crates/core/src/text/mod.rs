@@ -320,7 +320,9 @@ impl<O: RecordOrder> LineSorter<O> {
             merge_levels: merge.levels,
             merge_fan_in: merge.fan_in,
             memory_budget_bytes: plan.budget,
-            memory_planned_bytes: plan.budget.max(merge.memory),
+            // Lines, their bookkeeping and the write pool, up to the budget (a mapped input is counted
+            // although it stays in the page cache).
+            memory_planned_bytes: (bytes + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64).min(plan.budget).max(merge.memory),
             peak_rss_bytes: peak_rss_bytes(),
             elapsed_s: elapsed,
             cpu_user_s: u1 - u0,
