@@ -25,6 +25,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/common.sh"
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench
 bin=$root/target/release
 io="python3 $root/bench/iofloor.py"
@@ -32,11 +33,6 @@ work=$(mktemp -d "$dir/xsort-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bytes=$((records * 100))
 
-now() { date +%s.%N; }
-median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ratio() { python3 -c "print(f'{$1 / $2:.3f}')"; }
-secs() { python3 -c "print(f'{$1:.3f}')"; }
-timed() { local t0; t0=$(now); "$@"; python3 -c "print(f'{$(now) - $t0:.3f}')"; }
 check() { # check OUTPUT EXPECTED_CHECKSUM
   "$bin/valsort" -q "$1" || { echo "FAILED: $1 is not sorted" >&2; exit 1; }
   local sum; sum=$("$bin/valsort" "$1" 2>&1 | sed -n 's/^Checksum: //p')

@@ -23,14 +23,12 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/common.sh"
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench
 bin=$root/target/release
 work=$(mktemp -d "$dir/xsort-lines.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-now() { date +%s.%N; }
-median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-timed() { local t0; t0=$(now); "$@"; python3 -c "print(f'{$(now) - $t0:.3f}')"; }
 
 echo "# xsort vs GNU sort on text lines, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo

@@ -20,15 +20,13 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/common.sh"
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort
 xsort=$root/target/release/xsort
 work=$(mktemp -d "$dir/xsort-typed.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 input=$work/in
 
-now() { date +%s.%N; }
-median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-timed() { local t0; t0=$(now); "$@"; python3 -c "print(f'{$(now) - $t0:.3f}')"; }
 
 echo "# typed keys: $records records of 64 bytes, $runs runs each, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "- machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) threads; load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -3,6 +3,7 @@
 
 use crate::args::Args;
 use crate::exit::Failure;
+use crate::settings::{input_of, output_of};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -47,7 +48,7 @@ impl LinesSettings {
         let order = line_order(&args)?;
         let check = check_mode(&args)?;
         let inputs = inputs(&args)?;
-        let output = args.output()?.map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::Path(p.to_owned()) });
+        let output = args.output()?.map(|p| output_of(p));
         let (budget, clamp_warning) = xsort_core::plan::resolve_budget(args.memory.as_deref().map(memory_size).transpose()?);
         let threads = match args.parallel {
             Some(0) => bail!("number in parallel must be nonzero"),
@@ -305,9 +306,8 @@ fn check_mode(args: &Args) -> Result<Option<bool>> {
 
 /// The operands, or the names in `--files0-from`.
 fn inputs(args: &Args) -> Result<Vec<Input>> {
-    let as_input = |p: &Path| if p.as_os_str() == "-" { Input::Stdin } else { Input::Path(p.to_owned()) };
     let Some(list) = &args.files0_from else {
-        let mut v: Vec<Input> = args.inputs.iter().map(|p| as_input(p)).collect();
+        let mut v: Vec<Input> = args.inputs.iter().map(|p| input_of(p)).collect();
         if v.is_empty() {
             v.push(Input::Stdin);
         }
@@ -337,7 +337,7 @@ fn inputs(args: &Args) -> Result<Vec<Input>> {
         if list.as_os_str() == "-" && p.as_os_str() == "-" {
             bail!("when reading file names from stdin, no file name of '-' allowed");
         }
-        out.push(as_input(p));
+        out.push(input_of(p));
     }
     Ok(out)
 }

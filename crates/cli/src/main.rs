@@ -65,13 +65,7 @@ fn run(args: args::Args) -> Result<u8> {
     warn(&settings.warnings);
     start_workers(settings.config.threads)?;
     let sorter = xsort_core::Sorter::new(settings.config.clone());
-    let progress = settings.progress.then(|| progress::Progress::start(sorter.counters()));
-    let result = sorter.run();
-    if let Some(p) = progress {
-        p.finish();
-    }
-    report(&result?, settings.stats, settings.stats_json.as_deref())?;
-    Ok(EXIT_OK)
+    sort_and_report(settings.progress, sorter.counters(), settings.stats, settings.stats_json.as_deref(), || sorter.run())
 }
 
 /// Sorts, merges or checks text lines.
@@ -82,13 +76,7 @@ fn run_lines(args: args::Args) -> Result<u8> {
     match s.job {
         LinesJob::Sort(cfg) => {
             let sorter = xsort_core::text::LineSorter::new(cfg, s.order);
-            let progress = s.progress.then(|| progress::Progress::start(sorter.counters()));
-            let result = sorter.run();
-            if let Some(p) = progress {
-                p.finish();
-            }
-            report(&result?, s.stats, s.stats_json.as_deref())?;
-            Ok(EXIT_OK)
+            sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), || sorter.run())
         }
         LinesJob::Check { input, quiet, unique } => {
             let Some(d) = xsort_core::text::check::check_order(&input, s.terminator, &s.order, unique, 64 << 20)? else {
@@ -128,6 +116,23 @@ fn start_workers(threads: usize) -> Result<()> {
         .thread_name(|i| format!("xsort-worker-{i}"))
         .build_global()
         .context("cannot start worker threads")
+}
+
+/// Runs a sort (with a progress bar when `progress`), then reports its statistics as asked.
+fn sort_and_report(
+    progress: bool,
+    counters: std::sync::Arc<xsort_core::SortCounters>,
+    print: bool,
+    json: Option<&std::path::Path>,
+    sort: impl FnOnce() -> xsort_core::Result<SortStats>,
+) -> Result<u8> {
+    let bar = progress.then(|| progress::Progress::start(counters));
+    let result = sort();
+    if let Some(b) = bar {
+        b.finish();
+    }
+    report(&result?, print, json)?;
+    Ok(EXIT_OK)
 }
 
 /// Prints and writes the statistics as asked.

@@ -231,7 +231,8 @@ fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool) -> I
     }
 }
 
-fn input_of(p: &std::path::Path) -> Input {
+/// An operand or statement path as an input (`-` is standard input).
+pub fn input_of(p: &std::path::Path) -> Input {
     if p.as_os_str() == "-" {
         Input::Stdin
     } else {
@@ -239,7 +240,8 @@ fn input_of(p: &std::path::Path) -> Input {
     }
 }
 
-fn output_of(p: &std::path::Path) -> Output {
+/// A path as the output (`-` is standard output).
+pub fn output_of(p: &std::path::Path) -> Output {
     if p.as_os_str() == "-" {
         Output::Stdout
     } else {

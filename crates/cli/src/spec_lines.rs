@@ -18,7 +18,6 @@
 
 use crate::args::Args;
 use crate::settings::Common;
-use crate::exit::OK as EXIT_OK;
 use anyhow::{anyhow, bail, Result};
 use std::path::PathBuf;
 use xsort_core::order::{KeyField, LineOrder, LineOrderConfig};
@@ -82,13 +81,7 @@ pub fn run(s: SpecLines) -> Result<u8> {
     crate::warn(&s.warnings);
     crate::start_workers(s.threads)?;
     let sorter = LineSorter::new(s.cfg, s.order);
-    let progress = s.progress.then(|| crate::progress::Progress::start(sorter.counters()));
-    let result = sorter.run();
-    if let Some(p) = progress {
-        p.finish();
-    }
-    crate::report(&result?, s.stats, s.stats_json.as_deref())?;
-    Ok(EXIT_OK)
+    crate::sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), || sorter.run())
 }
 
 /// GNU's `-t` and `-k` keys for the spec's keys (see the module documentation).

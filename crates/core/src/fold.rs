@@ -3,10 +3,12 @@
 //! replaced by the sums over the group. A sum that does not fit its field is an error, not a wrap.
 //!
 //! Folding happens where sorted records are emitted in order (the final merge, or the one-pass
-//! output), so groups that span runs fold too.
+//! output), so groups that span runs fold too. It works on any [`RecordOrder`] and [`Framing`]:
+//! fixed-size records and text lines (`-u`) alike.
 
 use crate::error::{Result, SortError};
-use crate::key::{ByteOrder, ResolvedKey};
+use crate::framing::{Framing, RecordOrder};
+use crate::key::ByteOrder;
 use crate::runs::RecordSink;
 use std::cmp::Ordering;
 
@@ -95,33 +97,36 @@ impl Folding {
 }
 
 /// A sink that folds consecutive records with equal keys before passing them on.
-pub struct FoldSink<'a, 'w> {
+pub struct FoldSink<'a, 'w, O: RecordOrder> {
     sink: RecordSink<'w>,
-    key: &'a ResolvedKey,
+    order: &'a O,
+    framing: Framing,
     folding: &'a Folding,
     pending: Vec<u8>,
     sums: Vec<i128>,
     has_pending: bool,
     /// Records passed on.
-    pub written: u64,
+    written: u64,
 }
 
-impl<'a, 'w> FoldSink<'a, 'w> {
-    /// A sink into `sink`.
-    pub fn new(sink: RecordSink<'w>, key: &'a ResolvedKey, folding: &'a Folding) -> Self {
-        FoldSink { sink, key, folding, pending: Vec::new(), sums: Vec::new(), has_pending: false, written: 0 }
+impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
+    /// A sink into `sink` of records framed as `framing` (a line gets its terminator back).
+    pub fn new(sink: RecordSink<'w>, order: &'a O, framing: Framing, folding: &'a Folding) -> Self {
+        FoldSink { sink, order, framing, folding, pending: Vec::new(), sums: Vec::new(), has_pending: false, written: 0 }
     }
 
-    /// Passes a record on unfolded (when folding is off).
     #[inline]
-    pub fn pass(&mut self, rec: &[u8]) -> Result<()> {
+    fn pass(&mut self, rec: &[u8]) -> Result<()> {
         self.written += 1;
-        self.sink.push(rec)
+        self.sink.push_record(rec, self.framing)
     }
 
-    /// Takes the next record in sorted order.
+    /// Takes the next record in sorted order (passed straight on when nothing is folded).
     pub fn push(&mut self, rec: &[u8]) -> Result<()> {
-        if self.has_pending && self.key.compare(&self.pending, rec) == Ordering::Equal {
+        if !self.folding.is_active() {
+            return self.pass(rec);
+        }
+        if self.has_pending && self.order.compare(&self.pending, rec) == Ordering::Equal {
             for (sum, f) in self.sums.iter_mut().zip(&self.folding.sums) {
                 let (lo, hi) = f.range();
                 *sum += f.read(rec);
@@ -152,7 +157,7 @@ impl<'a, 'w> FoldSink<'a, 'w> {
         for (sum, f) in self.sums.iter().zip(&self.folding.sums) {
             f.write(&mut self.pending, *sum);
         }
-        self.sink.push(&self.pending)?;
+        self.sink.push_record(&self.pending, self.framing)?;
         self.written += 1;
         self.has_pending = false;
         Ok(())

@@ -9,7 +9,6 @@
 
 use crate::error::{Result, SortError};
 use std::fs::File;
-use std::io::Read;
 use std::os::unix::io::FromRawFd;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -263,17 +262,15 @@ fn fill_from_stream(
     while filled < dst.len() {
         let t = std::time::Instant::now();
         let want = (dst.len() - filled).min(8 << 20);
-        match file.read(&mut dst[filled..filled + want]) {
-            Ok(0) => {
+        match xsort_io::read_stream(file, &mut dst[filled..filled + want]).map_err(|e| xsort_io::IoError::read(name, e))? {
+            0 => {
                 *eof = true;
                 break;
             }
-            Ok(n) => {
+            n => {
                 counters.record(n as u64, t, false);
                 filled += n;
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(xsort_io::IoError::read(name, e).into()),
         }
     }
     let records = filled / r;

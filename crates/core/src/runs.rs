@@ -97,12 +97,10 @@ impl TempStore {
         let mut sink = RecordSink::new(&mut writer);
         let mut piece = vec![0u8; block];
         loop {
-            let n = match src.read(&mut piece) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(xsort_io::IoError::read(name, e).into()),
-            };
+            let n = xsort_io::read_stream(src, &mut piece).map_err(|e| xsort_io::IoError::read(name, e))?;
+            if n == 0 {
+                break;
+            }
             sink.push(&piece[..n])?;
         }
         sink.flush()?;

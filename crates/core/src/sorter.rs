@@ -194,7 +194,7 @@ impl Sorter {
         let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
         if cfg.folding.is_active() {
             let layout = EntryLayout::new(key.len(), data.len());
-            let mut sink = FoldSink::new(RecordSink::new(&mut w), key, &cfg.folding);
+            let mut sink = FoldSink::new(RecordSink::new(&mut w), key, Framing::Fixed(r), &cfg.folding);
             while let Some(e) = merger.next_entry() {
                 let off = layout.offset(e);
                 sink.push(&data[off..off + r])?;
@@ -217,12 +217,8 @@ impl Sorter {
         let (runs, block) = job.reduce(runs, store, &mut report)?;
         let total = (!cfg.folding.is_active()).then_some(records * cfg.record_size as u64);
         let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
-        let mut sink = FoldSink::new(RecordSink::new(&mut w), key, &cfg.folding);
-        if cfg.folding.is_active() {
-            merge_runs(&runs, key, framing, block, &svc, |rec| sink.push(rec))?;
-        } else {
-            merge_runs(&runs, key, framing, block, &svc, |rec| sink.pass(rec))?;
-        }
+        let mut sink = FoldSink::new(RecordSink::new(&mut w), key, framing, &cfg.folding);
+        merge_runs(&runs, key, framing, block, &svc, |rec| sink.push(rec))?;
         sink.finish()?;
         w.finish()?;
         runs.iter().for_each(|run| store.release(run));

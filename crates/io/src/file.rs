@@ -185,6 +185,17 @@ impl DirectFile {
     }
 }
 
+/// Reads what is available from a stream (a pipe, a terminal, a file read in order) into `dst`,
+/// retrying reads interrupted by a signal; 0 means the stream has ended.
+pub fn read_stream(src: &mut (impl std::io::Read + ?Sized), dst: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match src.read(dst) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
 /// The share of `path`'s pages that are in the page cache (0.0 to 1.0), or None when it cannot be
 /// told (empty file, mapping refused). A file mostly in memory is read faster through the cache than
 /// from the disk with O_DIRECT, which would ignore the cached copy.

@@ -18,7 +18,7 @@ pub mod writer;
 
 pub use buffer::{align_down, align_up, AlignedBuf, Prefault, IO_ALIGN};
 pub use error::{IoError, Result};
-pub use file::{page_cache_fraction, Access, DirectFile};
+pub use file::{page_cache_fraction, read_stream, Access, DirectFile};
 pub use mapped::MappedFile;
 pub use output::AtomicOutput;
 pub use reader::{read_region, ReadConfig, ReadService};

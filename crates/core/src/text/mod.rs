@@ -14,6 +14,7 @@ pub mod reader;
 
 use crate::config::{Input, IoSettings, Output};
 use crate::error::{Result, SortError};
+use crate::fold::{FoldSink, Folding};
 use crate::framing::{Framing, RecordOrder};
 use crate::merge::{merge_runs, MergeJob, MergeReport};
 use crate::output::Destination;
@@ -179,7 +180,8 @@ impl<O: RecordOrder> LineSorter<O> {
     fn map_single_input(&self, reader: &LineReader, limit: usize) -> Result<Option<MappedFile>> {
         let cfg = &self.cfg;
         let ([Input::Path(path)], Some(len)) = (&cfg.inputs[..], reader.known_len()) else { return Ok(None) };
-        if len == 0 || len as usize > limit || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        // (A known length means every input is a regular file.)
+        if len == 0 || len as usize > limit {
             return Ok(None);
         }
         let map = MappedFile::open(path, len)?;
@@ -275,22 +277,14 @@ impl<O: RecordOrder> LineSorter<O> {
         let mut report = MergeReport::default();
         let (runs, block) = job.reduce(runs, store, &mut report)?;
         let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, None, false, self.counters.output.clone())?;
-        let mut sink = RecordSink::new(&mut w);
-        let mut last: Option<Vec<u8>> = None;
+        let folding = Folding { unique: cfg.unique, sums: Vec::new() };
+        let mut sink = FoldSink::new(RecordSink::new(&mut w), &self.order, framing, &folding);
         let mut lines = 0u64;
         merge_runs(&runs, &self.order, framing, block, &svc, |line| {
             lines += 1;
-            if cfg.unique {
-                if last.as_deref().is_some_and(|l| self.order.compare(l, line) == Ordering::Equal) {
-                    return Ok(());
-                }
-                let l = last.get_or_insert_with(Vec::new);
-                l.clear();
-                l.extend_from_slice(line);
-            }
-            sink.push_record(line, framing)
+            sink.push(line)
         })?;
-        sink.flush()?;
+        sink.finish()?;
         w.finish()?;
         runs.iter().for_each(|run| store.release(run));
         Ok((lines, report))

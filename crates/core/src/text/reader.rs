@@ -9,7 +9,6 @@
 use crate::config::Input;
 use crate::error::{Result, SortError};
 use std::fs::File;
-use std::io::Read;
 use std::os::unix::io::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -154,15 +153,9 @@ fn open(input: &Input) -> Result<Open> {
     }
 }
 
-/// Reads what is available into `dst`, retrying interrupted reads.
+/// Reads what is available into `dst`; a failure names the input.
 fn read_some(file: &mut File, name: &Path, dst: &mut [u8]) -> Result<usize> {
-    loop {
-        match file.read(dst) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(SortError::BadInput { path: name.to_owned(), problem: format!("read failed: {}", os_text(&e)) }),
-        }
-    }
+    xsort_io::read_stream(file, dst).map_err(|e| SortError::BadInput { path: name.to_owned(), problem: format!("read failed: {}", os_text(&e)) })
 }
 
 /// Replaces `buf` with a larger one holding its first `keep` bytes.
