@@ -92,7 +92,7 @@ impl Sorter {
         }
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
-        // Entry arrays come from the same huge-page mappings as the data: first touch is far cheaper.
+        // Entry arrays are page-aligned mappings like the data, returned to the kernel on drop.
         let mut entry_buf = AlignedBuf::new(plan.chunk_records * 16)?;
         // Batches are sorted one at a time, so the kernel's scratch holds one batch, not the chunk.
         let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(plan.chunk_records) * 16)?;

@@ -99,7 +99,7 @@ pub struct LineSorter<O: RecordOrder> {
 }
 
 /// The reusable memory of the sort phase: the chunk (when read rather than mapped), the entries
-/// and the kernel's scratch, all in huge-page mappings.
+/// and the kernel's scratch, all in page-aligned mappings.
 struct Workspace {
     data: AlignedBuf,
     entries: AlignedBuf,
