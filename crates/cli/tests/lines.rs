@@ -51,6 +51,26 @@ fn one_pass_matches_gnu_for_files_and_stdin() {
 }
 
 #[test]
+fn large_one_pass_sorts_are_written_in_pieces_as_they_are_sorted() {
+    // Enough lines (300,000) for the kernel to hand the output over in pieces, so that writing
+    // overlaps sorting; ties, -u and reversed keys must come out as with one piece.
+    let fx = Fixture::new();
+    let input = random_lines(300_000, 7);
+    fx.write("in", &input);
+    for opts in [&[][..], &["-u"], &["-k2,2n", "-u"], &["-r", "-s", "-k1,1"], &["-f", "-k2,2nr"]] {
+        let mut args = opts.to_vec();
+        args.extend(["-o", "out", "in"]);
+        ok(fx.cmd().args(&args));
+        let expect = gnu(&fx, &[opts, &["in"][..]].concat(), None);
+        assert_eq!(std::fs::read(fx.path("out")).unwrap(), expect, "options {opts:?}");
+        // Standard input is read into a chunk rather than mapped; standard output is a stream.
+        let out = ok_with_stdin(fx.cmd().args(opts), Some(&input));
+        assert_eq!(out.stdout, expect, "options {opts:?}, from stdin");
+    }
+    fx.assert_clean();
+}
+
+#[test]
 fn spilled_sort_merges_runs_and_leaves_no_temp_files() {
     let fx = Fixture::new();
     fx.write("in", &random_lines(60_000, 3));

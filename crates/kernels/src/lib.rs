@@ -8,7 +8,8 @@
 //!
 //! - [`radix_sort`]: parallel MSD radix sort, the default kernel;
 //! - [`merge_sort`]: parallel merge sort, the comparison-based alternative;
-//! - [`sort_entries`]: dispatch on [`Method`];
+//! - [`sort_entries`]: dispatch on [`Method`]; [`sort_entries_in_pieces`]
+//!   hands the sorted entries over in ascending pieces as they are done;
 //! - [`merge_sorted`]: parallel k-way merge of sorted runs;
 //! - [`LoserTree`]: the tournament tree behind k-way merges, also for the
 //!   sorter's merges of runs read from disk;
@@ -27,7 +28,7 @@ mod tuning;
 
 pub use loser_tree::LoserTree;
 pub use merge::{merge_sort, merge_sorted};
-pub use radix::radix_sort;
+pub use radix::{radix_sort, radix_sort_pieces};
 pub use runs::equal_prefix_runs;
 
 /// Which in-memory kernel to use (Nsort's `-method=radix|merge`).
@@ -51,5 +52,28 @@ pub fn sort_entries(method: Method, entries: &mut [u128], scratch: &mut [u128], 
     match method {
         Method::Radix => radix_sort(entries, scratch, key_bytes),
         Method::Merge => merge_sort(entries, scratch),
+    }
+}
+
+/// [`sort_entries`] that hands the sorted entries over in consecutive
+/// ascending pieces, as [`radix_sort_pieces`] does; the merge sort hands
+/// them over as one piece.
+///
+/// # Panics
+///
+/// If `scratch.len() != entries.len()`.
+pub fn sort_entries_in_pieces<'a>(
+    method: Method,
+    entries: &'a mut [u128],
+    scratch: &'a mut [u128],
+    key_bytes: usize,
+    mut emit: impl FnMut(&'a mut [u128], &'a mut [u128]),
+) {
+    match method {
+        Method::Radix => radix_sort_pieces(entries, scratch, key_bytes, emit),
+        Method::Merge => {
+            merge_sort(entries, scratch);
+            emit(entries, scratch);
+        }
     }
 }

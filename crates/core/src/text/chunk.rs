@@ -139,13 +139,30 @@ fn piece_bounds(data: &[u8], terminator: u8, pieces: usize) -> Vec<usize> {
     bounds
 }
 
-/// Sorts the entries of a chunk's lines (`scratch` is the kernel's working space, same length):
-/// by prefix with the kernel, then each group of equal prefixes by [`sort_tied`], ties in input
-/// order (offsets grow with it).
-pub fn sort_lines<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, entries: &mut [u128], scratch: &mut [u128]) {
-    let prefix_bytes = ((128 - LOCATION_BITS) / 8) as usize;
-    xsort_kernels::sort_entries(method, entries, scratch, prefix_bytes);
-    sort_groups(order, method, chunk, entries, scratch, 0);
+/// Bytes of the entry's prefix: what the kernel sorts on before ties are refined.
+const PREFIX_BYTES: usize = ((128 - LOCATION_BITS) / 8) as usize;
+
+/// Sorts the entries of a chunk's lines and lays out their output, piece by piece: the kernel
+/// sorts by prefix (`scratch` is its working space, same length) and hands over the sorted entries
+/// in ascending pieces; in each, groups of equal prefixes are ordered by [`sort_tied`] (ties in
+/// input order: offsets grow with it) and the output is laid out by [`locate`] in the piece's range
+/// of `scratch`. `emit(locs, len)` receives each piece's layout and output length, in output order,
+/// as soon as the piece is done, so that its lines can be written while the next are sorted. Equal
+/// prefixes never straddle two pieces, so neither tie groups nor `unique`'s duplicates do.
+pub fn sort_and_locate<'a, O: RecordOrder>(
+    order: &O,
+    method: Method,
+    unique: bool,
+    chunk: Chunk,
+    entries: &'a mut [u128],
+    scratch: &'a mut [u128],
+    mut emit: impl FnMut(&'a [u128], u64),
+) {
+    xsort_kernels::sort_entries_in_pieces(method, entries, scratch, PREFIX_BYTES, |piece, work| {
+        sort_groups(order, method, chunk, piece, work, 0);
+        let len = locate(order, unique, chunk, piece, work);
+        emit(work, len);
+    });
 }
 
 /// Sorts every group of entries with equal prefixes at `level` (`scratch`, as long as `entries`,
@@ -222,7 +239,7 @@ fn sort_tied<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, group: &mu
         return;
     }
     if big {
-        xsort_kernels::sort_entries(method, group, work, ((128 - LOCATION_BITS) / 8) as usize);
+        xsort_kernels::sort_entries(method, group, work, PREFIX_BYTES);
     } else {
         group.sort_unstable();
     }
@@ -230,7 +247,7 @@ fn sort_tied<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, group: &mu
 }
 
 /// Lays out the output of the sorted `entries` in `locs` (same length): the line's offset in the
-/// chunk (top 64 bits) and the output offset just past it, terminator included (low 64 bits). With
+/// chunk (top 64 bits) and the output offset (from the first of `entries`) just past it, terminator included (low 64 bits). With
 /// `unique`, a line equal to the one before it is dropped: it takes no output bytes. Returns the
 /// output's length.
 pub fn locate<O: RecordOrder>(order: &O, unique: bool, chunk: Chunk, entries: &[u128], locs: &mut [u128]) -> u64 {
@@ -350,14 +367,7 @@ mod tests {
             let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
             let chunk = Chunk { data: &data, terminator: b'\n' };
             let mut buf = AlignedBuf::new(4096).unwrap();
-            let n = chunk.make_entries(&TwoLevel, &mut buf).unwrap();
-            let entries = &mut buf.as_u128_mut()[..n];
-            let (mut scratch, mut locs) = (vec![0u128; n], vec![0u128; n]);
-            sort_lines(&TwoLevel, Method::Radix, chunk, entries, &mut scratch);
-            let total = locate(&TwoLevel, unique, chunk, entries, &mut locs);
-            let mut out = vec![0u8; total as usize];
-            gather(&data, &locs, 0, &mut out);
-            prop_assert_eq!(out, reference(&lines, unique));
+            prop_assert_eq!(sort_whole(&TwoLevel, chunk, unique, Method::Radix, 1 << 20), reference(&lines, unique));
         }
 
         /// Index, sort, locate and gather in odd-sized blocks equal a stable sort (deduplicated with
@@ -376,18 +386,24 @@ mod tests {
 
     fn sort_all(lines: &[Vec<u8>], unique: bool, method: Method, block: usize) -> Vec<u8> {
         let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        let chunk = Chunk { data: &data, terminator: b'\n' };
+        sort_whole(&Bytes, Chunk { data: &data, terminator: b'\n' }, unique, method, block)
+    }
+
+    /// Indexes, sorts and lays out a chunk, then gathers each piece's output in blocks of `block`.
+    fn sort_whole<O: RecordOrder>(order: &O, chunk: Chunk, unique: bool, method: Method, block: usize) -> Vec<u8> {
         let mut buf = AlignedBuf::new(4096).unwrap();
-        let n = chunk.make_entries(&Bytes, &mut buf).unwrap();
-        assert_eq!(n, lines.len());
+        let n = chunk.make_entries(order, &mut buf).unwrap();
+        assert_eq!(n, memchr::memchr_iter(chunk.terminator, chunk.data).count());
         let entries = &mut buf.as_u128_mut()[..n];
-        let (mut scratch, mut locs) = (vec![0u128; n], vec![0u128; n]);
-        sort_lines(&Bytes, method, chunk, entries, &mut scratch);
-        let total = locate(&Bytes, unique, chunk, entries, &mut locs);
-        let mut out = vec![0u8; total as usize];
-        for (i, piece) in out.chunks_mut(block).enumerate() {
-            gather(&data, &locs, (i * block) as u64, piece);
-        }
+        let mut scratch = vec![0u128; n];
+        let mut out = Vec::new();
+        sort_and_locate(order, method, unique, chunk, entries, &mut scratch, |locs, len| {
+            let mut piece = vec![0u8; len as usize];
+            for (i, part) in piece.chunks_mut(block).enumerate() {
+                gather(chunk.data, locs, (i * block) as u64, part);
+            }
+            out.extend_from_slice(&piece);
+        });
         out
     }
 
@@ -413,15 +429,7 @@ mod tests {
             .collect();
         let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
         let chunk = Chunk { data: &data, terminator: b'\n' };
-        let mut buf = AlignedBuf::new(4096).unwrap();
-        let n = chunk.make_entries(&TwoLevel, &mut buf).unwrap();
-        let entries = &mut buf.as_u128_mut()[..n];
-        let (mut scratch, mut locs) = (vec![0u128; n], vec![0u128; n]);
-        sort_lines(&TwoLevel, Method::Radix, chunk, entries, &mut scratch);
-        let total = locate(&TwoLevel, false, chunk, entries, &mut locs);
-        let mut out = vec![0u8; total as usize];
-        gather(&data, &locs, 0, &mut out);
-        assert_eq!(out, reference(&lines, false));
+        assert_eq!(sort_whole(&TwoLevel, chunk, false, Method::Radix, 1 << 20), reference(&lines, false));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::output::Destination;
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
-use chunk::{ensure_capacity, gather, locate, sort_lines, Chunk, BYTES_PER_LINE, MAX_CHUNK_BYTES};
+use chunk::{ensure_capacity, gather, sort_and_locate, Chunk, BYTES_PER_LINE, MAX_CHUNK_BYTES};
 use reader::LineReader;
 use std::cmp::Ordering;
 use std::path::PathBuf;
@@ -98,26 +98,17 @@ pub struct LineSorter<O: RecordOrder> {
     counters: Arc<SortCounters>,
 }
 
-/// The reusable memory of the sort phase: the chunk (when read rather than mapped), the entries
-/// and the kernel's scratch, all in page-aligned mappings.
+/// The reusable memory of the sort phase: the entries and the kernel's scratch (which then lays
+/// out the output), grown as chunks need.
 struct Workspace {
-    data: AlignedBuf,
     entries: AlignedBuf,
     scratch: AlignedBuf,
 }
 
 impl Workspace {
-    fn new(data_capacity: usize) -> Result<Self> {
-        let small = || AlignedBuf::new(4096);
-        Ok(Workspace { data: AlignedBuf::new(data_capacity)?, entries: small()?, scratch: small()? })
+    fn new() -> Result<Self> {
+        Ok(Workspace { entries: AlignedBuf::new(4096)?, scratch: AlignedBuf::new(4096)? })
     }
-}
-
-/// A chunk sorted and laid out for output: `locs` (in the workspace's scratch) says where each
-/// output line comes from.
-struct SortedChunk {
-    lines: usize,
-    out_len: u64,
 }
 
 impl<O: RecordOrder> LineSorter<O> {
@@ -159,20 +150,51 @@ impl<O: RecordOrder> LineSorter<O> {
         Ok(self.stats(t0, cpu0, &plan, lines, run_count, merge, samples))
     }
 
-    /// Sorts one chunk of whole lines, leaving the output layout in `scratch`. None when the lines
-    /// are so many that their bookkeeping with the chunk's `data_bytes` exceeds `limit`.
-    fn sort_chunk(&self, chunk: Chunk, limit: usize, entries: &mut AlignedBuf, scratch: &mut AlignedBuf) -> Result<Option<SortedChunk>> {
-        let cfg = &self.cfg;
-        let n = chunk.make_entries(&self.order, entries)?;
+    /// Makes the entries of one chunk of whole lines in `ws` and returns how many lines it has;
+    /// None when they are so many that their bookkeeping with the chunk's bytes exceeds `limit`.
+    fn index_chunk(&self, chunk: Chunk, limit: usize, ws: &mut Workspace) -> Result<Option<usize>> {
+        let n = chunk.make_entries(&self.order, &mut ws.entries)?;
         if chunk.data.len() + n * BYTES_PER_LINE > limit {
             return Ok(None);
         }
-        ensure_capacity(scratch, n * 16)?;
-        let (entries, scratch) = (&mut entries.as_u128_mut()[..n], &mut scratch.as_u128_mut()[..n]);
-        sort_lines(&self.order, cfg.method, chunk, entries, scratch);
-        // The kernel's scratch now lays out the output.
-        let out_len = locate(&self.order, cfg.unique, chunk, entries, scratch);
-        Ok(Some(SortedChunk { lines: n, out_len }))
+        ensure_capacity(&mut ws.scratch, n * 16)?;
+        Ok(Some(n))
+    }
+
+    /// Sorts the `n` indexed lines of `chunk` and writes them through `writer`; returns the bytes
+    /// written. The sort runs on a helper thread and hands the output over piece by piece (see
+    /// [`sort_and_locate`]), so that writing starts while the later pieces are still being sorted:
+    /// a sort that fits in memory is otherwise bound by its write. The helper's parallel work runs
+    /// on rayon's global pool.
+    fn sort_and_write(&self, chunk: Chunk, n: usize, ws: &mut Workspace, writer: &mut BlockWriter) -> Result<u64> {
+        let (order, method, unique) = (&self.order, self.cfg.method, self.cfg.unique);
+        let (entries, scratch) = (&mut ws.entries.as_u128_mut()[..n], &mut ws.scratch.as_u128_mut()[..n]);
+        let mut out = GatherWriter { writer, data: chunk.data, block: None, filled: 0, written: 0 };
+        if rayon::current_thread_index().is_some() {
+            // Waiting on a pool thread for the helper could starve the pool it needs: sort, then write.
+            let mut pieces = Vec::new();
+            sort_and_locate(order, method, unique, chunk, entries, scratch, |locs, len| pieces.push((locs, len)));
+            for (locs, len) in pieces {
+                out.write(locs, len)?;
+            }
+            return out.finish();
+        }
+        let (pieces, sorted) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            let sorter = s.spawn(move || {
+                // A failed send means the writer has failed and stopped listening: its error is reported.
+                sort_and_locate(order, method, unique, chunk, entries, scratch, |locs, len| {
+                    let _ = pieces.send((locs, len));
+                });
+            });
+            let written = sorted.iter().try_for_each(|(locs, len)| out.write(locs, len));
+            drop(sorted);
+            if let Err(panic) = sorter.join() {
+                std::panic::resume_unwind(panic);
+            }
+            written?;
+            out.finish()
+        })
     }
 
     /// A single regular input that fits in memory and ends with a terminator, mapped rather than
@@ -195,43 +217,45 @@ impl<O: RecordOrder> LineSorter<O> {
         let cfg = &self.cfg;
         let pool = (plan.write_block * plan.write_buffers) as u64;
         let limit = plan.budget.saturating_sub(pool).max(64 << 10) as usize;
-        let write_out = |data: &[u8], locs: &[u128], out_len: u64| -> Result<()> {
-            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(out_len), true, self.counters.output.clone())?;
-            write_gathered(&mut w, data, locs, out_len)?;
+        // The output's size is known unless -u drops lines; it is preallocated when known.
+        let write_out = |ws: &mut Workspace, chunk: Chunk, n: usize| -> Result<()> {
+            let size = (!cfg.unique).then_some(chunk.data.len() as u64);
+            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, size, true, self.counters.output.clone())?;
+            self.sort_and_write(chunk, n, ws, &mut w)?;
             w.finish()?;
             Ok(())
         };
-        let mut ws = Workspace::new(4096)?;
+        let mut ws = Workspace::new()?;
         let started = std::time::Instant::now();
         if let Some(map) = self.map_single_input(reader, limit)? {
             let data = map.as_slice();
             // Lines so short that their bookkeeping overflows the budget take the chunked path.
             let chunk = Chunk { data, terminator: cfg.terminator };
-            if let Some(sorted) = self.sort_chunk(chunk, limit, &mut ws.entries, &mut ws.scratch)? {
+            if let Some(n) = self.index_chunk(chunk, limit, &mut ws)? {
                 self.counters.input.record(data.len() as u64, started, false);
-                write_out(data, &ws.scratch.as_u128_mut()[..sorted.lines], sorted.out_len)?;
-                return Ok((sorted.lines as u64, None));
+                write_out(&mut ws, chunk, n)?;
+                return Ok((n as u64, None));
             }
         }
         let expected = reader.known_len().map_or(limit, |n| (n as usize).saturating_add(cfg.inputs.len() + 1));
-        ws.data = AlignedBuf::new(expected.min(limit).max(4096))?;
+        let mut data_buf = AlignedBuf::new(expected.min(limit).max(4096))?;
         let mut runs = Vec::new();
         let mut total = 0u64;
         loop {
-            let filled = reader.fill(&mut ws.data, |bytes, lines| bytes + lines * BYTES_PER_LINE >= limit || bytes >= MAX_CHUNK_BYTES / 2)?;
-            let data = &ws.data.as_slice()[..filled];
-            let chunk = Chunk { data, terminator: cfg.terminator };
+            let filled = reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= limit || bytes >= MAX_CHUNK_BYTES / 2)?;
+            let chunk = Chunk { data: &data_buf.as_slice()[..filled], terminator: cfg.terminator };
             // The fill stops at the budget, so the bookkeeping fits (a single huge line aside).
-            let chunk = self.sort_chunk(chunk, usize::MAX, &mut ws.entries, &mut ws.scratch)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
-            total += chunk.lines as u64;
+            let n = self.index_chunk(chunk, usize::MAX, &mut ws)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
+            total += n as u64;
             if runs.is_empty() && reader.exhausted() {
-                write_out(data, &ws.scratch.as_u128_mut()[..chunk.lines], chunk.out_len)?;
+                write_out(&mut ws, chunk, n)?;
                 return Ok((total, None));
             }
-            if chunk.out_len > 0 {
+            if n > 0 {
                 self.counters.spilled.store(true, AtomicOrdering::Relaxed);
-                let (run, mut w) = store.create_run(chunk.out_len, plan.write_block, plan.write_buffers)?;
-                write_gathered(&mut w, data, &ws.scratch.as_u128_mut()[..chunk.lines], chunk.out_len)?;
+                // The run's extent is reserved for every line; -u may leave it shorter.
+                let (mut run, mut w) = store.create_run(filled as u64, plan.write_block, plan.write_buffers)?;
+                run.bytes = self.sort_and_write(chunk, n, &mut ws, &mut w)?;
                 w.finish()?;
                 runs.push(run);
             }
@@ -363,15 +387,50 @@ impl RecordOrder for crate::order::LineOrder {
     }
 }
 
-/// Writes `total` bytes of the output laid out in `locs` through `writer`, block by block.
-fn write_gathered(writer: &mut BlockWriter, data: &[u8], locs: &[u128], total: u64) -> Result<()> {
-    let mut pos = 0u64;
-    while pos < total {
-        let mut buf = writer.buffer()?;
-        let len = (buf.capacity() as u64).min(total - pos) as usize;
-        gather(data, locs, pos, &mut buf.as_mut_slice()[..len]);
-        writer.submit(buf, len)?;
-        pos += len as u64;
+/// Gathers pieces of output laid out by [`chunk::locate`] into the writer's blocks, submitting each
+/// block when full, so that pieces of any size make full-sized transfers.
+struct GatherWriter<'w, 'd> {
+    writer: &'w mut BlockWriter,
+    /// The chunk's bytes.
+    data: &'d [u8],
+    /// The block being filled.
+    block: Option<AlignedBuf>,
+    filled: usize,
+    written: u64,
+}
+
+impl GatherWriter<'_, '_> {
+    /// Appends the `len` bytes of output laid out in `locs`.
+    fn write(&mut self, locs: &[u128], len: u64) -> Result<()> {
+        let mut pos = 0u64;
+        while pos < len {
+            let block = match &mut self.block {
+                Some(block) => block,
+                None => self.block.insert(self.writer.buffer()?),
+            };
+            let room = block.capacity() - self.filled;
+            let n = (room as u64).min(len - pos) as usize;
+            gather(self.data, locs, pos, &mut block.as_mut_slice()[self.filled..self.filled + n]);
+            self.filled += n;
+            pos += n as u64;
+            self.written += n as u64;
+            if self.filled == block.capacity() {
+                self.submit()?;
+            }
+        }
+        Ok(())
     }
-    Ok(())
+
+    fn submit(&mut self) -> Result<()> {
+        if let Some(block) = self.block.take() {
+            self.writer.submit(block, std::mem::take(&mut self.filled))?;
+        }
+        Ok(())
+    }
+
+    /// Submits the last, partial block; returns the bytes written.
+    fn finish(mut self) -> Result<u64> {
+        self.submit()?;
+        Ok(self.written)
+    }
 }

@@ -84,6 +84,87 @@ pub(crate) fn radix_sort_with(
     sort_bucket(&ctx, root);
 }
 
+/// [`radix_sort`] that hands the sorted array over in pieces, in ascending
+/// order, each as soon as it is final, so that a caller can write out the
+/// smallest entries while the rest are still being sorted.
+///
+/// `emit(piece, work)` receives consecutive sorted sub-slices of `entries`
+/// that together cover it, and with each the same range of `scratch`, free
+/// for the caller's use. The pieces are the buckets of the first digit, among
+/// the top `key_bytes`, that tells entries apart, so entries that agree on
+/// their top `key_bytes` bytes always land in the same piece. Small inputs,
+/// and inputs whose entries share all those bytes, come as one piece.
+///
+/// # Panics
+///
+/// If `scratch.len() != entries.len()`.
+pub fn radix_sort_pieces<'a>(
+    entries: &'a mut [u128],
+    scratch: &'a mut [u128],
+    key_bytes: usize,
+    emit: impl FnMut(&'a mut [u128], &'a mut [u128]),
+) {
+    radix_sort_pieces_with(&RadixConfig::DEFAULT, entries, scratch, key_bytes, emit);
+}
+
+/// [`radix_sort_pieces`] with explicit thresholds.
+pub(crate) fn radix_sort_pieces_with<'a>(
+    cfg: &RadixConfig,
+    entries: &'a mut [u128],
+    scratch: &'a mut [u128],
+    key_bytes: usize,
+    mut emit: impl FnMut(&'a mut [u128], &'a mut [u128]),
+) {
+    assert_eq!(
+        entries.len(),
+        scratch.len(),
+        "radix_sort_pieces: scratch must be as long as entries"
+    );
+    let n = entries.len();
+    let ctx = Ctx {
+        cfg: *cfg,
+        key_bits: 8 * key_bytes.min(16) as u32,
+        chunks: rayon::current_num_threads() * cfg.chunks_per_thread,
+    };
+    if n < cfg.par_pass || small::is_sorted(entries) || small::is_descending(entries) {
+        radix_sort_with(cfg, entries, scratch, key_bytes);
+        return emit(entries, scratch);
+    }
+    let chunk_len = n.div_ceil(ctx.chunks.min(n / cfg.min_chunk).max(1));
+    let mut depth = 0;
+    while depth < ctx.key_bits {
+        let digit = Digit::new(depth, 8);
+        let (hists, diff) = pass::par_histogram(entries, digit, chunk_len);
+        match shared_prefix(diff, depth, digit.width()) {
+            Shared::All => break,
+            Shared::UpTo(shared) => depth = shared,
+            Shared::Differs => {
+                let streaming = n >= cfg.streaming;
+                let counts = pass::par_scatter(entries, scratch, digit, chunk_len, &hists, streaming);
+                // Each bucket now lies in `scratch`; its sort lands back in `entries`.
+                let (mut data, mut out) = (scratch, entries);
+                for &count in counts.iter().filter(|&&c| c > 0) {
+                    let (child_data, rest) = std::mem::take(&mut data).split_at_mut(count);
+                    data = rest;
+                    let (child_out, rest) = std::mem::take(&mut out).split_at_mut(count);
+                    out = rest;
+                    let child = Bucket {
+                        data: &mut *child_data,
+                        buf: &mut *child_out,
+                        data_is_out: false,
+                        depth: depth + digit.width(),
+                    };
+                    sort_bucket(&ctx, child);
+                    emit(child_out, child_data);
+                }
+                return;
+            }
+        }
+    }
+    radix_sort_with(cfg, entries, scratch, key_bytes);
+    emit(entries, scratch);
+}
+
 /// What every bucket of one sort needs to know.
 struct Ctx {
     cfg: RadixConfig,

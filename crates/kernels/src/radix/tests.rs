@@ -39,8 +39,47 @@ fn with_index(keys: &[u128], key_bytes: usize) -> Vec<u128> {
         .collect()
 }
 
+/// Sorts `input` in pieces and checks what [`radix_sort_pieces`] promises:
+/// the pieces are consecutive, in `entries` order, sorted as a whole, come
+/// with the same range of `scratch`, and never split entries that agree on
+/// the top `key_bytes`. Returns the number of pieces.
+fn check_pieces(cfg: &RadixConfig, input: &[u128], key_bytes: usize) -> usize {
+    let mut expected = input.to_vec();
+    expected.sort_unstable();
+    let mut entries = input.to_vec();
+    let mut scratch = vec![0xDEAD; input.len()];
+    let (entries_at, scratch_at) = (entries.as_ptr() as usize, scratch.as_ptr() as usize);
+    let mut pieces: Vec<(usize, Vec<u128>)> = Vec::new();
+    let mut next = 0;
+    radix_sort_pieces_with(cfg, &mut entries, &mut scratch, key_bytes, |piece, work| {
+        let start = (piece.as_ptr() as usize - entries_at) / 16;
+        assert_eq!(start, next, "pieces must be consecutive");
+        assert_eq!((work.as_ptr() as usize - scratch_at) / 16, start);
+        assert_eq!(work.len(), piece.len());
+        next += piece.len();
+        work.fill(0xBAD); // the caller's to use
+        pieces.push((start, piece.to_vec()));
+    });
+    assert_eq!(next, input.len());
+    assert_eq!(entries, expected, "key_bytes {key_bytes}");
+    let top = |e: u128| e.checked_shr(128 - 8 * key_bytes.min(16) as u32).unwrap_or(0);
+    for w in pieces.windows(2) {
+        let (a, b) = (w[0].1.last().unwrap(), w[1].1.first().unwrap());
+        assert!(top(*a) < top(*b), "a key straddles two pieces");
+    }
+    pieces.len()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn pieces_with_tiny_thresholds(keys in prop::collection::vec(0u128..1000, 0..600), kb in 1usize..=4, shared in any::<u8>()) {
+        // A shared top byte makes the split skip to the next digit.
+        let v: Vec<u128> = with_index(&keys, kb).iter().map(|&e| e | (shared as u128) << 120).collect();
+        check_pieces(&TINY, &v, kb);
+        check_pieces(&TINY, &keys, kb);
+    }
 
     #[test]
     fn tiny_thresholds_random(v in prop::collection::vec(any::<u128>(), 0..600), kb in 1usize..=16) {
@@ -80,6 +119,19 @@ fn tiny_thresholds_on_odd_thread_counts() {
             }
         });
     }
+}
+
+#[test]
+fn pieces_split_large_inputs_and_keep_equal_keys_whole() {
+    let v: Vec<u128> = (0..300_000u128)
+        .map(|i| ((i * 0x9E37_79B9_7F4A_7C15) % 4099) << 112 | i)
+        .collect();
+    assert!(check_pieces(&RadixConfig::DEFAULT, &v, 2) > 10);
+    // All keys equal: one piece, in input order.
+    let same: Vec<u128> = (0..200_000u128).rev().map(|i| 9u128 << 120 | i).collect();
+    assert_eq!(check_pieces(&RadixConfig::DEFAULT, &same, 1), 1);
+    assert_eq!(check_pieces(&TINY, &[3, 1, 2], 16), 1);
+    assert_eq!(check_pieces(&TINY, &[], 16), 1);
 }
 
 #[test]
