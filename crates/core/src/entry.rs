@@ -60,6 +60,32 @@ pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize
 /// does not hold the whole key, a comparison sort of each group of equal prefixes.
 pub fn sort(method: Method, key: &ResolvedKey, layout: EntryLayout, record_size: usize, data: &[u8], entries: &mut [u128], scratch: &mut [u128]) {
     xsort_kernels::sort_entries(method, entries, &mut scratch[..entries.len()], layout.prefix_bytes.max(1));
+    sort_ties(key, layout, record_size, data, entries);
+}
+
+/// [`sort`] that hands the sorted entries to `emit` in consecutive ascending pieces, each as soon as
+/// it is final (see [`xsort_kernels::sort_entries_in_pieces`]), so that they can be written out while
+/// the rest are sorted. Equal prefixes never straddle two pieces.
+pub fn sort_in_pieces<'a>(
+    method: Method,
+    key: &ResolvedKey,
+    layout: EntryLayout,
+    record_size: usize,
+    data: &[u8],
+    entries: &'a mut [u128],
+    scratch: &'a mut [u128],
+    mut emit: impl FnMut(&'a [u128]),
+) {
+    let n = entries.len();
+    xsort_kernels::sort_entries_in_pieces(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, _| {
+        sort_ties(key, layout, record_size, data, piece);
+        emit(piece);
+    });
+}
+
+/// Puts each group of sorted entries with equal prefixes in order by the full key (in parallel),
+/// unless the prefix holds the whole key.
+fn sort_ties(key: &ResolvedKey, layout: EntryLayout, record_size: usize, data: &[u8], entries: &mut [u128]) {
     if layout.exact {
         return;
     }

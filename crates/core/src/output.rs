@@ -1,11 +1,12 @@
-//! The sort's destination: a file replaced atomically, or standard output.
+//! The sort's destination (a file replaced atomically, or standard output), and the writing of a
+//! one-pass sort's output while later parts of it are still being sorted.
 
 use crate::config::{IoSettings, Output};
 use crate::error::{Result, SortError};
 use std::fs::File;
 use std::os::unix::io::FromRawFd;
 use std::sync::Arc;
-use xsort_io::{AtomicOutput, BlockWriter, IoCounters, Sink, WriterConfig};
+use xsort_io::{AlignedBuf, AtomicOutput, BlockWriter, IoCounters, Sink, WriterConfig};
 
 /// An opened destination.
 pub enum Destination {
@@ -56,5 +57,85 @@ impl Destination {
             Destination::File(o) => Ok(o.commit(sync)?),
             Destination::Stdout => Ok(()),
         }
+    }
+}
+
+/// Runs `sort` on a helper thread and `write`s, on this thread, each piece of output that it hands
+/// to its `emit` argument, as soon as it comes: a sort that fits in memory is otherwise bound by
+/// its write, which could only start at the end. Pieces must come in output order. The helper's
+/// parallel work runs on rayon's global pool. After a failed `write`, later pieces are dropped and
+/// the error is returned once the sort ends.
+pub fn sort_while_writing<P: Send>(sort: impl FnOnce(&mut dyn FnMut(P)) + Send, mut write: impl FnMut(P) -> Result<()>) -> Result<()> {
+    if rayon::current_thread_index().is_some() {
+        // Waiting on a pool thread for the helper could starve the pool it needs: sort, then write.
+        let mut pieces = Vec::new();
+        sort(&mut |piece| pieces.push(piece));
+        return pieces.into_iter().try_for_each(write);
+    }
+    let (pieces, sorted) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let sorter = s.spawn(move || {
+            sort(&mut |piece| {
+                // A failed send means that writing failed and stopped listening; its error is reported.
+                let _ = pieces.send(piece);
+            })
+        });
+        let written = sorted.iter().try_for_each(&mut write);
+        drop(sorted);
+        if let Err(panic) = sorter.join() {
+            std::panic::resume_unwind(panic);
+        }
+        written
+    })
+}
+
+/// Fills a writer's blocks from pieces of output of any size, submitting each block when full, so
+/// that small pieces still make full-sized transfers.
+pub struct PieceWriter<'w> {
+    writer: &'w mut BlockWriter,
+    /// The block being filled, and its bytes so far.
+    block: Option<AlignedBuf>,
+    filled: usize,
+    written: u64,
+}
+
+impl<'w> PieceWriter<'w> {
+    /// Writes pieces after what `writer` has been given so far.
+    pub fn new(writer: &'w mut BlockWriter) -> Self {
+        PieceWriter { writer, block: None, filled: 0, written: 0 }
+    }
+
+    /// Appends a piece of `len` bytes: `fill(from, dst)` writes its bytes `[from, from + dst.len())`
+    /// into `dst`.
+    pub fn write(&mut self, len: u64, fill: impl Fn(u64, &mut [u8])) -> Result<()> {
+        let mut pos = 0u64;
+        while pos < len {
+            let block = match &mut self.block {
+                Some(block) => block,
+                None => self.block.insert(self.writer.buffer()?),
+            };
+            let n = ((block.capacity() - self.filled) as u64).min(len - pos) as usize;
+            fill(pos, &mut block.as_mut_slice()[self.filled..self.filled + n]);
+            self.filled += n;
+            pos += n as u64;
+            self.written += n as u64;
+            if self.filled == block.capacity() {
+                self.submit()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        if let Some(block) = self.block.take() {
+            self.writer.submit(block, std::mem::take(&mut self.filled))?;
+        }
+        Ok(())
+    }
+
+    /// Submits the last, partial block; returns the bytes written.
+    pub fn finish(mut self) -> Result<u64> {
+        self.submit()?;
+        Ok(self.written)
     }
 }

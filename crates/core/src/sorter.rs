@@ -4,13 +4,13 @@
 use crate::config::SortConfig;
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::fold::FoldSink;
-use crate::entry::{extract, gather, sort, EntryLayout};
+use crate::entry::{extract, gather, sort_in_pieces, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::input::InputSet;
 use crate::key::ResolvedKey;
 use crate::framing::Framing;
 use crate::merge::{merge_runs, MergeJob, MergeReport};
-use crate::output::Destination;
+use crate::output::{sort_while_writing, Destination, PieceWriter};
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
@@ -159,20 +159,17 @@ impl Sorter {
         let entries = &mut entry_buf.as_u128_mut()[..n];
         extract(key, layout, data, 0, r, entries);
         if !cfg.folding.is_active() {
-            // Nothing to overlap with reading: one parallel sort of all the entries, then each output
-            // block gathered in parallel, with no serial merge of batches in between.
+            // Nothing to overlap with reading: one parallel sort of all the entries, with each piece
+            // of the sorted output gathered and written while the next is sorted.
             let mut scratch_buf = AlignedBuf::new(n * 16)?;
-            sort(cfg.method, key, layout, r, data, entries, &mut scratch_buf.as_u128_mut()[..n]);
-            let total = data.len() as u64;
-            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), cfg.preallocate, self.counters.output.clone())?;
-            let mut pos = 0u64;
-            while pos < total {
-                let mut buf = w.buffer()?;
-                let len = (buf.capacity() as u64).min(total - pos) as usize;
-                gather(layout, entries, data, r, pos, &mut buf.as_mut_slice()[..len]);
-                w.submit(buf, len)?;
-                pos += len as u64;
-            }
+            let scratch = &mut scratch_buf.as_u128_mut()[..n];
+            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(data.len() as u64), cfg.preallocate, self.counters.output.clone())?;
+            let mut out = PieceWriter::new(&mut w);
+            sort_while_writing(
+                |emit| sort_in_pieces(cfg.method, key, layout, r, data, entries, scratch, emit),
+                |piece: &[u128]| out.write((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst)),
+            )?;
+            out.finish()?;
             w.finish()?;
             return Ok(Formed::Done { records: n as u64 });
         }

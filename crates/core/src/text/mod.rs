@@ -17,7 +17,7 @@ use crate::error::{Result, SortError};
 use crate::fold::{FoldSink, Folding};
 use crate::framing::{Framing, RecordOrder};
 use crate::merge::{merge_runs, MergeJob, MergeReport};
-use crate::output::Destination;
+use crate::output::{sort_while_writing, Destination, PieceWriter};
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
@@ -161,40 +161,17 @@ impl<O: RecordOrder> LineSorter<O> {
         Ok(Some(n))
     }
 
-    /// Sorts the `n` indexed lines of `chunk` and writes them through `writer`; returns the bytes
-    /// written. The sort runs on a helper thread and hands the output over piece by piece (see
-    /// [`sort_and_locate`]), so that writing starts while the later pieces are still being sorted:
-    /// a sort that fits in memory is otherwise bound by its write. The helper's parallel work runs
-    /// on rayon's global pool.
+    /// Sorts the `n` indexed lines of `chunk` and writes them through `writer`, each piece as soon
+    /// as it is sorted (see [`sort_and_locate`]); returns the bytes written.
     fn sort_and_write(&self, chunk: Chunk, n: usize, ws: &mut Workspace, writer: &mut BlockWriter) -> Result<u64> {
         let (order, method, unique) = (&self.order, self.cfg.method, self.cfg.unique);
         let (entries, scratch) = (&mut ws.entries.as_u128_mut()[..n], &mut ws.scratch.as_u128_mut()[..n]);
-        let mut out = GatherWriter { writer, data: chunk.data, block: None, filled: 0, written: 0 };
-        if rayon::current_thread_index().is_some() {
-            // Waiting on a pool thread for the helper could starve the pool it needs: sort, then write.
-            let mut pieces = Vec::new();
-            sort_and_locate(order, method, unique, chunk, entries, scratch, |locs, len| pieces.push((locs, len)));
-            for (locs, len) in pieces {
-                out.write(locs, len)?;
-            }
-            return out.finish();
-        }
-        let (pieces, sorted) = std::sync::mpsc::channel();
-        std::thread::scope(|s| {
-            let sorter = s.spawn(move || {
-                // A failed send means the writer has failed and stopped listening: its error is reported.
-                sort_and_locate(order, method, unique, chunk, entries, scratch, |locs, len| {
-                    let _ = pieces.send((locs, len));
-                });
-            });
-            let written = sorted.iter().try_for_each(|(locs, len)| out.write(locs, len));
-            drop(sorted);
-            if let Err(panic) = sorter.join() {
-                std::panic::resume_unwind(panic);
-            }
-            written?;
-            out.finish()
-        })
+        let mut out = PieceWriter::new(writer);
+        sort_while_writing(
+            |emit| sort_and_locate(order, method, unique, chunk, entries, scratch, |locs, len| emit((locs, len))),
+            |(locs, len)| out.write(len, |from, dst| gather(chunk.data, locs, from, dst)),
+        )?;
+        out.finish()
     }
 
     /// A single regular input that fits in memory and ends with a terminator, mapped rather than
@@ -384,53 +361,5 @@ impl RecordOrder for crate::order::LineOrder {
 
     fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> crate::framing::Matcher<'a> {
         crate::order::LineOrder::level_matcher(self, first, level)
-    }
-}
-
-/// Gathers pieces of output laid out by [`chunk::locate`] into the writer's blocks, submitting each
-/// block when full, so that pieces of any size make full-sized transfers.
-struct GatherWriter<'w, 'd> {
-    writer: &'w mut BlockWriter,
-    /// The chunk's bytes.
-    data: &'d [u8],
-    /// The block being filled.
-    block: Option<AlignedBuf>,
-    filled: usize,
-    written: u64,
-}
-
-impl GatherWriter<'_, '_> {
-    /// Appends the `len` bytes of output laid out in `locs`.
-    fn write(&mut self, locs: &[u128], len: u64) -> Result<()> {
-        let mut pos = 0u64;
-        while pos < len {
-            let block = match &mut self.block {
-                Some(block) => block,
-                None => self.block.insert(self.writer.buffer()?),
-            };
-            let room = block.capacity() - self.filled;
-            let n = (room as u64).min(len - pos) as usize;
-            gather(self.data, locs, pos, &mut block.as_mut_slice()[self.filled..self.filled + n]);
-            self.filled += n;
-            pos += n as u64;
-            self.written += n as u64;
-            if self.filled == block.capacity() {
-                self.submit()?;
-            }
-        }
-        Ok(())
-    }
-
-    fn submit(&mut self) -> Result<()> {
-        if let Some(block) = self.block.take() {
-            self.writer.submit(block, std::mem::take(&mut self.filled))?;
-        }
-        Ok(())
-    }
-
-    /// Submits the last, partial block; returns the bytes written.
-    fn finish(mut self) -> Result<u64> {
-        self.submit()?;
-        Ok(self.written)
     }
 }
