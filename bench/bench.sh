@@ -76,7 +76,8 @@ for ((i = 1; i <= runs; i++)); do
 
   # Warm: both sorts read from the page cache. `sync` first, so that neither pays for flushing the
   # other's output (GNU sort writes through the page cache and returns before its data is on disk).
-  cat "$work/ina" > /dev/null; sync
+  # Each program writes a new file: replacing last run's output would time freeing its blocks too.
+  cat "$work/ina" > /dev/null; rm -f "$work/gnu" "$work/xa"; sync
   gnu+=("$(LC_ALL=C timed sort -s -k1.1,1.10 --parallel=2 -S 50% -T "$work" -o "$work/gnu" "$work/ina")")
   sync
   xs+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --no-progress -T "$work" -o "$work/xa" "$work/ina")")

@@ -11,7 +11,8 @@
 #   2. random integers, -n                          (at least 5x)
 #   3. CSV-like lines, -t, -k3,3 -k1,1nr            (at least 5x)
 #   4. `gensort -a` lines, plain sort (whole line)  (at least 8x)
-# Each pair of outputs must be byte-identical. Generated files are deleted at the end.
+# Each pair of outputs must be byte-identical; each run writes a new file (replacing the previous
+# output would also time freeing its blocks). Generated files are deleted at the end.
 set -euo pipefail
 lines=10000000 dir=${TMPDIR:-/tmp} runs=3
 while [[ $# -gt 0 ]]; do
@@ -61,6 +62,8 @@ run_case() { # NAME FILE TARGET OPTS...
   cat "$file" > /dev/null
   local g=() x=()
   for _ in $(seq "$runs"); do
+    # Each program writes a new file: replacing last run's output would time freeing its blocks too.
+    rm -f "$work/gnu.out" "$work/xsort.out"
     g+=("$(timed env LC_ALL=C sort --parallel=2 -S 50% "$@" -o "$work/gnu.out" "$file")")
     x+=("$(timed "$bin/xsort" "$@" -o "$work/xsort.out" "$file")")
   done

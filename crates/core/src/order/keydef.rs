@@ -229,13 +229,29 @@ fn skip_nonblanks(line: &[u8], mut p: usize, lim: usize) -> usize {
     p
 }
 
-/// The first `t` in `s`. Fields are short: a plain scan beats a vectorized search's setup.
+/// The first `t` in `s`. Fields are short: eight bytes at a time in a word beats a vectorized
+/// search's setup.
 #[inline]
 fn find_separator(t: u8, s: &[u8]) -> Option<usize> {
     if s.len() > 64 {
         return memchr::memchr(t, s);
     }
-    s.iter().position(|&b| b == t)
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let pattern = ONES * t as u64;
+    let mut words = s.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        // Zero bytes of `w` are the separators; the lowest flagged byte is the first zero (a flag
+        // can be wrong only above a true zero, through the borrow).
+        let w = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ pattern;
+        let zeros = w.wrapping_sub(ONES) & !w & HIGHS;
+        if zeros != 0 {
+            return Some(at + (zeros.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words.remainder().iter().position(|&b| b == t).map(|i| at + i)
 }
 
 /// GNU's begfield and limfield together for a `-t` key whose end lies in a later field than its
@@ -350,6 +366,24 @@ pub(crate) fn limfield(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_separator_matches_a_plain_scan() {
+        let mut x = 7u64;
+        for len in 0..80 {
+            for _ in 0..50 {
+                let s: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        [b',', b'+', 0, 0x80, 0xff, b'a'][(x >> 40) as usize % 6]
+                    })
+                    .collect();
+                for t in [b',', 0, 0x80, 0xff, 0x01] {
+                    assert_eq!(find_separator(t, &s), s.iter().position(|&b| b == t), "{s:?} {t}");
+                }
+            }
+        }
+    }
 
     fn err(spec: &str) -> String {
         match KeyField::parse(spec) {
