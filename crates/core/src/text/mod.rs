@@ -1,12 +1,13 @@
 //! Sorting text lines: the engine of fixed-size records, with lines as records.
 //!
-//! Lines are read in chunks ([`reader`]), indexed and sorted in memory ([`chunk`]): each line's
-//! entry holds a 96-bit prefix of its order (from [`RecordOrder::prefix`]) and its index, the kernel
-//! sorts the entries, and groups of equal prefixes are ordered by the full comparison. When all the
-//! input fits one chunk, the sorted lines go straight to the output; otherwise each chunk becomes a
-//! run on temp space and the runs are merged by the same merge as records ([`crate::merge`]), with
-//! lines as delimited records. `-m` merges the inputs themselves as runs; `-c` checks
-//! ([`check`]).
+//! Lines are read in chunks ([`reader`]) or, for a single file that fits, mapped; then indexed and
+//! sorted in memory ([`chunk`]): each line's entry holds a 64-bit prefix of its order (from
+//! [`RecordOrder::prefix`]) and its place, the kernel sorts the entries, and groups of equal
+//! prefixes are refined key by key. The kernel hands the sorted entries over in pieces, and each
+//! piece is written while the next is sorted. When all the input fits one chunk, the pieces go
+//! straight to the output; otherwise each chunk becomes a run on temp space and the runs are merged
+//! by the same merge as records ([`crate::merge`]), with lines as delimited records. `-m` merges the
+//! inputs themselves as runs; `-c` checks ([`check`]).
 
 pub mod check;
 pub mod chunk;
