@@ -43,8 +43,10 @@ Memory:
 I/O:
   Regular files are read and written with direct I/O (O_DIRECT), 8 MiB requests, 4 in flight,
   falling back to buffered I/O where the filesystem refuses it; an input mostly in the page cache
-  is read through the cache. The output is preallocated, written beside the target and renamed over
-  it when complete; temp runs live in unlinked files and never outlive the process.
+  is read through the cache, and a budget under 16 MiB (whose small transfers would pay the
+  device's latency each time) uses the page cache unless a statement says `direct`. The output is
+  preallocated, written beside the target and renamed over it when complete; temp runs live in
+  unlinked files and never outlive the process.
 
 Nsort statements (--spec):
   -processes=N -memory=SIZE -method=radix|merge -touch -statistics -format=size:N

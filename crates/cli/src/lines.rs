@@ -3,7 +3,7 @@
 
 use crate::args::Args;
 use crate::exit::Failure;
-use crate::settings::{input_of, output_of};
+use crate::settings::{input_of, io_settings, output_of};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -84,10 +84,8 @@ impl LinesSettings {
             cfg.max_fan_in = max_fan_in;
             cfg.temp_dirs = temp_dirs;
             cfg.sync = args.sync;
-            if args.buffered {
-                cfg.output_io.direct = false;
-                cfg.temp_io.direct = false;
-            }
+            cfg.output_io = io_settings(None, None, args.buffered, budget);
+            cfg.temp_io = cfg.output_io;
             if args.debug {
                 LinesJob::Debug(cfg)
             } else {

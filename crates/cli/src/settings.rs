@@ -123,7 +123,7 @@ impl Common {
             Some(s) => Some(parse_byte_count(s).with_context(|| format!("invalid --transfer-size '{s}'"))?),
             None => None,
         };
-        let io = |f: Option<&FileSpec>| io_settings(f, transfer, args.buffered);
+        let io = |f: Option<&FileSpec>| io_settings(f, transfer, args.buffered, budget);
         let mut temp_dirs = args.temp_dirs.clone();
         temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
         if temp_dirs.is_empty() {
@@ -222,10 +222,14 @@ fn byte_order(endian: Option<Endian>) -> ByteOrder {
     }
 }
 
-fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool) -> IoSettings {
+/// A stream's transfers: Nsort's per-file statement, then `--transfer-size` and `--buffered`. Without
+/// a `direct` or `buffered` statement, transfers are direct unless the budget is too small for them
+/// to pay (see [`xsort_core::plan::MIN_DIRECT_BUDGET`]).
+pub fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool, budget: u64) -> IoSettings {
     let d = IoSettings::default();
+    let default_direct = d.direct && budget >= xsort_core::plan::MIN_DIRECT_BUDGET;
     IoSettings {
-        direct: !buffered && f.and_then(|f| f.direct).unwrap_or(d.direct),
+        direct: !buffered && f.and_then(|f| f.direct).unwrap_or(default_direct),
         transfer_size: transfer.or(f.and_then(|f| f.transfer_size)).map(|t| t as usize).unwrap_or(d.transfer_size),
         count: f.and_then(|f| f.count).unwrap_or(d.count),
     }

@@ -61,6 +61,12 @@ fn spec_temp_statement_is_used_when_spilling() {
     let stats = read_stats(&fx.path("s.json"));
     assert_multilevel(&stats);
     assert_eq!(stat_u64(&stats, "memory_budget_bytes"), 256 << 10, "-S must win over -memory=64M");
+    if direct_io_works(&temp) {
+        // The statements' `direct` wins over the buffered default of a tiny budget.
+        for phase in ["temp write", "temp read", "output write"] {
+            assert_eq!(phase_mode(&stats, phase), "direct", "{phase}");
+        }
+    }
     assert!(dir_was_modified(&temp), "-temp directory not used");
     assert!(!dir_was_modified(&fx.tmp()), "TMPDIR used instead of -temp");
     assert_dir_empty(&temp);

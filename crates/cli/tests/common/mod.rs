@@ -400,6 +400,22 @@ pub fn phase_bytes(stats: &serde_json::Value, name: &str) -> Option<u64> {
         .map(|p| p["bytes"].as_u64().expect("phase bytes"))
 }
 
+/// The I/O mode ("direct", "buffered" or "mixed") of the named phase.
+pub fn phase_mode(stats: &serde_json::Value, name: &str) -> String {
+    let phases = stats["phases"].as_array().expect("phases is an array");
+    let phase = phases.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("no phase '{name}': {stats}"));
+    phase["io_mode"].as_str().expect("io_mode").to_owned()
+}
+
+/// Whether files in `dir` can be opened with O_DIRECT (tmpfs before Linux 6.6 refuses it).
+pub fn direct_io_works(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join(".direct-probe");
+    let ok = std::fs::OpenOptions::new().write(true).create(true).truncate(true).custom_flags(libc::O_DIRECT).open(&probe).is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
 /// Asserts the shape of a spilled sort: runs written, more of them than the fan-in, and a
 /// multi-level merge.
 pub fn assert_multilevel(stats: &serde_json::Value) {
