@@ -395,7 +395,6 @@ mod tests {
         ) {
             let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
             let chunk = Chunk { data: &data, terminator: b'\n' };
-            let mut buf = AlignedBuf::new(4096).unwrap();
             prop_assert_eq!(sort_whole(&TwoLevel, chunk, unique, Method::Radix, 1 << 20), reference(&lines, unique));
         }
 
