@@ -1,0 +1,206 @@
+//! The vocabulary of the statement language: the keyword and option-word tables, each a list
+//! of (spelling, meaning) with aliases sharing a meaning, and the case-insensitive, prefix-tolerant
+//! lookup that resolves a word against one of them; also the split of a spec into its words.
+
+use super::{Endian, FieldType, Method};
+
+/// The words of the spec, without comments. Like the shell, only a '#'
+/// that starts a word opens a comment, so '#' inside a path is kept.
+pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .flat_map(|line| line.split_whitespace().take_while(|w| !w.starts_with('#')))
+}
+
+// ---------------------------------------------------------------------
+// Word tables and prefix matching
+
+/// The result of looking a word up in a table of spellings.
+pub(super) enum Match<T> {
+    One(T),
+    Unknown,
+    /// The canonical spellings of the candidates.
+    Ambiguous(Vec<&'static str>),
+}
+
+/// Looks `word` up case-insensitively: an exact spelling wins, else a
+/// prefix of spellings that all mean the same thing. Aliases share a
+/// value, so `-temp` vs `-temp_dir` is not ambiguous.
+pub(super) fn lookup<T: Copy + PartialEq>(table: &[(&'static str, T)], word: &str) -> Match<T> {
+    let word = word.to_ascii_lowercase();
+    if let Some(&(_, v)) = table.iter().find(|(s, _)| *s == word) {
+        return Match::One(v);
+    }
+    if word.is_empty() {
+        return Match::Unknown;
+    }
+    let mut hits: Vec<T> = Vec::new();
+    for &(_, v) in table.iter().filter(|(s, _)| s.starts_with(&word)) {
+        if !hits.contains(&v) {
+            hits.push(v);
+        }
+    }
+    match hits.as_slice() {
+        [] => Match::Unknown,
+        [v] => Match::One(*v),
+        _ => Match::Ambiguous(hits.iter().map(|v| canonical(table, *v)).collect()),
+    }
+}
+
+/// The first spelling of `v` in the table, which is its canonical name.
+pub(super) fn canonical<T: PartialEq>(table: &[(&'static str, T)], v: T) -> &'static str {
+    table.iter().find(|(_, t)| *t == v).map_or("?", |(s, _)| s)
+}
+
+/// The canonical spellings of a table, each prefixed by `prefix`.
+pub(super) fn canonical_names<T: Copy + PartialEq>(
+    table: &[(&'static str, T)],
+    prefix: &str,
+) -> Vec<String> {
+    let mut seen: Vec<T> = Vec::new();
+    let mut names = Vec::new();
+    for &(s, v) in table {
+        if !seen.contains(&v) {
+            seen.push(v);
+            names.push(format!("{prefix}{s}"));
+        }
+    }
+    names
+}
+
+/// "a, b or c".
+pub(super) fn or_list<S: AsRef<str>>(items: &[S]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_string(),
+        [rest @ .., last] => {
+            let head: Vec<&str> = rest.iter().map(AsRef::as_ref).collect();
+            format!("{} or {}", head.join(", "), last.as_ref())
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Keyword {
+    Processes,
+    Memory,
+    Method,
+    Touch,
+    NoTouch,
+    Statistics,
+    NoStatistics,
+    Format,
+    Field,
+    Key,
+    InFile,
+    OutFile,
+    TempFile,
+    Duplicates,
+    NoDuplicates,
+    Summarize,
+}
+
+pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
+    ("processes", Keyword::Processes),
+    ("memory", Keyword::Memory),
+    ("method", Keyword::Method),
+    ("touch", Keyword::Touch),
+    ("notouch", Keyword::NoTouch),
+    ("statistics", Keyword::Statistics),
+    ("nostatistics", Keyword::NoStatistics),
+    ("format", Keyword::Format),
+    ("field", Keyword::Field),
+    ("key", Keyword::Key),
+    ("in_file", Keyword::InFile),
+    ("out_file", Keyword::OutFile),
+    ("temp_file", Keyword::TempFile),
+    ("temp", Keyword::TempFile),
+    ("tempdir", Keyword::TempFile),
+    ("temp_dir", Keyword::TempFile),
+    ("duplicates", Keyword::Duplicates),
+    ("noduplicates", Keyword::NoDuplicates),
+    ("summarize", Keyword::Summarize),
+];
+
+pub(super) const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method::Merge)];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FormatWord {
+    RecordSize,
+    Delimiter,
+    MaximumSize,
+}
+
+pub(super) const FORMAT_WORDS: &[(&str, FormatWord)] = &[
+    ("size", FormatWord::RecordSize),
+    ("record_size", FormatWord::RecordSize),
+    ("delimiter", FormatWord::Delimiter),
+    ("record_delimiter", FormatWord::Delimiter),
+    ("maximum_size", FormatWord::MaximumSize),
+];
+
+/// Words of `-field` and `-key` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LayoutWord {
+    Name,
+    Offset,
+    Size,
+    Type(FieldType),
+    Endian(Endian),
+    Descending(bool),
+    Delimiter,
+}
+
+impl LayoutWord {
+    pub(super) fn takes_value(self) -> bool {
+        matches!(
+            self,
+            LayoutWord::Name | LayoutWord::Offset | LayoutWord::Size | LayoutWord::Delimiter
+        )
+    }
+}
+
+pub(super) const LAYOUT_WORDS: &[(&str, LayoutWord)] = &[
+    ("name", LayoutWord::Name),
+    ("offset", LayoutWord::Offset),
+    ("off", LayoutWord::Offset),
+    ("position", LayoutWord::Offset),
+    ("size", LayoutWord::Size),
+    ("character", LayoutWord::Type(FieldType::Character)),
+    ("integer", LayoutWord::Type(FieldType::Integer)),
+    ("int", LayoutWord::Type(FieldType::Integer)),
+    ("unsigned", LayoutWord::Type(FieldType::Unsigned)),
+    ("float", LayoutWord::Type(FieldType::Float)),
+    ("double", LayoutWord::Type(FieldType::Double)),
+    ("decimal", LayoutWord::Type(FieldType::Decimal)),
+    ("big_endian", LayoutWord::Endian(Endian::Big)),
+    ("little_endian", LayoutWord::Endian(Endian::Little)),
+    ("delimiter", LayoutWord::Delimiter),
+    ("ascending", LayoutWord::Descending(false)),
+    ("descending", LayoutWord::Descending(true)),
+];
+
+/// Words of file statement options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FileWord {
+    Direct(bool),
+    TransferSize,
+    Count,
+    Preallocate,
+    Sync,
+}
+
+impl FileWord {
+    pub(super) fn takes_value(self) -> bool {
+        matches!(self, FileWord::TransferSize | FileWord::Count)
+    }
+}
+
+pub(super) const FILE_WORDS: &[(&str, FileWord)] = &[
+    ("direct", FileWord::Direct(true)),
+    ("buffered", FileWord::Direct(false)),
+    ("nodirect", FileWord::Direct(false)),
+    ("transfer_size", FileWord::TransferSize),
+    ("count", FileWord::Count),
+    ("preallocate", FileWord::Preallocate),
+    ("sync", FileWord::Sync),
+];
