@@ -5,6 +5,7 @@
 //! sort exactly, with no tie-break). Sorting entries as plain integers orders by key, ties by offset,
 //! and offsets grow with input order: the sort is stable by construction.
 
+use crate::batches::SortContext;
 use crate::key::ResolvedKey;
 use rayon::prelude::*;
 use xsort_kernels::Method;
@@ -66,19 +67,10 @@ pub fn sort(method: Method, key: &ResolvedKey, layout: EntryLayout, record_size:
 /// [`sort`] that hands the sorted entries to `emit` in consecutive ascending pieces, each as soon as
 /// it is final (see [`xsort_kernels::sort_entries_in_pieces`]), so that they can be written out while
 /// the rest are sorted. Equal prefixes never straddle two pieces.
-pub fn sort_in_pieces<'a>(
-    method: Method,
-    key: &ResolvedKey,
-    layout: EntryLayout,
-    record_size: usize,
-    data: &[u8],
-    entries: &'a mut [u128],
-    scratch: &'a mut [u128],
-    mut emit: impl FnMut(&'a [u128]),
-) {
-    let n = entries.len();
-    xsort_kernels::sort_entries_in_pieces(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, _| {
-        sort_ties(key, layout, record_size, data, piece);
+pub fn sort_in_pieces<'a>(ctx: &SortContext, data: &[u8], entries: &'a mut [u128], scratch: &'a mut [u128], mut emit: impl FnMut(&'a [u128])) {
+    let (n, layout) = (entries.len(), ctx.layout);
+    xsort_kernels::sort_entries_in_pieces(ctx.method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, _| {
+        sort_ties(ctx.key, layout, ctx.record_size, data, piece);
         emit(piece);
     });
 }

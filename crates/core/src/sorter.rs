@@ -166,7 +166,7 @@ impl Sorter {
             let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(data.len() as u64), cfg.preallocate, self.counters.output.clone())?;
             let mut out = PieceWriter::new(&mut w);
             sort_while_writing(
-                |emit| sort_in_pieces(cfg.method, key, layout, r, data, entries, scratch, emit),
+                |emit| sort_in_pieces(&ctx, data, entries, scratch, emit),
                 |piece: &[u128]| out.write((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst)),
             )?;
             out.finish()?;
