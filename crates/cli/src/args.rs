@@ -201,6 +201,10 @@ pub struct Args {
     #[arg(short = 'T', long = "temporary-directory", value_name = "DIR")]
     pub temp_dirs: Vec<PathBuf>,
 
+    /// Compress temp runs with PROG; decompress them with PROG -d (as GNU sort).
+    #[arg(long = "compress-program", value_name = "PROG", action = ArgAction::Append)]
+    pub compress_program: Vec<String>,
+
     /// Lines: disable the last-resort comparison of whole lines. (Records: always stable.)
     #[arg(short = 's', long = "stable")]
     pub stable: bool,

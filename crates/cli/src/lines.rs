@@ -3,7 +3,7 @@
 
 use crate::args::Args;
 use crate::exit::Failure;
-use crate::settings::{input_of, io_settings, output_of};
+use crate::settings::{compress_program, input_of, io_settings, output_of};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -84,6 +84,7 @@ impl LinesSettings {
             cfg.max_fan_in = max_fan_in;
             cfg.temp_dirs = temp_dirs;
             cfg.sync = args.sync;
+            cfg.compress_program = compress_program(&args)?;
             cfg.output_io = io_settings(None, None, args.buffered, budget);
             cfg.temp_io = cfg.output_io;
             if args.debug {
@@ -205,7 +206,7 @@ fn takes_value(arg: &std::ffi::OsStr) -> bool {
     let Some(a) = arg.to_str() else { return false };
     const LONG: &[&str] = &[
         "--key", "--field-separator", "--output", "--buffer-size", "--memory", "--temporary-directory", "--parallel", "--batch-size",
-        "--files0-from", "--random-source", "--sort", "--record-size", "--key-bytes", "--spec", "--stats-json", "--transfer-size", "--method",
+        "--files0-from", "--random-source", "--sort", "--compress-program", "--record-size", "--key-bytes", "--spec", "--stats-json", "--transfer-size", "--method",
     ];
     match a.strip_prefix("--") {
         Some(_) => !a.contains('=') && LONG.iter().any(|l| l.starts_with(a) && a.len() > 3),

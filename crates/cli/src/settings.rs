@@ -45,6 +45,7 @@ impl Settings {
         config.temp_io = c.temp_io;
         config.touch = args.touch || spec.touch.unwrap_or(false);
         config.sync = c.sync;
+        config.compress_program = c.compress_program;
         config.folding.unique = args.unique || spec.duplicates == Some(false);
         config.folding.sums = spec
             .summarize
@@ -79,6 +80,8 @@ pub struct Common {
     pub temp_io: IoSettings,
     /// Make the output durable.
     pub sync: bool,
+    /// `--compress-program`.
+    pub compress_program: Option<String>,
     /// Print statistics.
     pub stats: bool,
     /// Show a progress bar.
@@ -140,6 +143,7 @@ impl Common {
             output_io: io(spec.out_file.as_ref()),
             temp_io: io(spec.temp_dirs.first()),
             sync: args.sync || spec.out_file.as_ref().is_some_and(|f| f.sync),
+            compress_program: compress_program(args)?,
             stats: args.stats || spec.statistics.unwrap_or(false),
             progress: !args.no_progress && (args.progress || std::io::stderr().is_terminal()),
             warnings: clamp_warning.into_iter().collect(),
@@ -233,6 +237,16 @@ pub fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool, 
         transfer_size: transfer.or(f.and_then(|f| f.transfer_size)).map(|t| t as usize).unwrap_or(d.transfer_size),
         count: f.and_then(|f| f.count).unwrap_or(d.count),
     }
+}
+
+/// `--compress-program`: given again, it must name the same program (as GNU sort requires).
+pub fn compress_program(args: &Args) -> Result<Option<String>> {
+    let mut given = args.compress_program.iter();
+    let first = given.next();
+    if given.any(|p| Some(p) != first) {
+        bail!("multiple compress programs specified");
+    }
+    Ok(first.cloned())
 }
 
 /// An operand or statement path as an input (`-` is standard input).

@@ -71,6 +71,7 @@ pub fn settings(args: &Args) -> Result<Option<SpecLines>> {
     cfg.output_io = c.output_io;
     cfg.temp_io = c.temp_io;
     cfg.sync = c.sync;
+    cfg.compress_program = c.compress_program;
 
     let threads = c.threads;
     Ok(Some(SpecLines { cfg, order, threads, stats: c.stats, stats_json: args.stats_json.clone(), progress: c.progress, warnings: c.warnings }))

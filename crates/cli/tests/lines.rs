@@ -168,3 +168,63 @@ fn sorts_in_place_and_errors_leave_the_target_alone() {
     ok(fx.cmd().args(["-T", "no-such-dir", "-o", "out", "f"]));
     fx.assert_clean();
 }
+
+/// Writes an executable shell script `name` in the fixture.
+fn script(fx: &Fixture, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = fx.write(name, format!("#!/bin/sh\n{body}\n").as_bytes());
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn compress_program_stores_runs_through_it() {
+    // A "compressor" that rotates letters (its own inverse) and logs its calls: the runs of a
+    // multi-level merge, for lines and for records, go through it and come back intact.
+    let fx = Fixture::new();
+    let log = fx.path("calls");
+    let rot = script(&fx, "rot", &format!("echo \"x$1\" >> '{}'\nexec tr 'A-Za-z' 'N-ZA-Mn-za-m'", log.display()));
+    fx.write("in", &random_lines(60_000, 11));
+    let temp = fx.mkdir("t");
+    let prog = format!("--compress-program={rot}");
+    for opts in [&["-n"][..], &["-u", "-k2,2n", "--batch-size=2"]] {
+        let _ = std::fs::remove_file(&log);
+        let mut args = vec!["-S", "300K", "-T", "t", &prog, "--stats-json", "stats.json", "-o", "out"];
+        args.extend_from_slice(opts);
+        args.push("in");
+        ok(fx.cmd().args(&args));
+        assert!(stats(&fx)["merge_levels"].as_u64().unwrap() >= 1, "expected a merge");
+        assert_eq!(std::fs::read(fx.path("out")).unwrap(), gnu(&fx, &[opts, &["in"][..]].concat(), None), "options {opts:?}");
+        let calls = std::fs::read_to_string(&log).unwrap();
+        let (compress, decompress) = (calls.lines().filter(|l| *l == "x").count(), calls.lines().filter(|l| *l == "x-d").count());
+        assert!(compress > 2 && compress == decompress, "{compress} compressions, {decompress} decompressions");
+        assert_dir_empty(&temp);
+    }
+    let records = alphabet_records(20_000, 32, b"abcXYZ", 3);
+    fx.write("rec", &records);
+    ok(fx.cmd().args(["--record-size=32", "--key-bytes=0:6", "-S", "256K", "-T", "t", &prog, "-o", "out", "rec"]));
+    assert_sorted_file(&fx.path("out"), &records, 32, &["0:6"]);
+    assert_dir_empty(&temp);
+    fx.assert_clean();
+}
+
+#[test]
+fn compress_program_failures_are_errors() {
+    let fx = Fixture::new();
+    fx.write("in", &random_lines(60_000, 12));
+    fx.write("out", b"keep me\n");
+    let sort = |prog: &str| fail(fx.cmd().args(["-S", "300K", "-T", ".", "--compress-program", prog, "-o", "out", "in"]));
+    let msg = sort("no-such-compressor");
+    assert!(msg.contains("couldn't execute compress program 'no-such-compressor'"), "{msg}");
+    let bad = script(&fx, "bad", "[ \"$1\" = -d ] && exit 3\nexec cat");
+    let msg = sort(&bad);
+    assert!(msg.contains("-d' failed") && msg.contains('3'), "{msg}");
+    let short = script(&fx, "short", "[ \"$1\" = -d ] && exec head -c 100\nexec cat");
+    assert!(sort(&short).contains("gave back less"));
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep me\n");
+    let msg = fail(fx.cmd().args(["--compress-program=a", "--compress-program=b", "in"]));
+    assert_eq!(msg, "xsort: multiple compress programs specified");
+    // A sort that fits in memory never starts the program.
+    ok(fx.cmd().args(["--compress-program=no-such-compressor", "-o", "out", "in"]));
+    fx.assert_clean();
+}

@@ -71,6 +71,8 @@ pub struct SortConfig {
     pub touch: bool,
     /// fsync the output file and its directory before returning.
     pub sync: bool,
+    /// GNU sort's `--compress-program`: temp runs are stored through it.
+    pub compress_program: Option<String>,
     /// Records with equal keys folded into one (`-u`, `-noduplicates`, `-summarize`).
     pub folding: Folding,
 }
@@ -93,6 +95,7 @@ impl SortConfig {
             preallocate: true,
             touch: false,
             sync: false,
+            compress_program: None,
             folding: Folding::default(),
         }
     }

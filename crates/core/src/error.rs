@@ -12,6 +12,9 @@ pub enum SortError {
     /// The configuration cannot work (a key beyond the record, a zero record size...).
     #[error("{0}")]
     Config(String),
+    /// An external program (the compress program) could not run or failed.
+    #[error("{0}")]
+    Program(String),
     /// An I/O failure, already naming its file.
     #[error(transparent)]
     Io(#[from] xsort_io::IoError),

@@ -8,6 +8,7 @@
 //! [`SortStats`] reports what happened, phase by phase.
 
 pub mod batches;
+pub mod compress;
 pub mod config;
 pub mod entry;
 pub mod error;

@@ -7,6 +7,7 @@
 //! compare; ties in the prefix fall back to the full order, then to the run index, which keeps the
 //! merge stable (runs are numbered in input order).
 
+use crate::compress::Decompression;
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
 use crate::framing::{Framing, RecordOrder};
@@ -38,6 +39,8 @@ struct RunCursor {
     head_at: Option<(usize, usize)>,
     prefix: u128,
     exhausted: bool,
+    /// For a compressed run, the program decompressing it: its output is read in order.
+    decompression: Option<Decompression>,
 }
 
 impl RunCursor {
@@ -56,7 +59,11 @@ impl RunCursor {
             head_at: None,
             prefix: 0,
             exhausted: false,
+            decompression: None,
         };
+        if let (Some(compressor), true) = (&c.run.compressed, c.run.bytes > 0) {
+            c.decompression = Some(compressor.decompress(&c.run.file)?);
+        }
         if c.run.bytes > 0 {
             c.request(AlignedBuf::new(block)?, svc)?;
             c.next_block(svc, Some(AlignedBuf::new(block)?))?;
@@ -66,9 +73,13 @@ impl RunCursor {
 
     fn request(&mut self, buf: AlignedBuf, svc: &ReadService) -> Result<()> {
         if self.next_request < self.run.bytes {
-            // The last block of a run asks only for the run's rest (aligned), not the next extent's data.
-            let len = xsort_io::align_up((self.run.bytes - self.next_request) as usize).min(self.block);
-            let rx = svc.request(self.run.file.clone(), self.run.offset + self.next_request, len, buf)?;
+            let rest = (self.run.bytes - self.next_request) as usize;
+            let rx = match &self.decompression {
+                // A stream is asked for exactly what is left, never for bytes beyond the run.
+                Some(d) => svc.request_stream(d.output(), d.name(), rest.min(self.block), buf)?,
+                // The last block of a run asks only for the run's rest (aligned), not the next extent's data.
+                None => svc.request(self.run.file.clone(), self.run.offset + self.next_request, xsort_io::align_up(rest).min(self.block), buf)?,
+            };
             self.pending = Some((rx, self.next_request));
             self.next_request += self.block as u64;
         }
@@ -81,6 +92,11 @@ impl RunCursor {
         let (buf, n) = rx.recv().map_err(|_| SortError::Internal("read service vanished".into()))??;
         let len = (n as u64).min(self.run.bytes - start) as usize;
         if len == 0 {
+            if let (Some(d), Some(c)) = (self.decompression.take(), &self.run.compressed) {
+                // The program's failure explains a short run; a success here is still a short run.
+                d.finish(c)?;
+                return Err(SortError::Program(format!("compress program '{} -d' gave back less than was compressed", c.program())));
+            }
             return Err(SortError::Internal(format!("run in {} is shorter than expected", self.run.file.path().display())));
         }
         let old = self.cur.replace(buf);
@@ -103,6 +119,9 @@ impl RunCursor {
     fn advance(&mut self, order: &impl RecordOrder, svc: &ReadService) -> Result<()> {
         if self.run.bytes == 0 || self.at_run_end() {
             self.exhausted = true;
+            if let (Some(d), Some(c)) = (self.decompression.take(), &self.run.compressed) {
+                d.finish(c)?;
+            }
             return Ok(());
         }
         match self.framing {

@@ -2,12 +2,15 @@
 //!
 //! One file per directory, not one per run, so that the number of runs (and the merge's fan-in) is
 //! never limited by the descriptor limit. Runs go to the directories round robin; a merged run's
-//! extent is punched out so the space returns at once.
+//! extent is punched out so the space returns at once. With a compress program ([`Compressor`]),
+//! each run is instead a file of its own, written through the program.
 
+use crate::compress::Compressor;
 use crate::config::IoSettings;
 use crate::error::Result;
 use crate::framing::Framing;
 use std::path::PathBuf;
+use std::process::Child;
 use std::sync::Arc;
 use xsort_io::{align_up, AlignedBuf, BlockWriter, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
 
@@ -23,12 +26,47 @@ pub struct Run {
     /// Whether the run lives on temp space (and its extent is released after merging); false for
     /// an input file merged in place.
     pub temp: bool,
+    /// The program that compressed it, if it is stored compressed (then `bytes` is its length
+    /// decompressed, and the file is its own).
+    pub compressed: Option<Arc<Compressor>>,
 }
 
 impl Run {
     /// A whole input file, merged in place (never released).
     pub fn input(file: Arc<DirectFile>, bytes: u64) -> Self {
-        Run { file, offset: 0, bytes, temp: false }
+        Run { file, offset: 0, bytes, temp: false, compressed: None }
+    }
+}
+
+/// Writes a run: a [`BlockWriter`] (which it dereferences to) and, for a compressed run, the
+/// program writing the file, which [`RunWriter::finish`] waits for.
+pub struct RunWriter {
+    writer: BlockWriter,
+    compressing: Option<(Child, Arc<Compressor>)>,
+}
+
+impl RunWriter {
+    /// Waits for every write (and the compress program); returns the bytes written to the run.
+    pub fn finish(self) -> Result<u64> {
+        let written = self.writer.finish();
+        if let Some((child, compressor)) = self.compressing {
+            // A program that failed is the cause of any broken pipe: its error comes first.
+            compressor.finish_compressing(child)?;
+        }
+        Ok(written?)
+    }
+}
+
+impl std::ops::Deref for RunWriter {
+    type Target = BlockWriter;
+    fn deref(&self) -> &BlockWriter {
+        &self.writer
+    }
+}
+
+impl std::ops::DerefMut for RunWriter {
+    fn deref_mut(&mut self) -> &mut BlockWriter {
+        &mut self.writer
     }
 }
 
@@ -39,6 +77,7 @@ pub struct TempStore {
     next: usize,
     io: IoSettings,
     counters: Arc<IoCounters>,
+    compressor: Option<Arc<Compressor>>,
 }
 
 /// Temp directories, checked now or on first use.
@@ -51,14 +90,19 @@ impl TempStore {
     /// A store over checked temp directories; files are created on first use.
     pub fn new(space: TempSpace, io: IoSettings, counters: Arc<IoCounters>) -> Self {
         let files = vec![None; space.dirs().len()];
-        TempStore { space: Space::Checked(space), files, next: 0, io, counters }
+        TempStore { space: Space::Checked(space), files, next: 0, io, counters, compressor: None }
     }
 
     /// A store whose directories are checked only when a run is first written (GNU sort's habit: a
     /// sort that fits in memory ignores a bad `-T`).
     pub fn lazy(dirs: Vec<PathBuf>, io: IoSettings, counters: Arc<IoCounters>) -> Self {
         let files = vec![None; dirs.len().max(1)];
-        TempStore { space: Space::Unchecked { dirs, direct: io.direct }, files, next: 0, io, counters }
+        TempStore { space: Space::Unchecked { dirs, direct: io.direct }, files, next: 0, io, counters, compressor: None }
+    }
+
+    /// Stores the runs written from now on through `compressor`.
+    pub fn compress_with(&mut self, compressor: Option<Compressor>) {
+        self.compressor = compressor.map(Arc::new);
     }
 
     /// The checked temp space.
@@ -72,8 +116,18 @@ impl TempStore {
         }
     }
 
-    /// Starts writing a run of `bytes` bytes: reserves an extent and returns a writer positioned on it.
-    pub fn create_run(&mut self, bytes: u64, block: usize, buffers: usize) -> Result<(Run, BlockWriter)> {
+    /// Starts writing a run of at most `bytes` bytes: reserves an extent and returns a writer
+    /// positioned on it (or, when compressing, a file of its own and a writer into the program).
+    pub fn create_run(&mut self, bytes: u64, block: usize, buffers: usize) -> Result<(Run, RunWriter)> {
+        if let Some(compressor) = self.compressor.clone() {
+            let file = self.space()?.create_buffered()?;
+            let (child, stdin) = compressor.compress_into(&file)?;
+            let name = PathBuf::from(format!("compress program '{}'", compressor.program()));
+            let sink = Sink::Stream { out: Box::new(stdin), name };
+            let writer = BlockWriter::new(sink, WriterConfig::new(block, buffers), self.counters.clone())?;
+            let run = Run { file, offset: 0, bytes, temp: true, compressed: Some(compressor.clone()) };
+            return Ok((run, RunWriter { writer, compressing: Some((child, compressor)) }));
+        }
         let slot = self.next % self.files.len();
         self.next += 1;
         if self.files[slot].is_none() {
@@ -82,10 +136,10 @@ impl TempStore {
         let (file, end) = self.files[slot].as_mut().expect("created above");
         let offset = *end;
         *end += align_up(bytes as usize) as u64;
-        let run = Run { file: file.clone(), offset, bytes, temp: true };
+        let run = Run { file: file.clone(), offset, bytes, temp: true, compressed: None };
         let cfg = WriterConfig { start_offset: offset, cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
         let writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
-        Ok((run, writer))
+        Ok((run, RunWriter { writer, compressing: None }))
     }
 
     /// Copies a stream to a temp file of its own and returns it as a run (for merging inputs that
@@ -106,12 +160,13 @@ impl TempStore {
         sink.flush()?;
         let bytes = sink.written();
         writer.finish()?;
-        Ok(Run { file, offset: 0, bytes, temp: true })
+        Ok(Run { file, offset: 0, bytes, temp: true, compressed: None })
     }
 
     /// Gives a consumed run's space back.
     pub fn release(&self, run: &Run) {
-        if !run.temp {
+        // A compressed run's file is its own: its space returns when the run is dropped.
+        if !run.temp || run.compressed.is_some() {
             return;
         }
         run.file.punch_hole(run.offset, align_up(run.bytes as usize) as u64);

@@ -1,6 +1,7 @@
 //! The sorter: one pass in memory when the data fits the budget, run formation and a (multi-level)
 //! merge when it does not.
 
+use crate::compress::Compressor;
 use crate::config::SortConfig;
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::fold::FoldSink;
@@ -64,6 +65,7 @@ impl Sorter {
         let sampler = Sampler::start(self.counters.clone());
 
         let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
+        store.compress_with(cfg.compress_program.clone().map(Compressor::new));
         let formed = self.form_runs(&key, &plan, &mut inputs, &mut store, &dest)?;
         sampler.mark();
         let (records, runs, merge) = match formed {

@@ -17,11 +17,11 @@ pub mod temp;
 pub mod writer;
 
 pub use buffer::{align_down, align_up, AlignedBuf, Prefault, IO_ALIGN};
-pub use error::{IoError, Result};
+pub use error::{os_text, IoError, Result};
 pub use file::{page_cache_fraction, read_stream, Access, DirectFile};
 pub use mapped::MappedFile;
 pub use output::AtomicOutput;
-pub use reader::{read_region, ReadConfig, ReadService};
+pub use reader::{read_region, ReadConfig, ReadService, ReadSource};
 pub use stats::{epoch, IoCounters, IoSnapshot};
 pub use temp::TempSpace;
 pub use writer::{BlockWriter, Sink, WriterConfig};

@@ -7,7 +7,9 @@ use crate::file::DirectFile;
 use crate::stats::IoCounters;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -130,13 +132,20 @@ impl SendPtr {
     }
 }
 
-/// One prefetch request: read `len` bytes at `offset` of `file` into `buf`, and send the buffer and
-/// the byte count back on `reply`.
+/// Where a [`ReadRequest`] reads from.
+pub enum ReadSource {
+    /// A file, at an offset (aligned when the file is direct).
+    At(Arc<DirectFile>, u64),
+    /// A stream read in order, such as a decompressor's output: each request takes its next bytes.
+    /// The path names it in errors.
+    Stream(Arc<Mutex<dyn Read + Send>>, PathBuf),
+}
+
+/// One prefetch request: read `len` bytes from `source` into `buf`, and send the buffer and the byte
+/// count back on `reply`. Fewer bytes than asked mean the end of the file or stream.
 pub struct ReadRequest {
-    /// The file to read.
-    pub file: Arc<DirectFile>,
-    /// Where to start (aligned).
-    pub offset: u64,
+    /// What to read.
+    pub source: ReadSource,
     /// How much to read (at most the buffer's capacity).
     pub len: usize,
     /// The buffer to fill; it comes back in the reply.
@@ -162,9 +171,16 @@ impl ReadService {
                     for mut req in rx {
                         let t = Instant::now();
                         let len = req.len.min(req.buf.capacity());
-                        let r = req.file.read_at(&mut req.buf.as_mut_slice()[..len], req.offset);
+                        let dst = &mut req.buf.as_mut_slice()[..len];
+                        let (r, direct) = match &req.source {
+                            ReadSource::At(file, offset) => (file.read_at(dst, *offset), file.is_direct()),
+                            ReadSource::Stream(stream, name) => {
+                                let mut stream = stream.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                                (read_full(&mut *stream, dst).map_err(|e| IoError::read(name, e)), false)
+                            }
+                        };
                         if let Ok(n) = r {
-                            c.record(n as u64, t, req.file.is_direct());
+                            c.record(n as u64, t, direct);
                         }
                         let _ = req.reply.send(r.map(|n| (req.buf, n)));
                     }
@@ -174,13 +190,35 @@ impl ReadService {
         ReadService { tx: Some(tx), workers }
     }
 
-    /// Queues a request. Returns the receiver on which the filled buffer will arrive.
+    /// Queues a request for `len` bytes at `offset` of `file`. Returns the receiver on which the
+    /// filled buffer will arrive.
     pub fn request(&self, file: Arc<DirectFile>, offset: u64, len: usize, buf: AlignedBuf) -> Result<Receiver<Result<(AlignedBuf, usize)>>> {
+        self.send(ReadSource::At(file, offset), len, buf)
+    }
+
+    /// Queues a request for the next `len` bytes of a stream (`name` names it in errors).
+    pub fn request_stream(&self, stream: Arc<Mutex<dyn Read + Send>>, name: &Path, len: usize, buf: AlignedBuf) -> Result<Receiver<Result<(AlignedBuf, usize)>>> {
+        self.send(ReadSource::Stream(stream, name.to_owned()), len, buf)
+    }
+
+    fn send(&self, source: ReadSource, len: usize, buf: AlignedBuf) -> Result<Receiver<Result<(AlignedBuf, usize)>>> {
         let (reply, rx) = bounded(1);
         let tx = self.tx.as_ref().ok_or_else(|| IoError::Internal("read service stopped".into()))?;
-        tx.send(ReadRequest { file, offset, len, buf, reply }).map_err(|_| IoError::Internal("read service stopped".into()))?;
+        tx.send(ReadRequest { source, len, buf, reply }).map_err(|_| IoError::Internal("read service stopped".into()))?;
         Ok(rx)
     }
+}
+
+/// Reads from a stream until `dst` is full or the stream ends; returns the bytes read.
+fn read_full(src: &mut (impl Read + ?Sized), dst: &mut [u8]) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < dst.len() {
+        match crate::file::read_stream(src, &mut dst[done..])? {
+            0 => break,
+            n => done += n,
+        }
+    }
+    Ok(done)
 }
 
 impl Drop for ReadService {
@@ -196,6 +234,27 @@ impl Drop for ReadService {
 mod tests {
     use super::*;
     use crate::file::Access;
+
+    /// A stream that hands out at most 3 bytes per read, like a pipe between writes.
+    struct Trickle(std::io::Cursor<Vec<u8>>);
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(3);
+            self.0.read(&mut buf[..n])
+        }
+    }
+
+    #[test]
+    fn stream_requests_take_the_next_bytes_in_full() {
+        let svc = ReadService::new(2, Arc::default());
+        let stream: Arc<Mutex<dyn Read + Send>> = Arc::new(Mutex::new(Trickle(std::io::Cursor::new((0..15u8).collect()))));
+        let name = Path::new("stream");
+        let first = svc.request_stream(stream.clone(), name, 10, AlignedBuf::new(4096).unwrap()).unwrap().recv().unwrap().unwrap();
+        assert_eq!(&first.0.as_slice()[..first.1], &(0..10u8).collect::<Vec<_>>()[..]);
+        // The end of the stream: fewer bytes than asked.
+        let rest = svc.request_stream(stream, name, 10, AlignedBuf::new(4096).unwrap()).unwrap().recv().unwrap().unwrap();
+        assert_eq!(&rest.0.as_slice()[..rest.1], &[10, 11, 12, 13, 14]);
+    }
 
     #[test]
     fn region_read_reports_growing_prefix() {

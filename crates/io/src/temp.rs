@@ -41,10 +41,20 @@ impl TempSpace {
     /// Creates an anonymous temp file in the next directory, round robin, so temp traffic is spread
     /// over all of them.
     pub fn create(&self) -> Result<Arc<DirectFile>> {
+        self.create_with(self.direct)
+    }
+
+    /// [`Self::create`] without direct I/O, for a file that another program writes through a shared
+    /// descriptor (O_DIRECT would hold its writes to aligned sizes).
+    pub fn create_buffered(&self) -> Result<Arc<DirectFile>> {
+        self.create_with(false)
+    }
+
+    fn create_with(&self, direct: bool) -> Result<Arc<DirectFile>> {
         let dir = &self.dirs[self.next_dir.fetch_add(1, Ordering::Relaxed) % self.dirs.len()];
         let name = format!(".xsort-{}-{}.tmp", std::process::id(), self.serial.fetch_add(1, Ordering::Relaxed));
         let path = dir.join(name);
-        let f = DirectFile::open(&path, Access::CreateNewReadWrite, self.direct).map_err(|e| match e {
+        let f = DirectFile::open(&path, Access::CreateNewReadWrite, direct).map_err(|e| match e {
             IoError::Open { cause, .. } => IoError::TempDir { path: dir.clone(), reason: crate::error::os_text(&cause) },
             other => other,
         })?;

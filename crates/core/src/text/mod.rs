@@ -13,6 +13,7 @@ pub mod check;
 pub mod chunk;
 pub mod reader;
 
+use crate::compress::Compressor;
 use crate::config::{Input, IoSettings, Output};
 use crate::error::{Result, SortError};
 use crate::fold::{FoldSink, Folding};
@@ -69,6 +70,8 @@ pub struct TextConfig {
     pub temp_io: IoSettings,
     /// fsync the output file and its directory before returning.
     pub sync: bool,
+    /// GNU sort's `--compress-program`: temp runs are stored through it.
+    pub compress_program: Option<String>,
 }
 
 impl TextConfig {
@@ -88,6 +91,7 @@ impl TextConfig {
             output_io: IoSettings::default(),
             temp_io: IoSettings::default(),
             sync: false,
+            compress_program: None,
         }
     }
 }
@@ -136,6 +140,7 @@ impl<O: RecordOrder> LineSorter<O> {
         let sampler = Sampler::start(self.counters.clone());
         // Temp directories are checked only when needed: a sort that fits in memory ignores -T.
         let mut store = TempStore::lazy(cfg.temp_dirs.clone(), cfg.temp_io, self.counters.temp_write.clone());
+        store.compress_with(cfg.compress_program.clone().map(Compressor::new));
         let (lines, runs) = match cfg.mode {
             TextMode::Sort => self.form_runs(&plan, &mut reader, &mut store, &dest)?,
             TextMode::Merge => (0, Some(self.input_runs(&mut store)?)),

@@ -1,0 +1,120 @@
+//! GNU sort's `--compress-program`: temp runs stored through an external program, which compresses
+//! its standard input to its standard output and, given `-d`, decompresses.
+//!
+//! A compressed run has a temp file of its own (buffered: the program writes through the shared
+//! descriptor). The run is written into the program's standard input, which writes the file; the
+//! merge reads it back from the standard output of `PROG -d`, whose standard input is the file. A
+//! program that cannot be started, or that exits with a failure, is an error naming it. Temp files
+//! stay anonymous (unlinked at creation), so nothing is left behind whatever the program does.
+
+use crate::error::{Result, SortError};
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use xsort_io::DirectFile;
+
+/// The compress program of a sort.
+#[derive(Debug)]
+pub struct Compressor {
+    program: String,
+}
+
+impl Compressor {
+    /// Compression through `program` (looked up in `PATH` unless it contains a slash).
+    pub fn new(program: impl Into<String>) -> Self {
+        Compressor { program: program.into() }
+    }
+
+    /// The program, as given, for messages.
+    pub fn program(&self) -> &str {
+        &self.program
+    }
+
+    /// Starts compressing into `file` (from its start): the running program and its standard input.
+    pub(crate) fn compress_into(&self, file: &DirectFile) -> Result<(Child, ChildStdin)> {
+        let mut child = self.spawn(&[], Stdio::piped(), self.rewound(file)?.into())?;
+        let stdin = child.stdin.take().ok_or_else(|| SortError::Internal("compress program without standard input".into()))?;
+        Ok((child, stdin))
+    }
+
+    /// Starts decompressing `file`.
+    pub(crate) fn decompress(&self, file: &DirectFile) -> Result<Decompression> {
+        let mut child = self.spawn(&["-d"], self.rewound(file)?.into(), Stdio::piped())?;
+        let stdout = child.stdout.take().ok_or_else(|| SortError::Internal("decompressor without standard output".into()))?;
+        let name = PathBuf::from(format!("{} -d", self.program));
+        Ok(Decompression { child, output: Some(Arc::new(Mutex::new(stdout))), name })
+    }
+
+    /// Waits for the compressing program to end: an error unless it succeeded.
+    pub(crate) fn finish_compressing(&self, mut child: Child) -> Result<()> {
+        let status = child.wait().map_err(|e| self.failure("", &e.to_string()))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(self.failure("", &status.to_string()))
+        }
+    }
+
+    /// A new descriptor of `file` at its start (the program's own file position).
+    fn rewound(&self, file: &DirectFile) -> Result<std::fs::File> {
+        let mut f = file.try_clone_file()?;
+        f.seek(SeekFrom::Start(0)).map_err(|e| xsort_io::IoError::meta(file.path(), "seek temp file", e))?;
+        Ok(f)
+    }
+
+    fn spawn(&self, args: &[&str], stdin: Stdio, stdout: Stdio) -> Result<Child> {
+        Command::new(&self.program)
+            .args(args)
+            .stdin(stdin)
+            .stdout(stdout)
+            .spawn()
+            .map_err(|e| SortError::Program(format!("couldn't execute compress program '{}': {}", self.program, xsort_io::os_text(&e))))
+    }
+
+    fn failure(&self, args: &str, what: &str) -> SortError {
+        SortError::Program(format!("compress program '{}{args}' failed: {what}", self.program))
+    }
+}
+
+/// A running `PROG -d`: its output is read in order by the merge's read service.
+pub(crate) struct Decompression {
+    child: Child,
+    output: Option<Arc<Mutex<ChildStdout>>>,
+    name: PathBuf,
+}
+
+impl Decompression {
+    /// The decompressed stream.
+    pub(crate) fn output(&self) -> Arc<Mutex<ChildStdout>> {
+        self.output.clone().expect("output taken only by finish")
+    }
+
+    /// The program, for error messages.
+    pub(crate) fn name(&self) -> &Path {
+        &self.name
+    }
+
+    /// Waits for the program once its output has been read: an error unless it succeeded.
+    pub(crate) fn finish(mut self, compressor: &Compressor) -> Result<()> {
+        // Closing our end first: a program with more to say than the run's bytes gets EPIPE rather
+        // than waiting for a reader forever.
+        self.output = None;
+        let status = self.child.wait().map_err(|e| compressor.failure(" -d", &e.to_string()))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(compressor.failure(" -d", &status.to_string()))
+        }
+    }
+}
+
+impl Drop for Decompression {
+    /// A merge that stops early (an error elsewhere) ends the program rather than leave it waiting.
+    fn drop(&mut self) {
+        if self.output.is_some() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
