@@ -140,14 +140,10 @@ pub(crate) fn radix_sort_pieces_with<'a>(
             Shared::UpTo(shared) => depth = shared,
             Shared::Differs => {
                 let streaming = n >= cfg.streaming;
-                let counts = pass::par_scatter(entries, scratch, digit, chunk_len, &hists, streaming);
+                let counts =
+                    pass::par_scatter(entries, scratch, digit, chunk_len, &hists, streaming);
                 // Each bucket now lies in `scratch`; its sort lands back in `entries`.
-                let (mut data, mut out) = (scratch, entries);
-                for &count in counts.iter().filter(|&&c| c > 0) {
-                    let (child_data, rest) = std::mem::take(&mut data).split_at_mut(count);
-                    data = rest;
-                    let (child_out, rest) = std::mem::take(&mut out).split_at_mut(count);
-                    out = rest;
+                for (child_data, child_out) in split_buckets(scratch, entries, &counts) {
                     let child = Bucket {
                         data: &mut *child_data,
                         buf: &mut *child_out,
@@ -410,14 +406,8 @@ fn wide_pass<'a, const N: usize>(
 fn sort_children(ctx: &Ctx, b: Bucket<'_>, width: u32, counts: &Counts) {
     let parallel = b.data.len() >= ctx.cfg.par_children;
     let (data_is_out, depth) = (!b.data_is_out, b.depth + width);
-    let mut data = b.buf;
-    let mut buf = b.data;
     let mut children = Vec::new();
-    for &count in counts.iter().filter(|&&c| c > 0) {
-        let (child_data, rest) = std::mem::take(&mut data).split_at_mut(count);
-        data = rest;
-        let (child_buf, rest) = std::mem::take(&mut buf).split_at_mut(count);
-        buf = rest;
+    for (child_data, child_buf) in split_buckets(b.buf, b.data, counts) {
         let child = Bucket {
             data: child_data,
             buf: child_buf,
@@ -433,6 +423,22 @@ fn sort_children(ctx: &Ctx, b: Bucket<'_>, width: u32, counts: &Counts) {
     children
         .into_par_iter()
         .for_each(|child| sort_bucket(ctx, child));
+}
+
+/// Splits two arrays alike into the consecutive ranges of a histogram's non-empty buckets.
+fn split_buckets<'a>(
+    mut a: &'a mut [u128],
+    mut b: &'a mut [u128],
+    counts: &Counts,
+) -> Vec<(&'a mut [u128], &'a mut [u128])> {
+    let mut parts = Vec::new();
+    for &count in counts.iter().filter(|&&c| c > 0) {
+        let (head_a, rest_a) = std::mem::take(&mut a).split_at_mut(count);
+        let (head_b, rest_b) = std::mem::take(&mut b).split_at_mut(count);
+        (a, b) = (rest_a, rest_b);
+        parts.push((head_a, head_b));
+    }
+    parts
 }
 
 #[cfg(test)]

@@ -62,7 +62,10 @@ fn check_pieces(cfg: &RadixConfig, input: &[u128], key_bytes: usize) -> usize {
     });
     assert_eq!(next, input.len());
     assert_eq!(entries, expected, "key_bytes {key_bytes}");
-    let top = |e: u128| e.checked_shr(128 - 8 * key_bytes.min(16) as u32).unwrap_or(0);
+    let top = |e: u128| {
+        e.checked_shr(128 - 8 * key_bytes.min(16) as u32)
+            .unwrap_or(0)
+    };
     for w in pieces.windows(2) {
         let (a, b) = (w[0].1.last().unwrap(), w[1].1.first().unwrap());
         assert!(top(*a) < top(*b), "a key straddles two pieces");
