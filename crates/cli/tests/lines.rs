@@ -228,3 +228,16 @@ fn compress_program_failures_are_errors() {
     ok(fx.cmd().args(["--compress-program=no-such-compressor", "-o", "out", "in"]));
     fx.assert_clean();
 }
+
+#[test]
+fn a_full_disk_while_writing_in_pieces_is_an_error_and_the_target_stays() {
+    // 200,000 lines (1.2 MB, written in pieces as they are sorted) against a 512 KB file-size limit
+    // with SIGXFSZ ignored: writes fail with EFBIG as they would with ENOSPC.
+    let fx = Fixture::new();
+    fx.write("in", &random_lines(200_000, 13));
+    fx.write("out", b"keep me\n");
+    let msg = fail(fx.cmd_under_sh("trap '' XFSZ; ulimit -f 1000").args(["-o", "out", "in"]));
+    assert!(msg.starts_with("xsort: out: "), "the message should name the output: {msg}");
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep me\n");
+    fx.assert_clean();
+}
