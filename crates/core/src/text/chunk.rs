@@ -199,7 +199,8 @@ fn sort_groups<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, entries:
     }
     // Small groups in parallel batches, each group's lines fetched a few groups ahead.
     const AHEAD: usize = 4;
-    small.par_chunks_mut(PAR_MIN / 16).for_each(|batch| {
+    let batch = small.len().div_ceil(4 * rayon::current_num_threads()).clamp(1, PAR_MIN / 16);
+    small.par_chunks_mut(batch).for_each(|batch| {
         for i in 0..batch.len() {
             if let Some((ahead, _)) = batch.get(i + AHEAD) {
                 ahead.iter().for_each(|&e| chunk.prefetch(e));

@@ -91,9 +91,10 @@ pub(crate) fn radix_sort_with(
 /// `emit(piece, work)` receives consecutive sorted sub-slices of `entries`
 /// that together cover it, and with each the same range of `scratch`, free
 /// for the caller's use. The pieces are the buckets of the first digit, among
-/// the top `key_bytes`, that tells entries apart, so entries that agree on
-/// their top `key_bytes` bytes always land in the same piece. Small inputs,
-/// and inputs whose entries share all those bytes, come as one piece.
+/// the top `key_bytes`, that tells entries apart (and a bucket over 1/64 of
+/// the whole is split again on its own next such digit), so entries that
+/// agree on their top `key_bytes` bytes always land in the same piece. Small
+/// inputs, and inputs whose entries share all those bytes, come as one piece.
 ///
 /// # Panics
 ///
@@ -130,35 +131,75 @@ pub(crate) fn radix_sort_pieces_with<'a>(
         radix_sort_with(cfg, entries, scratch, key_bytes);
         return emit(entries, scratch);
     }
-    let chunk_len = n.div_ceil(ctx.chunks.min(n / cfg.min_chunk).max(1));
-    let mut depth = 0;
-    while depth < ctx.key_bits {
-        let digit = Digit::new(depth, 8);
-        let (hists, diff) = pass::par_histogram(entries, digit, chunk_len);
-        match shared_prefix(diff, depth, digit.width()) {
-            Shared::All => break,
-            Shared::UpTo(shared) => depth = shared,
-            Shared::Differs => {
-                let streaming = n >= cfg.streaming;
-                let counts =
-                    pass::par_scatter(entries, scratch, digit, chunk_len, &hists, streaming);
-                // Each bucket now lies in `scratch`; its sort lands back in `entries`.
-                for (child_data, child_out) in split_buckets(scratch, entries, &counts) {
-                    let child = Bucket {
-                        data: &mut *child_data,
-                        buf: &mut *child_out,
-                        data_is_out: false,
-                        depth: depth + digit.width(),
-                    };
-                    sort_bucket(&ctx, child);
-                    emit(child_out, child_data);
+    // Pieces larger than this are split again, so that the first of them comes soon.
+    let max_piece = (n / SPLIT_PIECES_ABOVE).max(cfg.par_pass);
+    let root = Bucket {
+        data: entries,
+        buf: scratch,
+        data_is_out: true,
+        depth: 0,
+    };
+    emit_pieces(&ctx, root, max_piece, &mut emit);
+}
+
+/// A piece larger than this fraction of the whole sort is split on its next distinguishing digit.
+const SPLIT_PIECES_ABOVE: usize = 64;
+
+/// Sorts a bucket and hands it to `emit` in ascending pieces: as one piece when it has at most
+/// `max_piece` entries or its entries share every key bit; otherwise scattered on its first
+/// digit that tells them apart, and each child handled alike.
+fn emit_pieces<'a>(
+    ctx: &Ctx,
+    b: Bucket<'a>,
+    max_piece: usize,
+    emit: &mut impl FnMut(&'a mut [u128], &'a mut [u128]),
+) {
+    let Bucket {
+        data,
+        buf,
+        data_is_out,
+        mut depth,
+    } = b;
+    let n = data.len();
+    if n > max_piece {
+        let chunk_len = n.div_ceil(ctx.chunks.min(n / ctx.cfg.min_chunk).max(1));
+        while depth < ctx.key_bits {
+            let digit = Digit::new(depth, 8);
+            let (hists, diff) = pass::par_histogram(data, digit, chunk_len);
+            match shared_prefix(diff, depth, digit.width()) {
+                Shared::All => break,
+                Shared::UpTo(shared) => depth = shared,
+                Shared::Differs => {
+                    let streaming = n >= ctx.cfg.streaming;
+                    let counts = pass::par_scatter(data, buf, digit, chunk_len, &hists, streaming);
+                    // The children now lie in `buf`: the arrays swap roles.
+                    for (child_data, child_buf) in split_buckets(buf, data, &counts) {
+                        let child = Bucket {
+                            data: child_data,
+                            buf: child_buf,
+                            data_is_out: !data_is_out,
+                            depth: depth + digit.width(),
+                        };
+                        emit_pieces(ctx, child, max_piece, emit);
+                    }
+                    return;
                 }
-                return;
             }
         }
     }
-    radix_sort_with(cfg, entries, scratch, key_bytes);
-    emit(entries, scratch);
+    let bucket = Bucket {
+        data: &mut *data,
+        buf: &mut *buf,
+        data_is_out,
+        depth,
+    };
+    sort_bucket(ctx, bucket);
+    let (out, other) = if data_is_out {
+        (data, buf)
+    } else {
+        (buf, data)
+    };
+    emit(out, other);
 }
 
 /// What every bucket of one sort needs to know.

@@ -130,6 +130,11 @@ fn pieces_split_large_inputs_and_keep_equal_keys_whole() {
         .map(|i| ((i * 0x9E37_79B9_7F4A_7C15) % 4099) << 112 | i)
         .collect();
     assert!(check_pieces(&RadixConfig::DEFAULT, &v, 2) > 10);
+    // Two values of the first byte: each half is split again on the next one.
+    let skewed: Vec<u128> = (0..300_000u128)
+        .map(|i| (1 + i % 2) << 120 | ((i * 0x9E37_79B9_7F4A_7C15) % 251) << 112 | i)
+        .collect();
+    assert!(check_pieces(&RadixConfig::DEFAULT, &skewed, 2) > 100);
     // All keys equal: one piece, in input order.
     let same: Vec<u128> = (0..200_000u128).rev().map(|i| 9u128 << 120 | i).collect();
     assert_eq!(check_pieces(&RadixConfig::DEFAULT, &same, 1), 1);
