@@ -164,7 +164,8 @@ fn emit_pieces<'a>(
     if n > max_piece {
         let chunk_len = n.div_ceil(ctx.chunks.min(n / ctx.cfg.min_chunk).max(1));
         while depth < ctx.key_bits {
-            let digit = Digit::new(depth, 8);
+            // The digit stays within the key bits: a split below them would part equal keys.
+            let digit = Digit::new(depth, (ctx.key_bits - depth).min(8));
             let (hists, diff) = pass::par_histogram(data, digit, chunk_len);
             match shared_prefix(diff, depth, digit.width()) {
                 Shared::All => break,

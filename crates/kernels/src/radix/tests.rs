@@ -135,6 +135,12 @@ fn pieces_split_large_inputs_and_keep_equal_keys_whole() {
         .map(|i| (1 + i % 2) << 120 | ((i * 0x9E37_79B9_7F4A_7C15) % 251) << 112 | i)
         .collect();
     assert!(check_pieces(&RadixConfig::DEFAULT, &skewed, 2) > 100);
+    // Shared bits move the split off a byte boundary: its digit must still end with the key (here
+    // bit 16), or entries with equal keys would land in two pieces.
+    let unaligned: Vec<u128> = (0..300_000u128)
+        .map(|i| 0x41 << 120 | (0x30 + (i * 0x9E37_79B9) % 2) << 112 | i << 90)
+        .collect();
+    check_pieces(&RadixConfig::DEFAULT, &unaligned, 2);
     // All keys equal: one piece, in input order.
     let same: Vec<u128> = (0..200_000u128).rev().map(|i| 9u128 << 120 | i).collect();
     assert_eq!(check_pieces(&RadixConfig::DEFAULT, &same, 1), 1);
