@@ -173,7 +173,10 @@ fn emit_pieces<'a>(
                 Shared::Differs => {
                     let streaming = n >= ctx.cfg.streaming;
                     let counts = pass::par_scatter(data, buf, digit, chunk_len, &hists, streaming);
-                    // The children now lie in `buf`: the arrays swap roles.
+                    // The children now lie in `buf`: the arrays swap roles. Small children are
+                    // sorted a few at a time in parallel, then handed over in order.
+                    let batch = 2 * rayon::current_num_threads();
+                    let mut ready = Vec::with_capacity(batch);
                     for (child_data, child_buf) in split_buckets(buf, data, &counts) {
                         let child = Bucket {
                             data: child_data,
@@ -181,26 +184,53 @@ fn emit_pieces<'a>(
                             data_is_out: !data_is_out,
                             depth: depth + digit.width(),
                         };
-                        emit_pieces(ctx, child, max_piece, emit);
+                        if child.data.len() > max_piece {
+                            sort_and_emit(ctx, std::mem::take(&mut ready), emit);
+                            emit_pieces(ctx, child, max_piece, emit);
+                        } else {
+                            ready.push(child);
+                            if ready.len() == batch {
+                                sort_and_emit(ctx, std::mem::take(&mut ready), emit);
+                            }
+                        }
                     }
-                    return;
+                    return sort_and_emit(ctx, ready, emit);
                 }
             }
         }
     }
-    let bucket = Bucket {
-        data: &mut *data,
-        buf: &mut *buf,
+    let whole = Bucket {
+        data,
+        buf,
         data_is_out,
         depth,
     };
-    sort_bucket(ctx, bucket);
-    let (out, other) = if data_is_out {
-        (data, buf)
-    } else {
-        (buf, data)
-    };
-    emit(out, other);
+    sort_and_emit(ctx, vec![whole], emit);
+}
+
+/// Sorts consecutive buckets in parallel, then hands each to `emit`, in order.
+fn sort_and_emit<'a>(
+    ctx: &Ctx,
+    mut buckets: Vec<Bucket<'a>>,
+    emit: &mut impl FnMut(&'a mut [u128], &'a mut [u128]),
+) {
+    buckets.par_iter_mut().for_each(|b| {
+        let bucket = Bucket {
+            data: &mut *b.data,
+            buf: &mut *b.buf,
+            data_is_out: b.data_is_out,
+            depth: b.depth,
+        };
+        sort_bucket(ctx, bucket);
+    });
+    for b in buckets {
+        let (out, other) = if b.data_is_out {
+            (b.data, b.buf)
+        } else {
+            (b.buf, b.data)
+        };
+        emit(out, other);
+    }
 }
 
 /// What every bucket of one sort needs to know.
