@@ -219,6 +219,10 @@ fn compress_program_failures_are_errors() {
     let bad = script(&fx, "bad", "[ \"$1\" = -d ] && exit 3\nexec cat");
     let msg = sort(&bad);
     assert!(msg.contains("-d' failed") && msg.contains('3'), "{msg}");
+    // A compressor that dies at once: its exit status is the error, not the broken pipe it causes.
+    let dead = script(&fx, "dead", "exit 1");
+    let msg = sort(&dead);
+    assert!(msg.contains("compress program") && msg.contains("failed: exit status: 1"), "{msg}");
     let short = script(&fx, "short", "[ \"$1\" = -d ] && exec head -c 100\nexec cat");
     assert!(sort(&short).contains("gave back less"));
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep me\n");

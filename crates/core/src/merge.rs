@@ -287,10 +287,10 @@ impl<O: RecordOrder> MergeJob<'_, O> {
             let bytes = group.iter().map(|x| x.bytes).sum::<u64>() + self.missing_terminators(group);
             let (mut run, mut w) = store.create_run(bytes, self.plan.write_block, self.plan.write_buffers)?;
             let mut sink = RecordSink::new(&mut w);
-            merge_runs(group, self.order, self.framing, shape.block, self.svc, |rec| sink.push_record(rec, self.framing))?;
-            sink.flush()?;
-            run.bytes = sink.written();
-            w.finish()?;
+            let wrote = merge_runs(group, self.order, self.framing, shape.block, self.svc, |rec| sink.push_record(rec, self.framing))
+                .and_then(|()| sink.flush())
+                .map(|()| sink.written());
+            run.bytes = w.finish_after(wrote)?;
             group.iter().for_each(|x| store.release(x));
             next.push(run);
             excess -= g - 1;

@@ -7,7 +7,7 @@
 
 use crate::compress::Compressor;
 use crate::config::IoSettings;
-use crate::error::Result;
+use crate::error::{Result, SortError};
 use crate::framing::Framing;
 use std::path::PathBuf;
 use std::process::Child;
@@ -39,21 +39,30 @@ impl Run {
 }
 
 /// Writes a run: a [`BlockWriter`] (which it dereferences to) and, for a compressed run, the
-/// program writing the file, which [`RunWriter::finish`] waits for.
+/// program writing the file, which [`RunWriter::finish_after`] waits for.
 pub struct RunWriter {
     writer: BlockWriter,
     compressing: Option<(Child, Arc<Compressor>)>,
 }
 
 impl RunWriter {
-    /// Waits for every write (and the compress program); returns the bytes written to the run.
-    pub fn finish(self) -> Result<u64> {
-        let written = self.writer.finish();
-        if let Some((child, compressor)) = self.compressing {
-            // A program that failed is the cause of any broken pipe: its error comes first.
+    /// Ends the run after `wrote`, the outcome of writing it: waits for every write and, for a
+    /// compressed run, for the program. When the program failed, its failure is the error, since it
+    /// also explains a failed write (a broken pipe).
+    pub fn finish_after<T>(self, wrote: Result<T>) -> Result<T> {
+        let RunWriter { writer, compressing } = self;
+        // Finishing the writer (or dropping it, after a failure) closes the program's input.
+        let written = match wrote {
+            Ok(v) => writer.finish().map(|_| v).map_err(SortError::from),
+            Err(e) => {
+                drop(writer);
+                Err(e)
+            }
+        };
+        if let Some((child, compressor)) = compressing {
             compressor.finish_compressing(child)?;
         }
-        Ok(written?)
+        written
     }
 }
 

@@ -122,8 +122,8 @@ impl Sorter {
             if n > 0 {
                 self.counters.spilled.store(true, Ordering::Relaxed);
                 let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                write_merged(&mut w, &mut merger, n)?;
-                w.finish()?;
+                let wrote = write_merged(&mut w, &mut merger, n);
+                w.finish_after(wrote)?;
                 runs.push(run);
             }
             if inputs.exhausted() {

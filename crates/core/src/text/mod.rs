@@ -238,8 +238,8 @@ impl<O: RecordOrder> LineSorter<O> {
                 self.counters.spilled.store(true, AtomicOrdering::Relaxed);
                 // The run's extent is reserved for every line; -u may leave it shorter.
                 let (mut run, mut w) = store.create_run(filled as u64, plan.write_block, plan.write_buffers)?;
-                run.bytes = self.sort_and_write(chunk, n, &mut ws, &mut w)?;
-                w.finish()?;
+                let wrote = self.sort_and_write(chunk, n, &mut ws, &mut w);
+                run.bytes = w.finish_after(wrote)?;
                 runs.push(run);
             }
             if reader.exhausted() {
