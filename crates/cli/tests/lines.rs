@@ -209,6 +209,22 @@ fn compress_program_stores_runs_through_it() {
 }
 
 #[test]
+fn compressed_runs_stay_within_the_descriptor_limit() {
+    // More runs than descriptors (ulimit -n 32): compressed runs hold one each until merged, so
+    // beyond a quarter of the limit runs are stored plain and merges take fewer at once.
+    let fx = Fixture::new();
+    let rot = script(&fx, "rot", "exec tr 'A-Za-z' 'N-ZA-Mn-za-m'");
+    fx.write("in", &random_lines(1_000_000, 14));
+    let temp = fx.mkdir("t");
+    let prog = format!("--compress-program={rot}");
+    ok(fx.cmd_under_sh("ulimit -n 32").args(["-S", "300K", "-T", "t", &prog, "--stats-json", "stats.json", "-o", "out", "in"]));
+    assert!(stats(&fx)["runs"].as_u64().unwrap() > 32, "want more runs than descriptors");
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), gnu(&fx, &["in"], None));
+    assert_dir_empty(&temp);
+    fx.assert_clean();
+}
+
+#[test]
 fn compress_program_failures_are_errors() {
     let fx = Fixture::new();
     fx.write("in", &random_lines(60_000, 12));

@@ -6,6 +6,10 @@
 //! merge reads it back from the standard output of `PROG -d`, whose standard input is the file. A
 //! program that cannot be started, or that exits with a failure, is an error naming it. Temp files
 //! stay anonymous (unlinked at creation), so nothing is left behind whatever the program does.
+//!
+//! Each compressed run holds a descriptor until it is merged, and its merge adds a pipe, so
+//! compressed runs and the merge's fan-in each get a quarter of the descriptor limit; beyond it,
+//! runs are stored uncompressed, as GNU sort does when it cannot start the program.
 
 use crate::error::{Result, SortError};
 use std::io::{Seek, SeekFrom};
@@ -24,6 +28,20 @@ impl Compressor {
     /// Compression through `program` (looked up in `PATH` unless it contains a slash).
     pub fn new(program: impl Into<String>) -> Self {
         Compressor { program: program.into() }
+    }
+
+    /// Whether one more compressed run keeps this process within its share of the descriptor
+    /// limit (see the module documentation).
+    pub(crate) fn has_room(&self) -> bool {
+        match (open_file_limit(), std::fs::read_dir("/proc/self/fd")) {
+            (Some(limit), Ok(open)) => open.count() < limit / 4,
+            _ => true,
+        }
+    }
+
+    /// The largest fan-in for merges of compressed runs: each adds a pipe (see the module doc).
+    pub fn max_fan_in() -> usize {
+        open_file_limit().map_or(usize::MAX, |limit| (limit / 4).max(2))
     }
 
     /// The program, as given, for messages.
@@ -75,6 +93,14 @@ impl Compressor {
     fn failure(&self, args: &str, what: &str) -> SortError {
         SortError::Program(format!("compress program '{}{args}' failed: {what}", self.program))
     }
+}
+
+/// Descriptors this process may open (the soft `RLIMIT_NOFILE`), when limited.
+fn open_file_limit() -> Option<usize> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct we pass; the result is checked.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
+    (ok && lim.rlim_cur != libc::RLIM_INFINITY).then(|| usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX))
 }
 
 /// A running `PROG -d`: its output is read in order by the merge's read service.

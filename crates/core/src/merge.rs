@@ -7,7 +7,7 @@
 //! compare; ties in the prefix fall back to the full order, then to the run index, which keeps the
 //! merge stable (runs are numbered in input order).
 
-use crate::compress::Decompression;
+use crate::compress::{Compressor, Decompression};
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
 use crate::framing::{Framing, RecordOrder};
@@ -260,7 +260,11 @@ impl<O: RecordOrder> MergeJob<'_, O> {
     pub fn reduce(&self, mut runs: Vec<Run>, store: &mut TempStore, report: &mut MergeReport) -> Result<(Vec<Run>, usize)> {
         let plan = self.plan;
         loop {
-            let shape = plan.merge_shape(runs.len(), self.temp_io);
+            let mut shape = plan.merge_shape(runs.len(), self.temp_io);
+            if runs.iter().any(|r| r.compressed.is_some()) {
+                // Each compressed run in a merge holds a pipe from its decompressor.
+                shape.fan_in = shape.fan_in.min(Compressor::max_fan_in());
+            }
             report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
             report.memory = report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);
             report.levels += 1;

@@ -3,7 +3,8 @@
 //! One file per directory, not one per run, so that the number of runs (and the merge's fan-in) is
 //! never limited by the descriptor limit. Runs go to the directories round robin; a merged run's
 //! extent is punched out so the space returns at once. With a compress program ([`Compressor`]),
-//! each run is instead a file of its own, written through the program.
+//! each run is instead a file of its own, written through the program, for as long as a quarter of
+//! the descriptor limit allows; the runs beyond are stored plain.
 
 use crate::compress::Compressor;
 use crate::config::IoSettings;
@@ -126,9 +127,10 @@ impl TempStore {
     }
 
     /// Starts writing a run of at most `bytes` bytes: reserves an extent and returns a writer
-    /// positioned on it (or, when compressing, a file of its own and a writer into the program).
+    /// positioned on it (or, when compressing and descriptors allow, a file of its own and a writer
+    /// into the program).
     pub fn create_run(&mut self, bytes: u64, block: usize, buffers: usize) -> Result<(Run, RunWriter)> {
-        if let Some(compressor) = self.compressor.clone() {
+        if let Some(compressor) = self.compressor.clone().filter(|c| c.has_room()) {
             let file = self.space()?.create_buffered()?;
             let (child, stdin) = compressor.compress_into(&file)?;
             let name = PathBuf::from(format!("compress program '{}'", compressor.program()));
