@@ -37,3 +37,22 @@ impl std::error::Error for Failure {}
 pub fn status_of(e: &anyhow::Error) -> u8 {
     e.downcast_ref::<Failure>().map_or(TROUBLE, |f| f.status)
 }
+
+/// Whether an error is a write to standard output that found it closed (`xsort ... | head`).
+pub fn is_closed_stdout(e: &anyhow::Error) -> bool {
+    let io = e.downcast_ref::<xsort_io::IoError>().or_else(|| match e.downcast_ref::<xsort_core::SortError>() {
+        Some(xsort_core::SortError::Io(io)) => Some(io),
+        _ => None,
+    });
+    matches!(io, Some(xsort_io::IoError::Write { path, cause }) if path.as_os_str() == "-" && cause.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Ends the process as GNU sort ends when its reader goes away: killed by SIGPIPE, silently.
+pub fn die_of_sigpipe() {
+    // SAFETY: restoring the default action of SIGPIPE and raising it in this process; nothing is
+    // left to clean up (standard output has no temp file, and temp runs are already unlinked).
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+}

@@ -43,6 +43,9 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(|| run(args)) {
         Ok(Ok(status)) => ExitCode::from(status),
         Ok(Err(e)) => {
+            if exit::is_closed_stdout(&e) {
+                exit::die_of_sigpipe();
+            }
             eprintln!("xsort: {e:#}");
             ExitCode::from(exit::status_of(&e))
         }

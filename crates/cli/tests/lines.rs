@@ -261,3 +261,24 @@ fn a_full_disk_while_writing_in_pieces_is_an_error_and_the_target_stays() {
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep me\n");
     fx.assert_clean();
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_xsort_silently_by_sigpipe() {
+    // `xsort big | head -c 10`: as GNU sort, killed by SIGPIPE with nothing on stderr, rather than
+    // a broken-pipe error; for lines and for records alike.
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let fx = Fixture::new();
+    let lines = random_lines(300_000, 15);
+    fx.write("in", &lines);
+    fx.write("rec", &lines[..lines.len() / 4 * 4]);
+    for args in [&["in"][..], &["--record-size=4", "rec"]] {
+        let mut child = fx.cmd().args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let mut head = [0u8; 10];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap(); // then closed
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?}", out.status);
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    fx.assert_clean();
+}
