@@ -66,11 +66,16 @@ impl Compressor {
 
     /// Waits for the compressing program to end: an error unless it succeeded.
     pub(crate) fn finish_compressing(&self, mut child: Child) -> Result<()> {
-        let status = child.wait().map_err(|e| self.failure("", &e.to_string()))?;
+        self.wait_for(&mut child, "")
+    }
+
+    /// Waits for `PROG args` to end: an error unless it succeeded.
+    fn wait_for(&self, child: &mut Child, args: &str) -> Result<()> {
+        let status = child.wait().map_err(|e| self.failure(args, &e.to_string()))?;
         if status.success() {
             Ok(())
         } else {
-            Err(self.failure("", &status.to_string()))
+            Err(self.failure(args, &status.to_string()))
         }
     }
 
@@ -126,12 +131,7 @@ impl Decompression {
         // Closing our end first: a program with more to say than the run's bytes gets EPIPE rather
         // than waiting for a reader forever.
         self.output = None;
-        let status = self.child.wait().map_err(|e| compressor.failure(" -d", &e.to_string()))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(compressor.failure(" -d", &status.to_string()))
-        }
+        compressor.wait_for(&mut self.child, " -d")
     }
 }
 
