@@ -6,7 +6,7 @@ use crate::error::{Result, SortError};
 use std::fs::File;
 use std::os::unix::io::FromRawFd;
 use std::sync::Arc;
-use xsort_io::{AlignedBuf, AtomicOutput, BlockWriter, IoCounters, Sink, WriterConfig};
+use xsort_io::{AtomicOutput, BlockWriter, IoCounters, Sink, WriterConfig};
 
 /// An opened destination.
 pub enum Destination {
@@ -87,55 +87,4 @@ pub fn sort_while_writing<P: Send>(sort: impl FnOnce(&mut dyn FnMut(P)) + Send, 
         }
         written
     })
-}
-
-/// Fills a writer's blocks from pieces of output of any size, submitting each block when full, so
-/// that small pieces still make full-sized transfers.
-pub struct PieceWriter<'w> {
-    writer: &'w mut BlockWriter,
-    /// The block being filled, and its bytes so far.
-    block: Option<AlignedBuf>,
-    filled: usize,
-    written: u64,
-}
-
-impl<'w> PieceWriter<'w> {
-    /// Writes pieces after what `writer` has been given so far.
-    pub fn new(writer: &'w mut BlockWriter) -> Self {
-        PieceWriter { writer, block: None, filled: 0, written: 0 }
-    }
-
-    /// Appends a piece of `len` bytes: `fill(from, dst)` writes its bytes `[from, from + dst.len())`
-    /// into `dst`.
-    pub fn write(&mut self, len: u64, fill: impl Fn(u64, &mut [u8])) -> Result<()> {
-        let mut pos = 0u64;
-        while pos < len {
-            let block = match &mut self.block {
-                Some(block) => block,
-                None => self.block.insert(self.writer.buffer()?),
-            };
-            let n = ((block.capacity() - self.filled) as u64).min(len - pos) as usize;
-            fill(pos, &mut block.as_mut_slice()[self.filled..self.filled + n]);
-            self.filled += n;
-            pos += n as u64;
-            self.written += n as u64;
-            if self.filled == block.capacity() {
-                self.submit()?;
-            }
-        }
-        Ok(())
-    }
-
-    fn submit(&mut self) -> Result<()> {
-        if let Some(block) = self.block.take() {
-            self.writer.submit(block, std::mem::take(&mut self.filled))?;
-        }
-        Ok(())
-    }
-
-    /// Submits the last, partial block; returns the bytes written.
-    pub fn finish(mut self) -> Result<u64> {
-        self.submit()?;
-        Ok(self.written)
-    }
 }

@@ -215,9 +215,20 @@ impl<'w> RecordSink<'w> {
 
     /// Appends bytes.
     #[inline]
-    pub fn push(&mut self, mut rec: &[u8]) -> Result<()> {
-        self.written += rec.len() as u64;
-        while !rec.is_empty() {
+    pub fn push(&mut self, rec: &[u8]) -> Result<()> {
+        self.push_with(rec.len() as u64, |from, dst| {
+            let from = from as usize;
+            dst.copy_from_slice(&rec[from..from + dst.len()]);
+        })
+    }
+
+    /// Appends `len` bytes that `fill(from, dst)` writes straight into the blocks, bytes
+    /// `[from, from + dst.len())` at a time (a piece of output gathered from a sorted chunk).
+    #[inline]
+    pub fn push_with(&mut self, len: u64, fill: impl Fn(u64, &mut [u8])) -> Result<()> {
+        self.written += len;
+        let mut pos = 0u64;
+        while pos < len {
             let buf = match &mut self.buf {
                 Some(b) => b,
                 None => {
@@ -225,10 +236,10 @@ impl<'w> RecordSink<'w> {
                     self.buf.insert(self.writer.buffer()?)
                 }
             };
-            let n = rec.len().min(buf.capacity() - self.len);
-            buf.as_mut_slice()[self.len..self.len + n].copy_from_slice(&rec[..n]);
+            let n = ((buf.capacity() - self.len) as u64).min(len - pos) as usize;
+            fill(pos, &mut buf.as_mut_slice()[self.len..self.len + n]);
             self.len += n;
-            rec = &rec[n..];
+            pos += n as u64;
             if self.len == buf.capacity() {
                 self.flush()?;
             }

@@ -11,7 +11,7 @@ use crate::input::InputSet;
 use crate::key::ResolvedKey;
 use crate::framing::Framing;
 use crate::merge::{merge_runs, MergeJob, MergeReport};
-use crate::output::{sort_while_writing, Destination, PieceWriter};
+use crate::output::{sort_while_writing, Destination};
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
@@ -166,12 +166,12 @@ impl Sorter {
             let mut scratch_buf = AlignedBuf::new(n * 16)?;
             let scratch = &mut scratch_buf.as_u128_mut()[..n];
             let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(data.len() as u64), cfg.preallocate, self.counters.output.clone())?;
-            let mut out = PieceWriter::new(&mut w);
+            let mut out = RecordSink::new(&mut w);
             sort_while_writing(
                 |emit| sort_in_pieces(&ctx, data, entries, scratch, emit),
-                |piece: &[u128]| out.write((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst)),
+                |piece: &[u128]| out.push_with((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst)),
             )?;
-            out.finish()?;
+            out.flush()?;
             w.finish()?;
             return Ok(Formed::Done { records: n as u64 });
         }

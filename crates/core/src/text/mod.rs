@@ -19,7 +19,7 @@ use crate::error::{Result, SortError};
 use crate::fold::{FoldSink, Folding};
 use crate::framing::{Framing, RecordOrder};
 use crate::merge::{merge_runs, MergeJob, MergeReport};
-use crate::output::{sort_while_writing, Destination, PieceWriter};
+use crate::output::{sort_while_writing, Destination};
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
@@ -172,12 +172,13 @@ impl<O: RecordOrder> LineSorter<O> {
     fn sort_and_write(&self, chunk: Chunk, n: usize, ws: &mut Workspace, writer: &mut BlockWriter) -> Result<u64> {
         let (order, method, unique) = (&self.order, self.cfg.method, self.cfg.unique);
         let (entries, scratch) = (&mut ws.entries.as_u128_mut()[..n], &mut ws.scratch.as_u128_mut()[..n]);
-        let mut out = PieceWriter::new(writer);
+        let mut out = RecordSink::new(writer);
         sort_while_writing(
             |emit| sort_and_locate(order, method, unique, chunk, entries, scratch, |locs, len| emit((locs, len))),
-            |(locs, len)| out.write(len, |from, dst| gather(chunk.data, locs, from, dst)),
+            |(locs, len)| out.push_with(len, |from, dst| gather(chunk.data, locs, from, dst)),
         )?;
-        out.finish()
+        out.flush()?;
+        Ok(out.written())
     }
 
     /// A single regular input that fits in memory and ends with a terminator, mapped rather than
