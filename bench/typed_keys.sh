@@ -48,12 +48,15 @@ cat "$input" > /dev/null # into the page cache
 "$xsort" --record-size=64 --key-bytes=0:8:u64le --no-progress -T "$work" -o "$out" "$input"
 "$xsort" --record-size=64 --key-bytes=0:8 --no-progress -T "$work" -o "$out" "$input"
 
+# Each sort writes a new file (replacing the last output would also time freeing its blocks), but
+# the default /dev/null is never removed: as root, that deletes the device.
+fresh_output() { if [ "$out" != /dev/null ]; then rm -f "$out"; fi; }
+
 typed=() plain=()
 for _ in $(seq "$runs"); do
-  # Each sort writes a new file: replacing the last output would also time freeing its blocks.
-  rm -f "$out"
+  fresh_output
   typed+=("$(timed "$xsort" --record-size=64 --key-bytes=0:8:u64le --no-progress -T "$work" -o "$out" "$input")")
-  rm -f "$out"
+  fresh_output
   plain+=("$(timed "$xsort" --record-size=64 --key-bytes=0:8 --no-progress -T "$work" -o "$out" "$input")")
 done
 T=$(echo "${typed[*]}" | median) P=$(echo "${plain[*]}" | median)
