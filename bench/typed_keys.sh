@@ -48,9 +48,9 @@ cat "$input" > /dev/null # into the page cache
 "$xsort" --record-size=64 --key-bytes=0:8:u64le --no-progress -T "$work" -o "$out" "$input"
 "$xsort" --record-size=64 --key-bytes=0:8 --no-progress -T "$work" -o "$out" "$input"
 
-# Each sort writes a new file (replacing the last output would also time freeing its blocks), but
-# the default /dev/null is never removed: as root, that deletes the device.
-fresh_output() { if [ "$out" != /dev/null ]; then rm -f "$out"; fi; }
+# Each sort writes a new file (replacing the last output would also time freeing its blocks). Only
+# a regular file is removed: the default /dev/null, or any device, stays (as root, rm deletes it).
+fresh_output() { if [ -f "$out" ]; then rm -f "$out"; fi; }
 
 typed=() plain=()
 for _ in $(seq "$runs"); do

@@ -1137,52 +1137,35 @@ fn judge(case: &Case, gnu: &RunResult, xs: &RunResult, again: Option<&RunResult>
 fn random_key(rk: &RandomKey, line: &[u8]) -> Vec<u8> {
     let blank = |c: u8| c == b' ' || c == b'\t' || (rk.zero && c == b'\n');
     let lim = line.len();
+    // Past one field from `p`: up to its separator (and past that when `past_tab`), or past its
+    // leading blanks and its text.
+    let skip_field = |mut p: usize, past_tab: bool| {
+        match rk.tab {
+            Some(t) => {
+                while p < lim && line[p] != t {
+                    p += 1;
+                }
+                if p < lim && past_tab {
+                    p += 1;
+                }
+            }
+            None => {
+                while p < lim && blank(line[p]) {
+                    p += 1;
+                }
+                while p < lim && !blank(line[p]) {
+                    p += 1;
+                }
+            }
+        }
+        p
+    };
     let (mut beg, end) = match rk.field {
         None => (0, lim),
         Some((f1, f2)) => {
-            let mut p = 0;
-            for _ in 0..f1 - 1 {
-                match rk.tab {
-                    Some(t) => {
-                        while p < lim && line[p] != t {
-                            p += 1;
-                        }
-                        if p < lim {
-                            p += 1;
-                        }
-                    }
-                    None => {
-                        while p < lim && blank(line[p]) {
-                            p += 1;
-                        }
-                        while p < lim && !blank(line[p]) {
-                            p += 1;
-                        }
-                    }
-                }
-            }
-            let mut e = 0;
-            for i in 0..f2 {
-                match rk.tab {
-                    Some(t) => {
-                        while e < lim && line[e] != t {
-                            e += 1;
-                        }
-                        if e < lim && i + 1 < f2 {
-                            e += 1;
-                        }
-                    }
-                    None => {
-                        while e < lim && blank(line[e]) {
-                            e += 1;
-                        }
-                        while e < lim && !blank(line[e]) {
-                            e += 1;
-                        }
-                    }
-                }
-            }
-            (p, e)
+            let beg = (0..f1 - 1).fold(0, |p, _| skip_field(p, true));
+            let end = (0..f2).fold(0, |e, i| skip_field(e, i + 1 < f2));
+            (beg, end)
         }
     };
     if rk.blanks {
