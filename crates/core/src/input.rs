@@ -147,20 +147,22 @@ fn open_source(input: &Input, r: usize, direct: bool) -> Result<Source> {
         }
         Input::Path(p) => p,
     };
-    let md = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {}", os_text(&e))))?;
+    // Opened first: a file that cannot be read is reported as such, before anything is said of its
+    // size, and what is checked is what was opened.
+    let file = File::open(path).map_err(|e| bad(path, format!("cannot read: {}", os_text(&e))))?;
+    let md = file.metadata().map_err(|e| bad(path, format!("cannot read: {}", os_text(&e))))?;
     if md.is_dir() {
         return Err(bad(path, "is a directory".into()));
     }
     if !md.is_file() {
-        let file = File::open(path).map_err(|e| bad(path, format!("cannot read: {}", os_text(&e))))?;
         return Ok(Source::Stream { file, name: path.clone(), carry: Vec::new(), eof: false });
     }
     let len = md.len();
     if len % r as u64 != 0 {
         return Err(bad(path, format!("length {len} is not a multiple of the record size {r} ({} bytes left over)", len % r as u64)));
     }
-    // Fail now on an unreadable file, but hold no descriptor until the file's turn.
-    open_regular(path, direct)?;
+    // Hold no descriptor of a regular file until its turn.
+    drop(file);
     // Direct reads would ignore a copy already in memory: read a mostly cached file through the cache.
     let direct = direct && page_cache_fraction(path).is_none_or(|f| f < CACHED_ENOUGH);
     Ok(Source::File(RegularFile { path: path.clone(), direct, file: None, len, pos: 0, boundary: None }))
