@@ -52,6 +52,22 @@ impl DirectFile {
         DirectFile { file, path, direct: AtomicBool::new(false) }
     }
 
+    /// Wraps a file already open for reading, switching it to O_DIRECT when `want_direct` and the
+    /// filesystem allows it (an input is opened once; its mode is chosen afterwards).
+    pub fn from_read_file(file: File, path: PathBuf, want_direct: bool) -> Self {
+        let f = DirectFile { file, path, direct: AtomicBool::new(false) };
+        if want_direct {
+            let fd = f.file.as_raw_fd();
+            // SAFETY: fcntl on an fd we own.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            // SAFETY: as above. Refusal (EINVAL where the filesystem has no direct I/O) leaves the
+            // descriptor buffered, as a refused direct open does.
+            let set = flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } == 0;
+            f.direct.store(set, Ordering::Relaxed);
+        }
+        f
+    }
+
     /// Names the file differently in messages (the output's temp file is reported as its target).
     pub fn set_name(&mut self, name: PathBuf) {
         self.path = name;
@@ -196,11 +212,11 @@ pub fn read_stream(src: &mut (impl std::io::Read + ?Sized), dst: &mut [u8]) -> s
     }
 }
 
-/// The share of `path`'s pages that are in the page cache (0.0 to 1.0), or None when it cannot be
-/// told (empty file, mapping refused). A file mostly in memory is read faster through the cache than
-/// from the disk with O_DIRECT, which would ignore the cached copy.
-pub fn page_cache_fraction(path: &Path) -> Option<f64> {
-    let file = File::open(path).ok()?;
+/// The share of an open regular file's pages that are in the page cache (0.0 to 1.0), or None when
+/// it cannot be told (empty file, mapping refused). A file mostly in memory is read faster through
+/// the cache than from the disk with O_DIRECT, which would ignore the cached copy. It works on the
+/// descriptor: opening the path again could meet a FIFO, whose data the probe would swallow.
+pub fn page_cache_fraction(file: &File) -> Option<f64> {
     let len = file.metadata().ok()?.len() as usize;
     if len == 0 {
         return None;
@@ -258,9 +274,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, vec![1u8; 1 << 20]).unwrap();
-        assert!(page_cache_fraction(&p).unwrap() > 0.9);
+        assert!(page_cache_fraction(&File::open(&p).unwrap()).unwrap() > 0.9);
         std::fs::write(dir.path().join("e"), b"").unwrap();
-        assert_eq!(page_cache_fraction(&dir.path().join("e")), None);
+        assert_eq!(page_cache_fraction(&File::open(dir.path().join("e")).unwrap()), None);
     }
 
     #[test]
