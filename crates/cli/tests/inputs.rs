@@ -193,3 +193,67 @@ fn an_input_that_cannot_be_opened_is_reported_before_its_size() {
     assert_eq!(msg, "xsort: closed/g: cannot read: Permission denied");
     fx.assert_clean();
 }
+
+/// Files of procfs and sysfs whose content is stable while a test runs. procfs says they hold 0
+/// bytes, sysfs says 4096; sysfs refuses mmap and O_DIRECT.
+const PSEUDO_FILES: [&str; 4] = ["/proc/version", "/proc/filesystems", "/sys/devices/system/cpu/possible", "/sys/kernel/mm/transparent_hugepage/enabled"];
+
+/// The pseudo files of [`PSEUDO_FILES`] this machine has, with their content as read now; at least
+/// one of procfs and one of sysfs must be there.
+fn pseudo_files() -> Vec<(&'static str, Vec<u8>)> {
+    let found: Vec<_> = PSEUDO_FILES.iter().filter_map(|p| std::fs::read(p).ok().filter(|d| !d.is_empty()).map(|d| (*p, d))).collect();
+    for fs in ["/proc/", "/sys/"] {
+        assert!(found.iter().any(|(p, _)| p.starts_with(fs)), "no readable {fs} file among {PSEUDO_FILES:?}");
+    }
+    found
+}
+
+#[test]
+fn pseudo_files_are_read_to_their_end_as_lines() {
+    let fx = Fixture::new();
+    fx.write("s1", b"b\nd\n");
+    for (p, data) in pseudo_files() {
+        let out = ok(fx.cmd().arg(p));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&sorted_lines(&data, false)), "{p} to stdout");
+        ok(fx.cmd().args(["-o", "out", p]));
+        assert_eq!(std::fs::read(fx.path("out")).unwrap(), sorted_lines(&data, false), "-o out {p}");
+        // With a regular file, in both orders, and merged (a one-line file is in order).
+        let mut both = data.clone();
+        both.extend_from_slice(b"b\nd\n");
+        let out = ok(fx.cmd().args([p, "s1"]));
+        assert_eq!(out.stdout, sorted_lines(&both, false), "{p} s1");
+        let out = ok(fx.cmd().args(["s1", p]));
+        assert_eq!(out.stdout, sorted_lines(&both, false), "s1 {p}");
+        if data.iter().filter(|&&b| b == b'\n').count() == 1 {
+            let out = ok(fx.cmd().args(["-m", p, "s1"]));
+            assert_eq!(out.stdout, sorted_lines(&both, false), "-m {p} s1");
+        }
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn pseudo_files_are_read_to_their_end_as_records() {
+    let fx = Fixture::new();
+    for (p, data) in pseudo_files() {
+        let mut bytes = data.clone();
+        bytes.sort();
+        let out = ok(fx.cmd().args(["--record-size=1", p]));
+        assert_eq!(out.stdout, bytes, "--record-size=1 {p}");
+        ok(fx.cmd().args(["--record-size=1", "-o", "out", p]));
+        assert_eq!(std::fs::read(fx.path("out")).unwrap(), bytes, "--record-size=1 -o out {p}");
+        // After a regular file, under the smallest budget.
+        fx.write("r", b"zyx");
+        let mut with = data.clone();
+        with.extend_from_slice(b"zyx");
+        with.sort();
+        let out = ok(fx.cmd().args(["--record-size=1", "-S", TINY, "r", p]));
+        assert_eq!(out.stdout, with, "--record-size=1 r {p}");
+        // A length that is no multiple of the record size is found at the end of the stream.
+        if data.len() % 7 != 0 {
+            let msg = fail(fx.cmd().args(["--record-size=7", p]));
+            assert!(msg.contains(p) && msg.contains("not a multiple"), "{msg}");
+        }
+    }
+    fx.assert_clean();
+}

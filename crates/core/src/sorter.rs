@@ -139,7 +139,8 @@ impl Sorter {
         }
         let Some((file, len, path)) = inputs.single_cached_file()? else { return Ok(None) };
         let started = std::time::Instant::now();
-        let map = MappedFile::map(&file, len, &path)?;
+        // A refused mapping is read instead.
+        let Some(map) = MappedFile::map(&file, len, &path)? else { return Ok(None) };
         self.counters.input.record(len, started, false);
         Ok(Some(map))
     }

@@ -2,7 +2,7 @@
 //!
 //! A [`DirectFile`] starts in direct mode when asked and drops to buffered mode, once and for good,
 //! the first time the kernel refuses a direct open or transfer with `EINVAL` (tmpfs, some network
-//! filesystems, an unaligned tail). Callers therefore never need to know which mode they got, and
+//! filesystems, an unaligned tail) or `ENODEV` (a filesystem without direct I/O). Callers therefore never need to know which mode they got, and
 //! the statistics report which one was used.
 
 use crate::buffer::IO_ALIGN;
@@ -39,7 +39,7 @@ impl DirectFile {
         if want_direct {
             match open_with(path, access, libc::O_DIRECT) {
                 Ok(file) => return Ok(DirectFile { file, path: path.to_owned(), direct: AtomicBool::new(true) }),
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENODEV)) => {}
                 Err(cause) => return Err(IoError::Open { path: path.to_owned(), cause }),
             }
         }
@@ -183,8 +183,10 @@ impl DirectFile {
         unsafe { libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     }
 
+    /// Whether an error is the kernel refusing a direct transfer (EINVAL; ENODEV where a filesystem
+    /// has no direct I/O at all), which buffered mode then retries.
     fn refused_direct(&self, e: &std::io::Error) -> bool {
-        e.raw_os_error() == Some(libc::EINVAL) && self.is_direct()
+        matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENODEV)) && self.is_direct()
     }
 
     /// Switches the descriptor to buffered mode for good.
@@ -277,6 +279,15 @@ mod tests {
         assert!(page_cache_fraction(&File::open(&p).unwrap()).unwrap() > 0.9);
         std::fs::write(dir.path().join("e"), b"").unwrap();
         assert_eq!(page_cache_fraction(&File::open(dir.path().join("e")).unwrap()), None);
+    }
+
+    #[test]
+    fn direct_reads_of_a_pseudo_file_fall_back_to_buffered() {
+        let p = Path::new("/sys/devices/system/cpu/possible");
+        let f = DirectFile::open(p, Access::Read, true).unwrap();
+        let mut b = AlignedBuf::new(IO_ALIGN).unwrap();
+        let n = f.read_at(b.as_mut_slice(), 0).unwrap();
+        assert_eq!(&b.as_slice()[..n], &std::fs::read(p).unwrap()[..]);
     }
 
     #[test]

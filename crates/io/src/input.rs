@@ -1,19 +1,21 @@
 //! Inputs, each opened once.
 //!
 //! Every input is opened when the sort starts, and what is learnt of it comes from that open
-//! descriptor (fstat), never from the path again. A FIFO, a character device or standard input can
-//! be read only once, as a stream: a second open of a FIFO finds the data gone to the first (or
-//! waits for a writer that has left), so the first descriptor is kept and read to the end. A
-//! regular file is seekable and its size is true: it may be closed after the check, so that any
-//! number of inputs works under a low descriptor limit, and is opened again when its turn comes,
-//! with its identity (device and inode) checked, so that a file replaced in between is an error
-//! rather than another file's data.
+//! descriptor (fstat, fstatfs), never from the path again. A FIFO, a character device or standard
+//! input can be read only once, as a stream: a second open of a FIFO finds the data gone to the
+//! first (or waits for a writer that has left), so the first descriptor is kept and read to the
+//! end. So is a regular file of a pseudo filesystem (procfs, sysfs and their kin), whose reported
+//! size is not its content (`/proc/cpuinfo` says 0 bytes, sysfs files 4096) and which cannot be
+//! mapped or read with O_DIRECT. A regular file of a real filesystem is seekable and its size is
+//! true: it may be closed after the check, so that any number of inputs works under a low
+//! descriptor limit, and is opened again when its turn comes, with its identity (device and inode)
+//! checked, so that a file replaced in between is an error rather than another file's data.
 
 use crate::error::{IoError, Result};
 use crate::file::DirectFile;
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::io::FromRawFd;
+use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
 
 /// An input as it was opened.
@@ -54,7 +56,7 @@ impl OpenedInput {
         if md.is_dir() {
             return Err(open_err(std::io::Error::from_raw_os_error(libc::EISDIR)));
         }
-        if !md.is_file() {
+        if !md.is_file() || size_is_unreliable(&file, md.len()) {
             return Ok(OpenedInput::Stream(StreamInput { file, name: path.to_owned() }));
         }
         Ok(OpenedInput::Regular(RegularInput { path: path.to_owned(), len: md.len(), dev: md.dev(), ino: md.ino(), file: Some(file) }))
@@ -79,6 +81,30 @@ impl OpenedInput {
             OpenedInput::Stream(s) => &s.name,
         }
     }
+}
+
+/// Filesystems whose regular files are generated when read: their size says nothing of their
+/// content, and mapping or direct reads are refused. (proc, sysfs, debugfs, tracefs, securityfs,
+/// configfs, cgroup, cgroup2, bpf, pstore, efivarfs, selinuxfs, smackfs, binfmt_misc.)
+const PSEUDO_FILESYSTEMS: [u32; 14] = [
+    0x9fa0, 0x6265_6572, 0x6462_6720, 0x7472_6163, 0x7363_6673, 0x6265_6570, 0x0027_e0eb, 0x6367_7270, 0xcafe_4a11, 0x6165_676c, 0xde5e_81e4,
+    0xf97c_ff8c, 0x4341_5d53, 0x4249_4e4d,
+];
+/// FUSE: its files are usually true to their size, but some (lxcfs's `/proc` files in containers)
+/// say 0 bytes while holding text.
+const FUSE: u32 = 0x6573_5546;
+
+/// Whether a regular file's size cannot be trusted, from the filesystem it lives on.
+fn size_is_unreliable(file: &File, len: u64) -> bool {
+    // SAFETY: statfs is plain data, filled by fstatfs on a descriptor we own; the result is checked.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return false;
+    }
+    // f_type is a word of either sign by platform; the magic numbers are 32-bit.
+    let magic = st.f_type as u32;
+    PSEUDO_FILESYSTEMS.contains(&magic) || (magic == FUSE && len == 0)
 }
 
 impl RegularInput {
@@ -163,6 +189,15 @@ mod tests {
         let e = OpenedInput::open(dir.path()).unwrap_err();
         assert!(matches!(&e, IoError::Open { cause, .. } if cause.raw_os_error() == Some(libc::EISDIR)), "{e}");
         assert!(matches!(OpenedInput::open(&dir.path().join("none")), Err(IoError::Open { .. })));
+    }
+
+    #[test]
+    fn pseudo_files_are_streams() {
+        // /proc/version says 0 bytes; a sysfs file says 4096.
+        for p in ["/proc/version", "/sys/devices/system/cpu/possible"] {
+            let opened = OpenedInput::open(Path::new(p)).unwrap();
+            assert!(matches!(opened, OpenedInput::Stream(_)), "{p}: {opened:?}");
+        }
     }
 
     #[test]

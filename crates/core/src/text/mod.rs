@@ -188,7 +188,8 @@ impl<O: RecordOrder> LineSorter<O> {
         if len == 0 || len as usize > limit {
             return Ok(None);
         }
-        let map = MappedFile::map(&file, len, &path)?;
+        // A refused mapping is read instead.
+        let Some(map) = MappedFile::map(&file, len, &path)? else { return Ok(None) };
         let data = map.as_slice();
         Ok((data.last() == Some(&self.cfg.terminator)).then_some(map))
     }
