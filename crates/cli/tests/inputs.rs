@@ -257,3 +257,62 @@ fn pseudo_files_are_read_to_their_end_as_records() {
     }
     fx.assert_clean();
 }
+
+/// xsort started by a shell with `redirect` (`>&-`, `<&-`, `2>&-`) applied to it, so that it
+/// starts with that standard stream closed.
+fn with_closed(fx: &Fixture, redirect: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(format!("exec \"$0\" \"$@\" {redirect}")).arg(bin()).args(args).env("TMPDIR", fx.tmp()).current_dir(fx.root());
+    c
+}
+
+#[test]
+fn a_closed_standard_output_is_an_error_when_it_is_the_output() {
+    let fx = Fixture::new();
+    fx.write("f", b"b\na\n");
+    const MSG: &str = "xsort: write failed: standard output: Bad file descriptor";
+    for args in [&["f"][..], &["--record-size=1", "f"], &["-m", "f"], &["-u", "-S", TINY, "f"], &["--debug", "f"], &["--version"]] {
+        let msg = fail(&mut with_closed(&fx, ">&-", args));
+        assert_eq!(msg, MSG, "{args:?}");
+    }
+    // Not the output: -o, and -c (which writes nothing).
+    ok(&mut with_closed(&fx, ">&-", &["-o", "out", "f"]));
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"a\nb\n");
+    ok(&mut with_closed(&fx, ">&-", &["--record-size=2", "-o", "out", "f"]));
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"a\nb\n");
+    let out = run(&mut with_closed(&fx, ">&-", &["-c", "f"]));
+    assert_eq!(out.status.code(), Some(1), "-c f: {}", String::from_utf8_lossy(&out.stderr));
+    fx.assert_clean();
+}
+
+#[test]
+fn a_closed_standard_input_is_an_error_when_it_is_an_input() {
+    let fx = Fixture::new();
+    fx.write("f", b"b\na\n");
+    fx.write("out", b"OLD\n");
+    const MSG: &str = "xsort: read failed: -: Bad file descriptor";
+    let cases: [&[&str]; 8] = [&[], &["-"], &["f", "-", "-o", "out"], &["--record-size=1"], &["--record-size=1", "f", "-", "-o", "out"], &["-m", "f", "-"], &["-c"], &["--files0-from=-"]];
+    for args in cases {
+        let msg = fail(&mut with_closed(&fx, "<&-", args));
+        assert_eq!(msg, MSG, "{args:?}");
+        assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"OLD\n", "{args:?} touched the target");
+    }
+    // Not an input.
+    let out = ok(&mut with_closed(&fx, "<&-", &["f"]));
+    assert_eq!(out.stdout, b"a\nb\n");
+    fx.assert_clean();
+}
+
+#[test]
+fn a_closed_standard_error_is_no_crash() {
+    let fx = Fixture::new();
+    fx.write("f", b"b\na\n");
+    let out = ok(&mut with_closed(&fx, "2>&-", &["f"]));
+    assert_eq!(out.stdout, b"a\nb\n");
+    // A failure with nowhere to say so still ends with status 2, not a signal or a panic's 101.
+    let out = run(&mut with_closed(&fx, "2>&-", &["--record-size=1", "missing"]));
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&mut with_closed(&fx, "2>&- >&-", &["f"]));
+    assert_eq!(out.status.code(), Some(2));
+    fx.assert_clean();
+}

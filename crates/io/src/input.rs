@@ -62,8 +62,10 @@ impl OpenedInput {
         Ok(OpenedInput::Regular(RegularInput { path: path.to_owned(), len: md.len(), dev: md.dev(), ino: md.ino(), file: Some(file) }))
     }
 
-    /// Standard input, on a descriptor of its own (a duplicate of 0), named `-`.
+    /// Standard input, on a descriptor of its own (a duplicate of 0), named `-`; an error when it
+    /// was closed when the process started.
     pub fn stdin() -> Result<Self> {
+        crate::stdio::stdin_input()?;
         let name = PathBuf::from("-");
         // SAFETY: dup returns a new descriptor we own (or -1, checked); File takes ownership of it.
         let fd = unsafe { libc::dup(0) };

@@ -13,6 +13,7 @@ pub mod mapped;
 pub mod output;
 pub mod reader;
 pub mod signals;
+pub mod stdio;
 pub mod stats;
 pub mod temp;
 pub mod writer;
