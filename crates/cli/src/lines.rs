@@ -316,6 +316,7 @@ fn inputs(args: &Args) -> Result<Vec<Input>> {
         bail!("extra operand '{}'\nfile operands cannot be combined with --files0-from", first.display());
     }
     let text = if list.as_os_str() == "-" {
+        xsort_io::stdio::stdin_input()?;
         let mut b = Vec::new();
         std::io::stdin().read_to_end(&mut b).context("-: read failed")?;
         b
@@ -367,6 +368,7 @@ pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
         let start = data.len();
         match input {
             Input::Stdin => {
+                xsort_io::stdio::stdin_input()?;
                 std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
             }
             Input::Path(p) => data.extend(std::fs::read(p).map_err(|e| anyhow!("cannot read: {}: {}", p.display(), xsort_io::error::os_text(&e)))?),

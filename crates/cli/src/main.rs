@@ -16,6 +16,10 @@ use std::io::Write;
 use std::process::ExitCode;
 use xsort_core::SortStats;
 
+// Notes which standard streams were closed at start, before Rust's runtime reopens them on
+// /dev/null (see xsort_io::stdio).
+xsort_io::record_closed_streams_at_start!();
+
 fn main() -> ExitCode {
     if let Err(e) = xsort_io::signals::install() {
         eprintln!("xsort: cannot install signal handling: {e}");
@@ -33,7 +37,12 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_TROUBLE);
         }
         Err(e) => {
-            let _ = e.print(); // --help and --version
+            // --help and --version
+            if let Err(closed) = xsort_io::stdio::stdout_output() {
+                eprintln!("xsort: {closed}");
+                return ExitCode::from(EXIT_TROUBLE);
+            }
+            let _ = e.print();
             return ExitCode::from(EXIT_OK);
         }
     };
@@ -98,6 +107,10 @@ fn run_lines(args: args::Args) -> Result<u8> {
             Ok(exit::DISORDER)
         }
         LinesJob::Debug(cfg) => {
+            // A closed standard output fails before any warning is printed.
+            if cfg.output == xsort_core::Output::Stdout {
+                xsort_io::stdio::stdout_output()?;
+            }
             for w in s.order.debug_warnings() {
                 eprintln!("xsort: {w}");
             }

@@ -9,11 +9,10 @@
 
 use crate::error::{Result, SortError};
 use std::fs::File;
-use std::os::unix::io::FromRawFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use xsort_io::error::os_text;
-use xsort_io::{align_down, align_up, page_cache_fraction, read_region, Access, AlignedBuf, DirectFile, IoCounters, ReadConfig, IO_ALIGN};
+use xsort_io::{align_down, align_up, page_cache_fraction, read_region, AlignedBuf, DirectFile, IoCounters, OpenedInput, ReadConfig, RegularInput, IO_ALIGN};
 
 use crate::config::{Input, IoSettings};
 
@@ -28,11 +27,14 @@ enum Source {
     Stream { file: File, name: PathBuf, carry: Vec<u8>, eof: bool },
 }
 
-/// A regular input file. It is opened when its turn comes and closed when read, so that any number
-/// of inputs works under a low descriptor limit.
+/// A regular input file. Only the first input keeps the descriptor of its first open; the others
+/// are opened again (checked to be the same file) when their turn comes and closed when read, so
+/// that any number of inputs works under a low descriptor limit.
 struct RegularFile {
-    path: PathBuf,
+    input: RegularInput,
     direct: bool,
+    /// The share of it in the page cache when opened.
+    cached: Option<f64>,
     file: Option<DirectFile>,
     len: u64,
     pos: u64,
@@ -62,7 +64,7 @@ struct Segment {
 impl InputSet {
     /// Opens every input and checks the lengths of regular files now, before any output exists.
     pub fn open(inputs: &[Input], record_size: usize, io: IoSettings, counters: Arc<IoCounters>) -> Result<Self> {
-        let sources = inputs.iter().map(|i| open_source(i, record_size, io.direct)).collect::<Result<Vec<_>>>()?;
+        let sources = inputs.iter().enumerate().map(|(i, input)| open_source(input, record_size, io.direct, i == 0)).collect::<Result<Vec<_>>>()?;
         let read_cfg = ReadConfig { transfer_size: align_up(io.transfer_size.max(IO_ALIGN)), in_flight: io.count.max(1) };
         Ok(InputSet { sources, current: 0, record_size, read_cfg, counters })
     }
@@ -73,6 +75,19 @@ impl InputSet {
             Source::File(f) => Some(f.len),
             Source::Stream { .. } => None,
         }).sum()
+    }
+
+    /// The only input's open file and length, when it is a non-empty regular file mostly in the page
+    /// cache (a one-pass sort maps it rather than reading it); None otherwise.
+    pub fn single_cached_file(&mut self) -> Result<Option<(File, u64, PathBuf)>> {
+        let [Source::File(f)] = &mut self.sources[..] else { return Ok(None) };
+        if f.len == 0 || f.cached.is_none_or(|c| c < CACHED_ENOUGH) {
+            return Ok(None);
+        }
+        let path = f.input.path().to_owned();
+        // A second descriptor of the same open file (dup), not a second open.
+        let file = f.input.file().map_err(cannot_read)?.try_clone().map_err(|e| xsort_io::IoError::meta(&path, "duplicate descriptor", e))?;
+        Ok(Some((file, f.len, path)))
     }
 
     /// Number of input files.
@@ -133,44 +148,38 @@ impl InputSet {
     }
 }
 
-fn open_source(input: &Input, r: usize, direct: bool) -> Result<Source> {
-    let path = match input {
-        Input::Stdin => {
-            // SAFETY: dup returns a new descriptor we own (or -1, checked); File takes ownership of it.
-            let fd = unsafe { libc::dup(0) };
-            if fd < 0 {
-                return Err(bad(&PathBuf::from("-"), format!("cannot read standard input: {}", std::io::Error::last_os_error())));
-            }
-            // SAFETY: fd is a valid descriptor owned by nobody else.
-            let file = unsafe { File::from_raw_fd(fd) };
-            return Ok(Source::Stream { file, name: "-".into(), carry: Vec::new(), eof: false });
-        }
-        Input::Path(p) => p,
+/// Opens one input (every input is opened once, here; see [`xsort_io::input`]). A regular file
+/// other than the first gives its descriptor back until its turn, so that any number of inputs
+/// works under a low descriptor limit.
+fn open_source(input: &Input, r: usize, direct: bool, first: bool) -> Result<Source> {
+    let opened = match input {
+        Input::Stdin => OpenedInput::stdin(),
+        Input::Path(p) => OpenedInput::open(p),
     };
-    let md = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {}", os_text(&e))))?;
-    if md.is_dir() {
-        return Err(bad(path, "is a directory".into()));
-    }
-    if !md.is_file() {
-        let file = File::open(path).map_err(|e| bad(path, format!("cannot read: {}", os_text(&e))))?;
-        return Ok(Source::Stream { file, name: path.clone(), carry: Vec::new(), eof: false });
-    }
-    let len = md.len();
+    let mut reg = match opened.map_err(cannot_read)? {
+        OpenedInput::Stream(s) => return Ok(Source::Stream { file: s.file, name: s.name, carry: Vec::new(), eof: false }),
+        OpenedInput::Regular(reg) => reg,
+    };
+    let (len, path) = (reg.len(), reg.path().to_owned());
     if len % r as u64 != 0 {
-        return Err(bad(path, format!("length {len} is not a multiple of the record size {r} ({} bytes left over)", len % r as u64)));
+        return Err(bad(&path, format!("length {len} is not a multiple of the record size {r} ({} bytes left over)", len % r as u64)));
     }
-    // Fail now on an unreadable file, but hold no descriptor until the file's turn.
-    open_regular(path, direct)?;
     // Direct reads would ignore a copy already in memory: read a mostly cached file through the cache.
-    let direct = direct && page_cache_fraction(path).is_none_or(|f| f < CACHED_ENOUGH);
-    Ok(Source::File(RegularFile { path: path.clone(), direct, file: None, len, pos: 0, boundary: None }))
+    let cached = page_cache_fraction(reg.file().map_err(cannot_read)?);
+    let direct = direct && cached.is_none_or(|f| f < CACHED_ENOUGH);
+    if !first {
+        reg.release();
+    }
+    Ok(Source::File(RegularFile { input: reg, direct, cached, file: None, len, pos: 0, boundary: None }))
 }
 
-fn open_regular(path: &std::path::Path, direct: bool) -> Result<DirectFile> {
-    DirectFile::open(path, Access::Read, direct).map_err(|e| match e {
-        xsort_io::IoError::Open { cause, .. } => bad(path, format!("cannot read: {}", os_text(&cause))),
+/// An input that cannot be opened, in the sort's words ("is a directory" for a directory).
+fn cannot_read(e: xsort_io::IoError) -> SortError {
+    match e {
+        xsort_io::IoError::Open { path, cause } if cause.raw_os_error() == Some(libc::EISDIR) => bad(&path, "is a directory".into()),
+        xsort_io::IoError::Open { path, cause } => bad(&path, format!("cannot read: {}", os_text(&cause))),
         other => other.into(),
-    })
+    }
 }
 
 fn bad(path: &std::path::Path, problem: String) -> SortError {
@@ -200,7 +209,7 @@ fn fill_from_file(
         return Ok(None);
     }
     if f.file.is_none() {
-        f.file = Some(open_regular(&f.path, f.direct)?);
+        f.file = Some(f.input.take_direct(f.direct).map_err(cannot_read)?);
     }
     let file = f.file.as_ref().ok_or_else(|| SortError::Internal("input not open".into()))?;
     let want = skew + records * r;
@@ -224,7 +233,7 @@ fn fill_from_file(
     };
     let got = carried + read_region(file, aligned_pos + carried as u64, &mut buf.as_mut_slice()[..end], at + carried, cfg, counters, &mut report)?;
     if got < want {
-        return Err(bad(&f.path, format!("file shrank while being read (expected {} bytes)", f.len)));
+        return Err(bad(f.input.path(), format!("file shrank while being read (expected {} bytes)", f.len)));
     }
     report(&buf.as_slice()[..at + want]); // records wholly inside the carried block, if any
     f.pos += (records * r) as u64;

@@ -20,7 +20,10 @@ impl Destination {
     /// Opens the destination now, so that an unwritable target fails before any work is done.
     pub fn open(output: &Output, io: IoSettings) -> Result<Self> {
         Ok(match output {
-            Output::Stdout => Destination::Stdout,
+            Output::Stdout => {
+                xsort_io::stdio::stdout_output()?;
+                Destination::Stdout
+            }
             Output::Path(p) => Destination::File(AtomicOutput::create(p, io.direct)?),
         })
     }

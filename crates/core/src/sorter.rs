@@ -17,9 +17,7 @@ use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use crate::config::Input;
-use crate::input::CACHED_ENOUGH;
-use xsort_io::{epoch, page_cache_fraction, AlignedBuf, MappedFile, Prefault, ReadService, TempSpace};
+use xsort_io::{epoch, AlignedBuf, MappedFile, Prefault, ReadService, TempSpace};
 use xsort_kernels::Method;
 
 /// Sorts according to a [`SortConfig`].
@@ -85,7 +83,7 @@ impl Sorter {
     fn form_runs(&self, key: &ResolvedKey, plan: &MemoryPlan, inputs: &mut InputSet, store: &mut TempStore, dest: &Destination) -> Result<Formed> {
         let cfg = &self.cfg;
         let r = cfg.record_size;
-        if let Some(map) = self.map_cached_input(plan)? {
+        if let Some(map) = self.map_cached_input(plan, inputs)? {
             return self.sort_mapped(key, plan, map.as_slice(), dest);
         }
         let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
@@ -135,17 +133,15 @@ impl Sorter {
     /// The single input, mapped, when it is a regular file mostly in the page cache that fits in one
     /// pass: sorting it in place saves copying it into fresh memory (whose first touch is costly on
     /// virtual machines). None otherwise.
-    fn map_cached_input(&self, plan: &MemoryPlan) -> Result<Option<MappedFile>> {
-        let cfg = &self.cfg;
-        let [Input::Path(path)] = &cfg.inputs[..] else { return Ok(None) };
-        let Ok(md) = std::fs::metadata(path) else { return Ok(None) };
-        let cached = page_cache_fraction(path).is_some_and(|f| f >= CACHED_ENOUGH);
-        if !md.is_file() || md.len() == 0 || !plan.one_pass || !cached || cfg.touch {
+    fn map_cached_input(&self, plan: &MemoryPlan, inputs: &mut InputSet) -> Result<Option<MappedFile>> {
+        if !plan.one_pass || self.cfg.touch {
             return Ok(None);
         }
+        let Some((file, len, path)) = inputs.single_cached_file()? else { return Ok(None) };
         let started = std::time::Instant::now();
-        let map = MappedFile::open(path, md.len())?;
-        self.counters.input.record(md.len(), started, false);
+        // A refused mapping is read instead.
+        let Some(map) = MappedFile::map(&file, len, &path)? else { return Ok(None) };
+        self.counters.input.record(len, started, false);
         Ok(Some(map))
     }
 

@@ -28,6 +28,9 @@ pub enum IoError {
     /// Memory for a buffer could not be obtained.
     #[error("cannot allocate {bytes} bytes of buffer memory: {}", os_text(.cause))]
     Alloc { bytes: usize, cause: std::io::Error },
+    /// A standard stream to be read or written was closed when the process started (`>&-`).
+    #[error("{op} failed: {name}: Bad file descriptor")]
+    ClosedStream { op: &'static str, name: &'static str },
     /// A worker thread died; this is a bug in xsort.
     #[error("internal error: {0}")]
     Internal(String),

@@ -2,7 +2,7 @@
 //!
 //! A [`DirectFile`] starts in direct mode when asked and drops to buffered mode, once and for good,
 //! the first time the kernel refuses a direct open or transfer with `EINVAL` (tmpfs, some network
-//! filesystems, an unaligned tail). Callers therefore never need to know which mode they got, and
+//! filesystems, an unaligned tail) or `ENODEV` (a filesystem without direct I/O). Callers therefore never need to know which mode they got, and
 //! the statistics report which one was used.
 
 use crate::buffer::IO_ALIGN;
@@ -39,7 +39,7 @@ impl DirectFile {
         if want_direct {
             match open_with(path, access, libc::O_DIRECT) {
                 Ok(file) => return Ok(DirectFile { file, path: path.to_owned(), direct: AtomicBool::new(true) }),
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENODEV)) => {}
                 Err(cause) => return Err(IoError::Open { path: path.to_owned(), cause }),
             }
         }
@@ -50,6 +50,22 @@ impl DirectFile {
     /// Wraps an already open file (for example a standard stream that is a regular file).
     pub fn from_file(file: File, path: PathBuf) -> Self {
         DirectFile { file, path, direct: AtomicBool::new(false) }
+    }
+
+    /// Wraps a file already open for reading, switching it to O_DIRECT when `want_direct` and the
+    /// filesystem allows it (an input is opened once; its mode is chosen afterwards).
+    pub fn from_read_file(file: File, path: PathBuf, want_direct: bool) -> Self {
+        let f = DirectFile { file, path, direct: AtomicBool::new(false) };
+        if want_direct {
+            let fd = f.file.as_raw_fd();
+            // SAFETY: fcntl on an fd we own.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            // SAFETY: as above. Refusal (EINVAL where the filesystem has no direct I/O) leaves the
+            // descriptor buffered, as a refused direct open does.
+            let set = flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } == 0;
+            f.direct.store(set, Ordering::Relaxed);
+        }
+        f
     }
 
     /// Names the file differently in messages (the output's temp file is reported as its target).
@@ -167,8 +183,10 @@ impl DirectFile {
         unsafe { libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     }
 
+    /// Whether an error is the kernel refusing a direct transfer (EINVAL; ENODEV where a filesystem
+    /// has no direct I/O at all), which buffered mode then retries.
     fn refused_direct(&self, e: &std::io::Error) -> bool {
-        e.raw_os_error() == Some(libc::EINVAL) && self.is_direct()
+        matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENODEV)) && self.is_direct()
     }
 
     /// Switches the descriptor to buffered mode for good.
@@ -196,11 +214,11 @@ pub fn read_stream(src: &mut (impl std::io::Read + ?Sized), dst: &mut [u8]) -> s
     }
 }
 
-/// The share of `path`'s pages that are in the page cache (0.0 to 1.0), or None when it cannot be
-/// told (empty file, mapping refused). A file mostly in memory is read faster through the cache than
-/// from the disk with O_DIRECT, which would ignore the cached copy.
-pub fn page_cache_fraction(path: &Path) -> Option<f64> {
-    let file = File::open(path).ok()?;
+/// The share of an open regular file's pages that are in the page cache (0.0 to 1.0), or None when
+/// it cannot be told (empty file, mapping refused). A file mostly in memory is read faster through
+/// the cache than from the disk with O_DIRECT, which would ignore the cached copy. It works on the
+/// descriptor: opening the path again could meet a FIFO, whose data the probe would swallow.
+pub fn page_cache_fraction(file: &File) -> Option<f64> {
     let len = file.metadata().ok()?.len() as usize;
     if len == 0 {
         return None;
@@ -258,9 +276,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, vec![1u8; 1 << 20]).unwrap();
-        assert!(page_cache_fraction(&p).unwrap() > 0.9);
+        assert!(page_cache_fraction(&File::open(&p).unwrap()).unwrap() > 0.9);
         std::fs::write(dir.path().join("e"), b"").unwrap();
-        assert_eq!(page_cache_fraction(&dir.path().join("e")), None);
+        assert_eq!(page_cache_fraction(&File::open(dir.path().join("e")).unwrap()), None);
+    }
+
+    #[test]
+    fn direct_reads_of_a_pseudo_file_fall_back_to_buffered() {
+        let p = Path::new("/sys/devices/system/cpu/possible");
+        let f = DirectFile::open(p, Access::Read, true).unwrap();
+        let mut b = AlignedBuf::new(IO_ALIGN).unwrap();
+        let n = f.read_at(b.as_mut_slice(), 0).unwrap();
+        assert_eq!(&b.as_slice()[..n], &std::fs::read(p).unwrap()[..]);
     }
 
     #[test]

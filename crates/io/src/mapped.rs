@@ -7,6 +7,7 @@
 //! that maps its input.
 
 use crate::error::{IoError, Result};
+use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::ptr::NonNull;
@@ -24,20 +25,22 @@ unsafe impl Send for MappedFile {}
 unsafe impl Sync for MappedFile {}
 
 impl MappedFile {
-    /// Maps the whole file at `path` (which must be a non-empty regular file of `len` bytes).
-    pub fn open(path: &Path, len: u64) -> Result<Self> {
-        let file = std::fs::File::open(path).map_err(|cause| IoError::Open { path: path.to_owned(), cause })?;
-        let len = usize::try_from(len).map_err(|_| IoError::Internal(format!("{} is too large to map", path.display())))?;
+    /// Maps the whole of an open regular file of `len` bytes (non-empty); `name` names it in
+    /// messages. The descriptor is the input's own: the path is not opened again. None when the
+    /// kernel refuses the mapping (ENODEV where a filesystem cannot map, EINVAL, ENOMEM...): the
+    /// caller reads the file instead.
+    pub fn map(file: &File, len: u64, name: &Path) -> Result<Option<Self>> {
         if len == 0 {
-            return Err(IoError::Internal("cannot map an empty file".into()));
+            return Err(IoError::Internal(format!("{}: cannot map an empty file", name.display())));
         }
+        let Ok(len) = usize::try_from(len) else { return Ok(None) };
         // SAFETY: a read-only private mapping of an open file, no address hint; the result is checked.
         let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_POPULATE, file.as_raw_fd(), 0) };
         if p == libc::MAP_FAILED {
-            return Err(IoError::read(path, std::io::Error::last_os_error()));
+            return Ok(None);
         }
         let ptr = NonNull::new(p as *mut u8).ok_or_else(|| IoError::Internal("mmap returned null".into()))?;
-        Ok(MappedFile { ptr, len })
+        Ok(Some(MappedFile { ptr, len }))
     }
 
     /// The file's bytes.
@@ -63,8 +66,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, b"hello\nworld\n").unwrap();
-        let m = MappedFile::open(&p, 12).unwrap();
+        let m = MappedFile::map(&File::open(&p).unwrap(), 12, &p).unwrap().unwrap();
         assert_eq!(m.as_slice(), b"hello\nworld\n");
-        assert!(MappedFile::open(&dir.path().join("missing"), 1).is_err());
+    }
+
+    #[test]
+    fn a_refused_mapping_is_none() {
+        // sysfs refuses mmap (ENODEV); the caller is to read the file instead.
+        let p = Path::new("/sys/devices/system/cpu/possible");
+        assert!(MappedFile::map(&File::open(p).unwrap(), 4096, p).unwrap().is_none());
     }
 }

@@ -143,7 +143,7 @@ impl<O: RecordOrder> LineSorter<O> {
         store.compress_with(cfg.compress_program.clone().map(Compressor::new));
         let (lines, runs) = match cfg.mode {
             TextMode::Sort => self.form_runs(&plan, &mut reader, &mut store, &dest)?,
-            TextMode::Merge => (0, Some(self.input_runs(&mut store)?)),
+            TextMode::Merge => (0, Some(self.input_runs(&mut reader, &mut store)?)),
         };
         sampler.mark();
         let run_count = runs.as_ref().map_or(0, |r| r.len() as u64);
@@ -183,16 +183,15 @@ impl<O: RecordOrder> LineSorter<O> {
 
     /// A single regular input that fits in memory and ends with a terminator, mapped rather than
     /// read; None when the input is anything else.
-    fn map_single_input(&self, reader: &LineReader, limit: usize) -> Result<Option<MappedFile>> {
-        let cfg = &self.cfg;
-        let ([Input::Path(path)], Some(len)) = (&cfg.inputs[..], reader.known_len()) else { return Ok(None) };
-        // (A known length means every input is a regular file.)
+    fn map_single_input(&self, reader: &mut LineReader, limit: usize) -> Result<Option<MappedFile>> {
+        let Some((file, len, path)) = reader.single_regular()? else { return Ok(None) };
         if len == 0 || len as usize > limit {
             return Ok(None);
         }
-        let map = MappedFile::open(path, len)?;
+        // A refused mapping is read instead.
+        let Some(map) = MappedFile::map(&file, len, &path)? else { return Ok(None) };
         let data = map.as_slice();
-        Ok((data.last() == Some(&cfg.terminator)).then_some(map))
+        Ok((data.last() == Some(&self.cfg.terminator)).then_some(map))
     }
 
     /// Reads chunk after chunk, sorting each: a single chunk holding all the input goes straight to
@@ -250,19 +249,19 @@ impl<O: RecordOrder> LineSorter<O> {
     }
 
     /// For `-m`: each input as a run. Regular files are read in place; other inputs (pipes, standard
-    /// input) are first copied to temp space.
-    fn input_runs(&self, store: &mut TempStore) -> Result<Vec<Run>> {        let mut runs = Vec::with_capacity(self.cfg.inputs.len());
-        for input in &self.cfg.inputs {
+    /// input) are first copied to temp space. Each is read through the descriptor the reader
+    /// opened it with.
+    fn input_runs(&self, reader: &mut LineReader, store: &mut TempStore) -> Result<Vec<Run>> {
+        let inputs = reader.take_inputs();
+        let mut runs = Vec::with_capacity(inputs.len());
+        for input in inputs {
             runs.push(match input {
-                Input::Path(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()) => {
-                    let file = xsort_io::DirectFile::open(p, xsort_io::Access::Read, false).map_err(SortError::from)?;
+                xsort_io::OpenedInput::Regular(mut r) => {
+                    let file = r.take_direct(false)?;
                     let bytes = file.len()?;
                     Run::input(Arc::new(file), bytes)
                 }
-                other => {
-                    let (mut file, name) = reader::open_input(other)?;
-                    store.spool(&mut file, &name, self.plan_block(), 2)?
-                }
+                xsort_io::OpenedInput::Stream(mut s) => store.spool(&mut s.file, &s.name, self.plan_block(), 2)?,
             });
         }
         Ok(runs)

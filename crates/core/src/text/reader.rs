@@ -9,11 +9,10 @@
 use crate::config::Input;
 use crate::error::{Result, SortError};
 use std::fs::File;
-use std::os::unix::io::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use xsort_io::error::os_text;
-use xsort_io::{AlignedBuf, IoCounters};
+use xsort_io::{AlignedBuf, IoCounters, OpenedInput};
 
 /// Bytes per read request.
 const READ_SIZE: usize = 8 << 20;
@@ -24,16 +23,10 @@ struct Open {
     name: PathBuf,
 }
 
-/// Opens one input for reading: the file and the name to report errors with.
-pub fn open_input(input: &Input) -> Result<(File, PathBuf)> {
-    let o = open(input)?;
-    Ok((o.file, o.name))
-}
-
 /// The inputs of a sort and how far they have been read.
 pub struct LineReader {
-    inputs: Vec<Input>,
-    next: usize,
+    /// The inputs not yet read, each opened once (see [`xsort_io::input`]), in reverse order.
+    pending: Vec<OpenedInput>,
     open: Option<Open>,
     terminator: u8,
     /// Bytes of a line whose end has not been read yet.
@@ -44,24 +37,50 @@ pub struct LineReader {
 }
 
 impl LineReader {
-    /// A reader of `inputs`; every input is checked now (a missing or unreadable file, or a
-    /// directory, is an error naming it) but opened only when its turn comes.
+    /// A reader of `inputs`. Every input is opened now, once (a missing or unreadable file, or a
+    /// directory, is an error naming it); a regular file other than the first gives its descriptor
+    /// back until its turn, so that any number of inputs works under a low descriptor limit, while
+    /// a stream (standard input, a FIFO, a device) keeps its descriptor, since it cannot be opened
+    /// again without losing data.
     pub fn new(inputs: &[Input], terminator: u8, counters: Arc<IoCounters>) -> Result<Self> {
         let mut known_len = Some(0u64);
-        for input in inputs {
-            match input {
-                Input::Stdin => known_len = None,
-                Input::Path(p) => {
-                    let md = std::fs::metadata(p).map_err(|e| cannot_read(p, &e))?;
-                    if md.is_dir() {
-                        return Err(SortError::BadInput { path: p.clone(), problem: "read failed: Is a directory".into() });
+        let mut pending = Vec::with_capacity(inputs.len());
+        for (i, input) in inputs.iter().enumerate() {
+            let opened = match input {
+                Input::Stdin => OpenedInput::stdin(),
+                Input::Path(p) => OpenedInput::open(p),
+            };
+            let mut opened = opened.map_err(cannot_open)?;
+            match &mut opened {
+                OpenedInput::Regular(r) => {
+                    known_len = known_len.map(|n| n + r.len());
+                    if i > 0 {
+                        r.release();
                     }
-                    File::open(p).map_err(|e| cannot_read(p, &e))?;
-                    known_len = known_len.zip(md.is_file().then_some(md.len())).map(|(a, b)| a + b);
                 }
+                OpenedInput::Stream(_) => known_len = None,
             }
+            pending.push(opened);
         }
-        Ok(LineReader { inputs: inputs.to_vec(), next: 0, open: None, terminator, carry: Vec::new(), counters, known_len })
+        pending.reverse();
+        Ok(LineReader { pending, open: None, terminator, carry: Vec::new(), counters, known_len })
+    }
+
+    /// The only input's open file and length, when it is a regular file (for mapping it).
+    pub fn single_regular(&mut self) -> Result<Option<(File, u64, PathBuf)>> {
+        let [OpenedInput::Regular(r)] = &mut self.pending[..] else { return Ok(None) };
+        let path = r.path().to_owned();
+        // A second descriptor of the same open file (dup), not a second open.
+        let file = r.file().map_err(cannot_open)?.try_clone().map_err(|e| cannot_read(&path, &e))?;
+        Ok(Some((file, r.len(), path)))
+    }
+
+    /// Hands over the inputs not yet read, in order, as they were opened (for `-m`, which reads
+    /// regular files in place).
+    pub fn take_inputs(&mut self) -> Vec<OpenedInput> {
+        let mut v = std::mem::take(&mut self.pending);
+        v.reverse();
+        v
     }
 
     /// Total bytes of the inputs, if every one is a regular file.
@@ -71,7 +90,7 @@ impl LineReader {
 
     /// Whether every input has been read to its end.
     pub fn exhausted(&self) -> bool {
-        self.open.is_none() && self.next == self.inputs.len() && self.carry.is_empty()
+        self.open.is_none() && self.pending.is_empty() && self.carry.is_empty()
     }
 
     /// Fills `buf` from its start with whole lines until `full(bytes, lines)` says the chunk is full or
@@ -127,29 +146,16 @@ impl LineReader {
         Ok(complete)
     }
 
-    /// The input being read, opening the next one when needed; None when all are read.
+    /// The input being read, taking the next one when needed; None when all are read.
     fn current(&mut self) -> Result<Option<&mut Open>> {
-        if self.open.is_none() && self.next < self.inputs.len() {
-            let input = &self.inputs[self.next];
-            self.next += 1;
-            self.open = Some(open(input)?);
+        if self.open.is_none() {
+            self.open = match self.pending.pop() {
+                Some(OpenedInput::Stream(s)) => Some(Open { file: s.file, name: s.name }),
+                Some(OpenedInput::Regular(mut r)) => Some(Open { file: r.take_file().map_err(cannot_open)?, name: r.path().to_owned() }),
+                None => None,
+            };
         }
         Ok(self.open.as_mut())
-    }
-}
-
-fn open(input: &Input) -> Result<Open> {
-    match input {
-        Input::Stdin => {
-            // SAFETY: dup returns a new descriptor we own (or -1, checked); File takes ownership of it.
-            let fd = unsafe { libc::dup(0) };
-            if fd < 0 {
-                return Err(cannot_read(Path::new("-"), &std::io::Error::last_os_error()));
-            }
-            // SAFETY: fd is a valid descriptor owned by nobody else.
-            Ok(Open { file: unsafe { File::from_raw_fd(fd) }, name: "-".into() })
-        }
-        Input::Path(p) => Ok(Open { file: File::open(p).map_err(|e| cannot_read(p, &e))?, name: p.clone() }),
     }
 }
 
@@ -168,6 +174,17 @@ fn grow(buf: &mut AlignedBuf, keep: usize, at_least: usize) -> Result<()> {
 
 fn cannot_read(path: &Path, e: &std::io::Error) -> SortError {
     SortError::BadInput { path: path.to_owned(), problem: format!("cannot read: {}", os_text(e)) }
+}
+
+/// An input that cannot be opened, in GNU's words for a directory.
+fn cannot_open(e: xsort_io::IoError) -> SortError {
+    match e {
+        xsort_io::IoError::Open { path, cause } if cause.raw_os_error() == Some(libc::EISDIR) => {
+            SortError::BadInput { path, problem: "read failed: Is a directory".into() }
+        }
+        xsort_io::IoError::Open { path, cause } => cannot_read(&path, &cause),
+        other => other.into(),
+    }
 }
 
 #[cfg(test)]
