@@ -90,8 +90,9 @@ fn interrupt(signal: i32, records: usize, spill: bool) -> (Fixture, std::process
     feed(&mut fifo, &random_bytes(records * 100, 42), &mut child);
     wait_for(&mut child, "the output temp file", || out_temp.exists());
     if spill {
-        let marker = format!("{}/.xsort-", temp.display());
-        wait_for(&mut child, "a temp run file", || deleted_open_files(pid).iter().any(|p| p.contains(&marker)));
+        // An unnamed temp file shows as `DIR/#INODE (deleted)`, an unlinked named one as `DIR/NAME (deleted)`.
+        let marker = format!("{}/", temp.display());
+        wait_for(&mut child, "a temp run file", || deleted_open_files(pid).iter().any(|p| p.starts_with(&marker)));
         assert_dir_empty(&temp); // runs live in an unlinked file: nothing visible even now
     }
 

@@ -10,6 +10,7 @@ pub mod error;
 pub mod file;
 pub mod mapped;
 pub mod output;
+pub mod private;
 pub mod reader;
 pub mod signals;
 pub mod stats;

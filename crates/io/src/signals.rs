@@ -4,8 +4,10 @@
 //! mask) and starts one thread that waits for them with `sigwait`. On a signal it removes every path
 //! registered with [`register`] (the output's temporary file) and then dies of the same signal, so
 //! the exit status tells the parent what happened. Doing the cleanup in an ordinary thread, not in a
-//! signal handler, lets it take locks and allocate safely. Temp runs need no registration: they are
-//! unlinked as soon as they are created.
+//! signal handler, lets it take locks and allocate safely. Unnamed files (temp runs, the output
+//! where the filesystem has `O_TMPFILE`) need no registration: they have no name to remove. Names
+//! are registered by [`registering`] in the same step that makes them, so a signal can never fall
+//! between a file's creation and its registration.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -16,6 +18,16 @@ static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 pub fn register(path: &Path) {
     if let Ok(mut v) = REGISTERED.lock() {
         v.push(path.to_owned());
+    }
+}
+
+/// Runs `make` with the registry locked, giving it a function that registers a path: a file that
+/// `make` creates and registers at once is removed by a signal that comes at any time after (the
+/// cleanup waits for the lock).
+pub fn registering<T>(make: impl FnOnce(&mut dyn FnMut(&Path)) -> T) -> T {
+    match REGISTERED.lock() {
+        Ok(mut v) => make(&mut |p: &Path| v.push(p.to_owned())),
+        Err(_) => make(&mut |_: &Path| {}),
     }
 }
 
