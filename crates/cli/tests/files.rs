@@ -45,3 +45,97 @@ fn planted_links_at_old_temp_names_do_not_stop_a_spilled_sort() {
     assert_sorted_lines(&fx.path("out"), &input);
     assert_eq!(std::fs::read_dir(fx.path("t")).unwrap().count(), 10, "only the planted links remain");
 }
+
+#[test]
+fn planted_files_at_old_output_names_do_not_stop_a_sort() {
+    let fx = Fixture::new();
+    let input = random_lines(2_000, 2);
+    fx.write("in", &input);
+    // A file at the name xsort once gave its partial output (`.TARGET.xsort-PID.tmp`), made as above.
+    ok(fx.cmd_under_sh("echo planted > .out.xsort-$$.tmp && ln -s /nonexistent .in.xsort-$$.tmp").args(["-o", "out", "in"]));
+    assert_sorted_lines(&fx.path("out"), &input);
+    // `-o in in` too, with a link at the old name.
+    ok(fx.cmd_under_sh("ln -sf /nonexistent .in.xsort-$$.tmp").args(["-o", "in", "in"]));
+    assert_sorted_lines(&fx.path("in"), &input);
+}
+
+#[test]
+fn a_target_name_of_255_bytes_works() {
+    let fx = Fixture::new();
+    let input = random_lines(1_000, 3);
+    fx.write("in", &input);
+    let name = "n".repeat(255);
+    ok(fx.cmd().args(["-o", &name, "in"]));
+    assert_sorted_lines(&fx.path(&name), &input);
+    // Replacing an existing target of that name, and records as well as lines.
+    ok(fx.cmd().args(["-r", "-o", &name, "in"]));
+    ok(fx.cmd().args(["--record-size=1", "-o", &name, &name]));
+    assert_eq!(std::fs::metadata(fx.path(&name)).unwrap().len(), input.len() as u64);
+    fx.assert_clean();
+}
+
+/// `program args` run as the unprivileged user nobody (no groups), as another user on the machine.
+fn as_nobody(program: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", program]);
+    c
+}
+
+/// Whether nobody can open `path` for reading.
+fn nobody_can_read(path: &Path) -> bool {
+    let st = as_nobody("head").args(["-c", "1"]).arg(path).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().expect("run setpriv");
+    st.success()
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap_or_else(|e| panic!("chmod {}: {e}", path.display()));
+}
+
+#[test]
+fn another_user_can_open_neither_temp_runs_nor_the_partial_output() {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let fx = Fixture::new();
+    // A world-writable sticky directory, like /tmp, reachable by nobody: the temp directory and the
+    // target's directory of a sort of a private (0600) input into a private target.
+    chmod(fx.root(), 0o755);
+    let shared = fx.mkdir("shared");
+    chmod(&shared, 0o1777);
+    let public = fx.write("shared/public", b"anyone may read this\n");
+    chmod(&public, 0o644);
+    assert!(nobody_can_read(&public), "setpriv must work for this test to mean anything");
+    let target = fx.write("shared/out", b"old secret\n");
+    chmod(&target, 0o600);
+    let fifo_path = shared.join("in");
+    mkfifo(&fifo_path);
+    chmod(&fifo_path, 0o600);
+    // Held open for reading and writing: xsort never sees the end of its input, so it stays running.
+    let mut fifo = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&fifo_path).expect("open FIFO");
+    let mut child = fx.cmd().args(["-S", TINY, "-T", "shared", "-o", "shared/out", "shared/in"]).stderr(std::process::Stdio::null()).spawn().expect("spawn xsort");
+    let pid = child.id();
+    feed(&mut fifo, &random_lines(100_000, 4), &mut child);
+    // The partial output and at least one run are open: two files of the shared directory.
+    let prefix = format!("{}/", shared.display());
+    let in_shared = |pid: u32| -> Vec<std::path::PathBuf> {
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_else(|_| Vec::new());
+        fds.into_iter().filter(|fd: &std::path::PathBuf| std::fs::read_link(fd).is_ok_and(|l| l.to_string_lossy().starts_with(&prefix) && !l.ends_with("in"))).collect()
+    };
+    wait_for(&mut child, "the output and a temp run", || in_shared(pid).len() >= 2);
+    let fds = in_shared(pid);
+    for fd in &fds {
+        let md = std::fs::metadata(fd).unwrap();
+        let link = std::fs::read_link(fd).unwrap();
+        assert_eq!(md.mode() & 0o077, 0, "{} ({}) has mode {:o}", fd.display(), link.display(), md.mode() & 0o7777);
+        assert!(!nobody_can_read(fd), "nobody opened {} ({})", fd.display(), link.display());
+    }
+    // Nothing of the sort has a name there that someone could open.
+    let names: Vec<_> = std::fs::read_dir(&shared).unwrap().map(|e| e.unwrap().path()).collect();
+    for p in &names {
+        assert!(p == &public || !nobody_can_read(p), "nobody opened {}", p.display());
+    }
+    assert_entries(&shared, &["in", "out", "public"]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_entries(&shared, &["in", "out", "public"]);
+    assert_eq!(std::fs::read(&target).unwrap(), b"old secret\n");
+}

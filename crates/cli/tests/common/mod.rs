@@ -11,8 +11,8 @@ use std::cmp::Ordering;
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use xsort_sortbench as sb;
 
@@ -485,4 +485,68 @@ pub fn assert_multilevel(stats: &serde_json::Value) {
     assert!(runs > fan_in, "want more runs ({runs}) than the fan-in ({fan_in})");
     assert!(levels >= 2, "want a multi-level merge, got merge_levels {levels} ({runs} runs, fan-in {fan_in})");
     assert_eq!(stat_u64(stats, "passes"), 1 + levels, "passes = 1 + merge levels");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Watching a running xsort
+
+/// Longest a test waits for a running xsort to reach a state it watches for.
+pub const WATCH_WAIT: Duration = Duration::from_secs(20);
+
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let st = Command::new("mkfifo").arg(path).status().expect("run mkfifo");
+    assert!(st.success(), "mkfifo {}", path.display());
+}
+
+/// Polls `cond` until it holds; fails (killing `child`) after [`WATCH_WAIT`] or if `child` exits first.
+pub fn wait_for(child: &mut Child, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WATCH_WAIT;
+    while !cond() {
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("xsort exited ({st}) while the test waited for {what}");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("timed out waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The paths of the deleted files `pid` holds open (unlinked temp files show as `PATH (deleted)`).
+pub fn deleted_open_files(pid: u32) -> Vec<String> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+    fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .filter(|l| l.ends_with(" (deleted)"))
+        .collect()
+}
+
+/// Writes all of `data` into the non-blocking FIFO, waiting while it is full; fails if `child`
+/// exits first.
+pub fn feed(fifo: &mut std::fs::File, data: &[u8], child: &mut Child) {
+    let mut at = 0;
+    let deadline = Instant::now() + WATCH_WAIT;
+    while at < data.len() {
+        match fifo.write(&data[at..]) {
+            Ok(n) => at += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if let Some(st) = child.try_wait().unwrap() {
+                    panic!("xsort exited ({st}) while being fed");
+                }
+                assert!(Instant::now() < deadline, "timed out feeding the FIFO");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => panic!("write to FIFO: {e}"),
+        }
+    }
+}
+
+/// Asserts that `dir` holds exactly the entries `names`.
+pub fn assert_entries(dir: &Path, names: &[&str]) {
+    let mut got: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    got.sort();
+    assert_eq!(got, names, "entries of {}", dir.display());
 }
