@@ -139,3 +139,152 @@ fn another_user_can_open_neither_temp_runs_nor_the_partial_output() {
     assert_entries(&shared, &["in", "out", "public"]);
     assert_eq!(std::fs::read(&target).unwrap(), b"old secret\n");
 }
+
+#[test]
+fn a_symbolic_link_as_target_is_written_through() {
+    let fx = Fixture::new();
+    let input = random_lines(3_000, 5);
+    fx.write("in", &input);
+    fx.mkdir("sub");
+    fx.write("sub/real", b"old\n");
+    std::os::unix::fs::symlink("real", fx.path("sub/hop")).unwrap();
+    std::os::unix::fs::symlink("sub/hop", fx.path("link")).unwrap();
+    std::os::unix::fs::symlink("sub/new", fx.path("dangling")).unwrap();
+    for extra in [&[][..], &["-S", TINY, "-T", "tmp"][..]] {
+        ok(fx.cmd().args(extra).args(["-o", "link", "in"]));
+        assert_sorted_lines(&fx.path("sub/real"), &input);
+        assert!(std::fs::symlink_metadata(fx.path("link")).unwrap().file_type().is_symlink(), "the link stays a link");
+        // A dangling link creates the file it names, as GNU sort does.
+        ok(fx.cmd().args(extra).args(["-o", "dangling", "in"]));
+        assert_sorted_lines(&fx.path("sub/new"), &input);
+        assert!(std::fs::symlink_metadata(fx.path("dangling")).unwrap().file_type().is_symlink());
+        std::fs::remove_file(fx.path("sub/new")).unwrap();
+    }
+    // The link is also the input: read in full before its destination changes.
+    ok(fx.cmd().args(["-o", "link", "link"]));
+    assert_sorted_lines(&fx.path("sub/real"), &input);
+    assert_entries(&fx.path("sub"), &["hop", "real"]);
+    fx.assert_clean();
+}
+
+#[test]
+fn another_users_link_in_a_sticky_directory_is_not_followed() {
+    let fx = Fixture::new();
+    chmod(fx.root(), 0o755);
+    let shared = fx.mkdir("shared");
+    chmod(&shared, 0o1777);
+    let victim = fx.write("victim", b"keep\n");
+    fx.write("in", b"b\na\n");
+    // nobody plants a link where root will write, as the kernel's protected_symlinks guards against.
+    let st = as_nobody("ln").arg("-s").arg(&victim).arg(shared.join("out")).status().unwrap();
+    assert!(st.success(), "ln as nobody");
+    let msg = fail(fx.cmd().args(["-o", "shared/out", "in"]));
+    assert!(msg.contains("shared/out") && msg.contains("Permission denied"), "{msg}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep\n");
+    assert!(std::fs::symlink_metadata(shared.join("out")).unwrap().file_type().is_symlink());
+}
+
+#[test]
+fn a_hard_linked_target_is_updated_in_every_link() {
+    use std::os::unix::fs::MetadataExt;
+    let fx = Fixture::new();
+    let input = random_lines(3_000, 6);
+    fx.write("in", &input);
+    fx.write("out", b"old contents\n");
+    std::fs::hard_link(fx.path("out"), fx.path("other")).unwrap();
+    let ino = std::fs::metadata(fx.path("out")).unwrap().ino();
+    for extra in [&[][..], &["-S", TINY, "-T", "tmp"][..]] {
+        ok(fx.cmd().args(extra).args(["-o", "out", "in"]));
+        for name in ["out", "other"] {
+            assert_sorted_lines(&fx.path(name), &input);
+        }
+        assert_eq!(std::fs::metadata(fx.path("out")).unwrap().ino(), ino, "same file");
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn an_input_that_is_another_link_of_the_target_is_read_before_the_rewrite() {
+    let fx = Fixture::new();
+    let input = random_lines(30_000, 7);
+    let sorted = sorted_lines(&input);
+    let cases: [&[&str]; 5] = [&[], &["-S", TINY, "-T", "tmp"], &["--record-size=1"], &["--record-size=1", "-S", TINY, "-T", "tmp"], &["-m"]];
+    for extra in cases {
+        // -m merges an input that is already sorted; the others sort the shuffled lines.
+        let data = if extra == ["-m"] { &sorted } else { &input };
+        fx.write("in", data);
+        std::fs::hard_link(fx.path("in"), fx.path("alias")).unwrap();
+        ok(fx.cmd().args(extra).args(["-o", "alias", "in"]));
+        let got = std::fs::read(fx.path("alias")).unwrap();
+        let mut expected = data.clone();
+        if extra.contains(&"--record-size=1") {
+            expected.sort();
+        } else {
+            expected = sorted.clone();
+        }
+        assert!(got == expected, "{extra:?}: wrong output ({} bytes)", got.len());
+        assert_eq!(std::fs::read(fx.path("in")).unwrap(), got, "{extra:?}: one file");
+        std::fs::remove_file(fx.path("alias")).unwrap();
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn the_owner_group_and_mode_of_the_target_are_kept() {
+    use std::os::unix::fs::MetadataExt;
+    let fx = Fixture::new();
+    let input = random_lines(3_000, 8);
+    fx.write("in", &input);
+    let out = fx.write("out", b"old\n");
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();
+    chmod(&out, 0o640);
+    // As root: the new file takes the owner before it is renamed into place.
+    ok(fx.cmd().args(["-o", "out", "in"]));
+    assert_sorted_lines(&out, &input);
+    let md = std::fs::metadata(&out).unwrap();
+    assert_eq!((md.uid(), md.gid(), md.mode() & 0o7777, md.nlink()), (65534, 65534, 0o640, 1));
+    fx.assert_clean();
+}
+
+#[test]
+fn an_owner_that_cannot_be_reproduced_means_a_rewrite_in_place() {
+    use std::os::unix::fs::MetadataExt;
+    let fx = Fixture::new();
+    chmod(fx.root(), 0o755);
+    let shared = fx.mkdir("shared");
+    chmod(&shared, 0o1777);
+    let input = random_lines(3_000, 9);
+    let inp = fx.write("shared/in", &input);
+    chmod(&inp, 0o644);
+    // nobody's file whose group (root) nobody cannot give to a file of its own.
+    let out = fx.write("shared/out", b"old\n");
+    std::os::unix::fs::chown(&out, Some(65534), Some(0)).unwrap();
+    chmod(&out, 0o664);
+    let ino = std::fs::metadata(&out).unwrap().ino();
+    let st = as_nobody(bin()).args(["-T", "shared", "-o"]).arg(&out).arg(&inp).status().unwrap();
+    assert!(st.success(), "xsort as nobody: {st}");
+    assert_sorted_lines(&out, &input);
+    let md = std::fs::metadata(&out).unwrap();
+    assert_eq!((md.uid(), md.gid(), md.mode() & 0o7777, md.ino()), (65534, 0, 0o664, ino));
+    assert_entries(&shared, &["in", "out"]);
+}
+
+#[test]
+fn a_target_its_owner_cannot_write_is_refused_before_sorting() {
+    let fx = Fixture::new();
+    chmod(fx.root(), 0o755);
+    let shared = fx.mkdir("shared");
+    chmod(&shared, 0o1777);
+    let inp = fx.write("shared/in", b"b\na\n");
+    chmod(&inp, 0o644);
+    let out = fx.write("shared/out", b"read-only\n");
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();
+    chmod(&out, 0o444);
+    // GNU sort: "open failed: shared/out: Permission denied"; the writable directory does not matter.
+    let o = as_nobody(bin()).args(["-o"]).arg(&out).arg(&inp).output().unwrap();
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{msg}");
+    assert!(msg.contains("shared/out") && msg.contains("Permission denied"), "{msg}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"read-only\n");
+    assert_entries(&shared, &["in", "out"]);
+}

@@ -1,26 +1,40 @@
-//! The sort's output: a new file beside the target that replaces it only when complete.
+//! The sort's output: written in full to a new file, then put in place only when complete.
 //!
 //! The new file is unnamed (`O_TMPFILE` in the target's directory), so no other user can open it
 //! while it is written and nothing is left beside the target whatever happens to the process, even
-//! SIGKILL. It has the target's mode before it holds any data (a new target gets `0666` less the
-//! umask). On commit it is linked into the directory under a short random name and renamed over the
-//! target, so `xsort -o f f` reads `f` to the end first, and a failed or interrupted sort leaves `f`
-//! as it was. Where the filesystem refuses `O_TMPFILE`, the file gets a short random name at once
-//! (created exclusively, never through a planted link), which SIGINT, SIGTERM and SIGHUP remove.
-//! Targets that are not regular files (`/dev/null`, a FIFO, a terminal) are written in place, since
-//! renaming over them would be wrong.
+//! SIGKILL. A symbolic link as target is followed to its final destination (a dangling one creates
+//! that destination), as GNU sort writes through it. How the complete file reaches the target:
+//!
+//! - **Replace** (a new target, or one with a single link whose owner and group the new file can
+//!   take): the new file gets the target's owner, group and mode before it holds any data (a new
+//!   target: `0666` less the umask), is linked into the directory under a short random name and
+//!   renamed over the target. Atomic: readers see the old file or the new one, never a mix.
+//! - **Rewrite** (a target with other hard links, or whose owner or group cannot be given to a new
+//!   file, as when sorting into another user's file without root): what GNU sort does, once the sort
+//!   is complete: the target is truncated and the new file copied into it (`copy_file_range`). The
+//!   inode, its links, owner, group and mode stay; the copy is not atomic.
+//!
+//! Either way `xsort -o f f` reads `f` to the end before `f` changes, and a failed or interrupted
+//! sort leaves `f` as it was. Where the filesystem refuses `O_TMPFILE`, the new file gets a short
+//! random name at once (created exclusively, never through a planted link), which SIGINT, SIGTERM
+//! and SIGHUP remove. Targets that are not regular files (`/dev/null`, a FIFO, a terminal) are
+//! written in place, since renaming over them would be wrong.
 
 use crate::error::{IoError, Result};
 use crate::file::DirectFile;
 use crate::private::{Linkable, Naming};
-use std::os::unix::fs::PermissionsExt;
+use std::fs::{File, Metadata};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// An output file being written.
 pub struct AtomicOutput {
+    /// The path the user gave (messages name it).
     target: PathBuf,
+    /// The file the output ends up in: `target` with symbolic links followed.
+    real: PathBuf,
     file: Arc<DirectFile>,
     state: State,
 }
@@ -32,47 +46,99 @@ enum State {
     /// A new file in `dir` that is renamed over the target on commit: unnamed until then, or (where
     /// the filesystem has no `O_TMPFILE`) already under `name`.
     Replace { dir: PathBuf, name: Option<PathBuf> },
+    /// The existing target, open for writing, into which the complete new file (named `name` where
+    /// the filesystem has no `O_TMPFILE`) is copied on commit.
+    Rewrite { target: File, name: Option<PathBuf> },
 }
 
 impl AtomicOutput {
-    /// Creates the new file beside `target` (or opens a special target in place).
+    /// Creates the new file for `target` (or opens a special target in place). The target must be
+    /// writable (as GNU sort requires of a file it opens), even where it will be replaced.
     pub fn create(target: &Path, direct: bool) -> Result<Self> {
         Self::create_with(target, direct, Naming::Unnamed)
     }
 
     fn create_with(target: &Path, direct: bool, naming: Naming) -> Result<Self> {
-        let existing = std::fs::metadata(target).ok();
+        let open_error = |cause| IoError::Open { path: target.to_owned(), cause };
+        let real = resolve_links(target).map_err(open_error)?;
+        let existing = match std::fs::metadata(&real) {
+            Ok(md) => Some(md),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(open_error(e)),
+        };
         if let Some(md) = existing.as_ref().filter(|m| !m.is_file()) {
             if md.is_dir() {
-                return Err(IoError::Open { path: target.to_owned(), cause: std::io::ErrorKind::IsADirectory.into() });
+                return Err(open_error(std::io::ErrorKind::IsADirectory.into()));
             }
-            let f = std::fs::OpenOptions::new().write(true).open(target).map_err(|cause| IoError::Open { path: target.to_owned(), cause })?;
-            return Ok(AtomicOutput { target: target.to_owned(), file: Arc::new(DirectFile::from_file(f, target.to_owned())), state: State::Special });
+            let f = std::fs::OpenOptions::new().write(true).open(&real).map_err(open_error)?;
+            let file = Arc::new(DirectFile::from_file(f, target.to_owned()));
+            return Ok(AtomicOutput { target: target.to_owned(), real, file, state: State::Special });
         }
-        if target.file_name().is_none() {
-            return Err(IoError::Open { path: target.to_owned(), cause: std::io::ErrorKind::InvalidInput.into() });
+        if real.file_name().is_none() {
+            return Err(open_error(std::io::ErrorKind::InvalidInput.into()));
         }
-        let dir = parent_dir(target);
+        if existing.is_some() {
+            writable(&real).map_err(open_error)?;
+        }
+        let dir = parent_dir(&real);
         // A new target gets 0666 less the umask, as any file xsort creates; a file that replaces
-        // another is made 0600 and given the old one's mode below, before it holds any data.
+        // another is made 0600 and given the old one's owner and mode below, before it holds data.
         let mode = if existing.is_some() { 0o600 } else { 0o666 };
         let made = crate::signals::registering(|register| crate::private::create(&dir, mode, direct, naming, Linkable::Yes, register));
-        let made = made.map_err(|cause| IoError::Open { path: target.to_owned(), cause })?;
+        let made = made.map_err(open_error)?;
         // Errors name what the user asked for, not a file that has no name or will not survive.
         let file = Arc::new(DirectFile::from_parts(made.file, target.to_owned(), made.direct));
-        let out = AtomicOutput { target: target.to_owned(), file, state: State::Replace { dir, name: made.name } };
+        let mut out = AtomicOutput { target: target.to_owned(), real, file, state: State::Replace { dir, name: made.name } };
         if let Some(md) = existing {
-            out.set_mode(md.permissions().mode() & 0o7777)?;
+            if md.nlink() == 1 && out.take_owner(&md)? {
+                out.set_mode(md.mode() & 0o7777)?;
+            } else {
+                out.rewrite_instead(&md)?;
+            }
         }
         Ok(out)
     }
 
-    /// Gives the new file the permission bits of the file it replaces.
+    /// Gives the new file the owner and group of the target; false where that is not allowed.
+    fn take_owner(&self, target: &Metadata) -> Result<bool> {
+        let f = self.file.as_file();
+        let md = f.metadata().map_err(|e| IoError::meta(&self.target, "stat the output", e))?;
+        if (md.uid(), md.gid()) == (target.uid(), target.gid()) {
+            return Ok(true);
+        }
+        // SAFETY: fchown on a descriptor we own.
+        if unsafe { libc::fchown(f.as_raw_fd(), target.uid(), target.gid()) } == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            // Not permitted, or an owner this user namespace cannot map.
+            Some(libc::EPERM) | Some(libc::EINVAL) => Ok(false),
+            _ => Err(IoError::meta(&self.target, "set the owner of the output", e)),
+        }
+    }
+
+    /// Gives the new file the permission bits of the file it replaces (after its owner: a change
+    /// of owner clears the set-user-ID and set-group-ID bits).
     fn set_mode(&self, mode: u32) -> Result<()> {
         // SAFETY: fchmod on a descriptor we own.
         if unsafe { libc::fchmod(self.file.as_file().as_raw_fd(), mode as libc::mode_t) } != 0 {
             return Err(IoError::meta(&self.target, "set the mode of the output", std::io::Error::last_os_error()));
         }
+        Ok(())
+    }
+
+    /// Switches to copying the output into the target on commit: the target is opened for writing
+    /// now (it must still be the file described by `md`), and left as it is until then.
+    fn rewrite_instead(&mut self, md: &Metadata) -> Result<()> {
+        let open_error = |cause| IoError::Open { path: self.target.clone(), cause };
+        let f = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(&self.real).map_err(open_error)?;
+        let now = f.metadata().map_err(open_error)?;
+        if (now.dev(), now.ino()) != (md.dev(), md.ino()) {
+            return Err(open_error(std::io::Error::other("replaced while being opened")));
+        }
+        let State::Replace { name, .. } = std::mem::replace(&mut self.state, State::Special) else { unreachable!("called on a new file") };
+        self.state = State::Rewrite { target: f, name };
         Ok(())
     }
 
@@ -86,34 +152,63 @@ impl AtomicOutput {
         &self.target
     }
 
-    /// Whether the target is a regular file that will be replaced (false for devices and FIFOs).
+    /// Whether the target is a regular file (false for devices and FIFOs).
     pub fn is_regular(&self) -> bool {
         !matches!(self.state, State::Special)
     }
 
     /// Makes the output durable if asked, then puts it in place: links it into its directory (an
-    /// unnamed file) and renames it over the target.
+    /// unnamed file) and renames it over the target, or copies it into the target.
     pub fn commit(mut self, sync: bool) -> Result<()> {
+        match std::mem::replace(&mut self.state, State::Special) {
+            State::Special => {
+                if sync {
+                    self.file.sync()?;
+                }
+                Ok(())
+            }
+            State::Replace { dir, name } => self.replace(&dir, name, sync),
+            State::Rewrite { target, name } => {
+                let copied = copy_into(&self.file, &target, &self.target, sync);
+                if let Some(n) = name {
+                    let _ = std::fs::remove_file(&n);
+                    crate::signals::unregister(&n);
+                }
+                copied
+            }
+        }
+    }
+
+    fn replace(&self, dir: &Path, name: Option<PathBuf>, sync: bool) -> Result<()> {
         if sync {
             self.file.sync()?;
         }
-        let State::Replace { dir, name } = std::mem::replace(&mut self.state, State::Special) else { return Ok(()) };
         let name = match name {
             Some(n) => n,
-            None => crate::signals::registering(|register| crate::private::link_into(self.file.as_file(), &dir, register))
+            None => crate::signals::registering(|register| crate::private::link_into(self.file.as_file(), dir, register))
                 .map_err(|e| IoError::meta(&self.target, "link the output into its directory", e))?,
         };
-        let renamed = std::fs::rename(&name, &self.target).map_err(|e| IoError::meta(&self.target, "rename output into place", e));
+        let renamed = std::fs::rename(&name, &self.real).map_err(|e| IoError::meta(&self.target, "rename output into place", e));
         if renamed.is_err() {
             let _ = std::fs::remove_file(&name);
         }
         crate::signals::unregister(&name);
         renamed?;
         if sync {
-            let d = std::fs::File::open(&dir).map_err(|e| IoError::meta(&dir, "open directory to fsync", e))?;
-            d.sync_all().map_err(|e| IoError::meta(&dir, "fsync directory", e))?;
+            let d = File::open(dir).map_err(|e| IoError::meta(dir, "open directory to fsync", e))?;
+            d.sync_all().map_err(|e| IoError::meta(dir, "fsync directory", e))?;
         }
         Ok(())
+    }
+}
+
+impl Drop for AtomicOutput {
+    fn drop(&mut self) {
+        // An unnamed file vanishes with its descriptor; a named one is removed.
+        if let State::Replace { name: Some(name), .. } | State::Rewrite { name: Some(name), .. } = &self.state {
+            let _ = std::fs::remove_file(name);
+            crate::signals::unregister(name);
+        }
     }
 }
 
@@ -125,20 +220,108 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-impl Drop for AtomicOutput {
-    fn drop(&mut self) {
-        // An unnamed file vanishes with its descriptor; a named one is removed.
-        if let State::Replace { name: Some(name), .. } = &self.state {
-            let _ = std::fs::remove_file(name);
-            crate::signals::unregister(name);
+/// Most symbolic links followed from one target (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
+/// `path` with symbolic links in its last component followed to the final destination, which need
+/// not exist (a dangling link names the file to create). Like the kernel's `protected_symlinks`, a
+/// link in a sticky world-writable directory (such as /tmp) is followed only if it belongs to this
+/// user or to the directory's owner: another user's link there is refused (EACCES).
+pub fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_owned();
+    for _ in 0..MAX_LINKS {
+        let md = match std::fs::symlink_metadata(&p) {
+            Ok(md) if md.file_type().is_symlink() => md,
+            Ok(_) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(p),
+            Err(e) => return Err(e),
+        };
+        let dir = parent_dir(&p);
+        let d = std::fs::metadata(&dir)?;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if d.mode() & (libc::S_ISVTX as u32 | 0o002) == (libc::S_ISVTX as u32 | 0o002) && md.uid() != me && md.uid() != d.uid() {
+            return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+        }
+        p = dir.join(std::fs::read_link(&p)?);
+    }
+    Err(std::io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// Whether this user may write `path` (by the effective IDs, as opening it would decide).
+fn writable(path: &Path) -> std::io::Result<()> {
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: faccessat reads a valid NUL-terminated path.
+    if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Replaces the contents of `dst` (the target, named `name` in messages) with all of `src`:
+/// truncated, then copied, then synced if asked.
+fn copy_into(src: &DirectFile, dst: &File, name: &Path, sync: bool) -> Result<()> {
+    // The copy reads through the page cache: O_DIRECT would hold it to aligned transfers.
+    if src.is_direct() {
+        src.drop_direct()?;
+    }
+    dst.set_len(0).map_err(|e| IoError::meta(name, "truncate", e))?;
+    copy_all(src, dst, name)?;
+    if sync {
+        dst.sync_all().map_err(|e| IoError::meta(name, "fsync", e))?;
+    }
+    Ok(())
+}
+
+/// Copies all of `src` to the start of `dst` with `copy_file_range` (which may share or copy blocks
+/// in the kernel), or by reads and writes where the kernel cannot.
+fn copy_all(src: &DirectFile, dst: &File, name: &Path) -> Result<()> {
+    let len = src.len()?;
+    let mut off = 0i64;
+    while (off as u64) < len {
+        let want = ((len - off as u64) as usize).min(1 << 30);
+        let mut off_out = off;
+        // SAFETY: both descriptors are open; the offsets are valid in-out pointers.
+        let n = unsafe { libc::copy_file_range(src.as_file().as_raw_fd(), &mut off, dst.as_raw_fd(), &mut off_out, want, 0) };
+        if n > 0 {
+            continue;
+        }
+        if n == 0 {
+            return Err(ended_early(name));
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => {}
+            Some(libc::EXDEV) | Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => return copy_by_reads(src, dst, name, off as u64, len),
+            _ => return Err(IoError::write(name, e)),
         }
     }
+    Ok(())
+}
+
+/// The rest of [`copy_all`], bytes `[from, len)`, by reads and writes.
+fn copy_by_reads(src: &DirectFile, dst: &File, name: &Path, from: u64, len: u64) -> Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = from;
+    while at < len {
+        let n = src.read_at(&mut buf[..((len - at) as usize).min(1 << 20)], at)?;
+        if n == 0 {
+            return Err(ended_early(name));
+        }
+        dst.write_all_at(&buf[..n], at).map_err(|e| IoError::write(name, e))?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+fn ended_early(name: &Path) -> IoError {
+    IoError::Internal(format!("{}: the sorted output ended early while copied", name.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::PermissionsExt;
 
     fn check_replaces_only_on_commit(naming: Naming) {
         let dir = tempfile::tempdir().unwrap();
@@ -192,6 +375,72 @@ mod tests {
             assert_eq!(std::fs::read(&t).unwrap(), b"x");
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         }
+    }
+
+    #[test]
+    fn symbolic_links_are_written_through() {
+        for naming in [Naming::Unnamed, Naming::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join("sub")).unwrap();
+            std::fs::write(dir.path().join("sub/real"), b"old").unwrap();
+            // link -> sub/hop -> real (relative to sub/), and a dangling link -> sub/new
+            std::os::unix::fs::symlink("real", dir.path().join("sub/hop")).unwrap();
+            std::os::unix::fs::symlink("sub/hop", dir.path().join("link")).unwrap();
+            std::os::unix::fs::symlink(dir.path().join("sub/new"), dir.path().join("dangling")).unwrap();
+            for (link, real) in [("link", "sub/real"), ("dangling", "sub/new")] {
+                let o = AtomicOutput::create_with(&dir.path().join(link), false, naming).unwrap();
+                o.file().write_all_at(b"new", 0).unwrap();
+                o.commit(false).unwrap();
+                assert_eq!(std::fs::read(dir.path().join(real)).unwrap(), b"new", "{link} -> {real}");
+                assert!(std::fs::symlink_metadata(dir.path().join(link)).unwrap().file_type().is_symlink());
+            }
+            assert_eq!(std::fs::read_dir(dir.path().join("sub")).unwrap().count(), 3);
+        }
+    }
+
+    #[test]
+    fn link_loops_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("b", dir.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        let e = AtomicOutput::create(&dir.path().join("a"), false).err().unwrap();
+        assert!(e.to_string().contains("symbolic links"), "{e}");
+    }
+
+    #[test]
+    fn hard_linked_target_is_rewritten_in_place() {
+        for naming in [Naming::Unnamed, Naming::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            let (t, other) = (dir.path().join("out"), dir.path().join("other"));
+            std::fs::write(&t, b"old contents, longer than the new").unwrap();
+            std::fs::hard_link(&t, &other).unwrap();
+            let ino = std::fs::metadata(&t).unwrap().ino();
+            let o = AtomicOutput::create_with(&t, true, naming).unwrap();
+            o.file().write_all_at(b"new", 0).unwrap();
+            assert_eq!(std::fs::read(&t).unwrap(), b"old contents, longer than the new", "unchanged until commit");
+            o.commit(true).unwrap();
+            for p in [&t, &other] {
+                assert_eq!(std::fs::read(p).unwrap(), b"new");
+            }
+            assert_eq!(std::fs::metadata(&t).unwrap().ino(), ino);
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "nothing left beside");
+        }
+    }
+
+    #[test]
+    fn copy_falls_back_to_reads_and_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = DirectFile::from_parts(std::fs::File::options().read(true).write(true).create(true).truncate(true).open(dir.path().join("s")).unwrap(), "s".into(), false);
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        src.write_all_at(&data, 0).unwrap();
+        let dst = std::fs::File::options().write(true).create(true).truncate(true).open(dir.path().join("d")).unwrap();
+        copy_into(&src, &dst, Path::new("d"), true).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("d")).unwrap(), data);
+        let at = 1 << 20;
+        let dst2 = std::fs::File::options().write(true).create(true).truncate(true).open(dir.path().join("e")).unwrap();
+        dst2.write_all_at(&data[..at], 0).unwrap();
+        copy_by_reads(&src, &dst2, Path::new("e"), at as u64, data.len() as u64).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("e")).unwrap(), data);
     }
 
     #[test]
