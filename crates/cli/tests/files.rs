@@ -288,3 +288,33 @@ fn a_target_its_owner_cannot_write_is_refused_before_sorting() {
     assert_eq!(std::fs::read(&out).unwrap(), b"read-only\n");
     assert_entries(&shared, &["in", "out"]);
 }
+
+#[test]
+fn a_directory_that_allows_no_new_file_is_named_and_an_existing_target_in_it_is_written() {
+    use std::os::unix::fs::MetadataExt;
+    let fx = Fixture::new();
+    chmod(fx.root(), 0o755);
+    let shared = fx.mkdir("shared");
+    chmod(&shared, 0o1777);
+    let closed = fx.mkdir("closed");
+    chmod(&closed, 0o755);
+    let input = random_lines(3_000, 10);
+    let inp = fx.write("shared/in", &input);
+    chmod(&inp, 0o644);
+    // A new target: the message names the directory and why (GNU: "open failed: closed/new: Permission denied").
+    let o = as_nobody(bin()).args(["-T"]).arg(&shared).arg("-o").arg(closed.join("new")).arg(&inp).output().unwrap();
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{msg}");
+    let expected = format!("xsort: {}: cannot create a file in directory '{}': Permission denied\n", closed.join("new").display(), closed.display());
+    assert_eq!(msg, expected);
+    // An existing file nobody may write: written in place, as GNU sort does, the output waiting in -T.
+    let out = fx.write("closed/mine", b"old\n");
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();
+    let ino = std::fs::metadata(&out).unwrap().ino();
+    let st = as_nobody(bin()).args(["-T"]).arg(&shared).arg("-o").arg(&out).arg(&inp).status().unwrap();
+    assert!(st.success(), "{st}");
+    assert_sorted_lines(&out, &input);
+    assert_eq!(std::fs::metadata(&out).unwrap().ino(), ino);
+    assert_entries(&closed, &["mine"]);
+    assert_entries(&shared, &["in"]);
+}

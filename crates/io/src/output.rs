@@ -53,12 +53,15 @@ enum State {
 
 impl AtomicOutput {
     /// Creates the new file for `target` (or opens a special target in place). The target must be
-    /// writable (as GNU sort requires of a file it opens), even where it will be replaced.
-    pub fn create(target: &Path, direct: bool) -> Result<Self> {
-        Self::create_with(target, direct, Naming::Unnamed)
+    /// writable (as GNU sort requires of a file it opens), even where it will be replaced. Where
+    /// its directory refuses a new file but the target exists and may be written, the output waits
+    /// in `spare_dir` (the first temp directory) and is copied into the target, as GNU sort would
+    /// write into it.
+    pub fn create(target: &Path, direct: bool, spare_dir: Option<&Path>) -> Result<Self> {
+        Self::create_with(target, direct, spare_dir, Naming::Unnamed)
     }
 
-    fn create_with(target: &Path, direct: bool, naming: Naming) -> Result<Self> {
+    fn create_with(target: &Path, direct: bool, spare_dir: Option<&Path>, naming: Naming) -> Result<Self> {
         let open_error = |cause| IoError::Open { path: target.to_owned(), cause };
         let real = resolve_links(target).map_err(open_error)?;
         let existing = match std::fs::metadata(&real) {
@@ -84,13 +87,21 @@ impl AtomicOutput {
         // A new target gets 0666 less the umask, as any file xsort creates; a file that replaces
         // another is made 0600 and given the old one's owner and mode below, before it holds data.
         let mode = if existing.is_some() { 0o600 } else { 0o666 };
-        let made = crate::signals::registering(|register| crate::private::create(&dir, mode, direct, naming, Linkable::Yes, register));
-        let made = made.map_err(open_error)?;
+        let (made, dir) = match make(&dir, mode, direct, naming) {
+            Ok(made) => (made, dir),
+            Err(e) if existing.is_some() && spare_dir.is_some() && matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
+                let spare = spare_dir.expect("checked").to_owned();
+                let made = make(&spare, 0o600, direct, naming).map_err(|_| IoError::CreateIn { path: target.to_owned(), dir, cause: e })?;
+                (made, spare)
+            }
+            Err(cause) => return Err(IoError::CreateIn { path: target.to_owned(), dir, cause }),
+        };
+        let rewrite_only = dir != parent_dir(&real);
         // Errors name what the user asked for, not a file that has no name or will not survive.
         let file = Arc::new(DirectFile::from_parts(made.file, target.to_owned(), made.direct));
         let mut out = AtomicOutput { target: target.to_owned(), real, file, state: State::Replace { dir, name: made.name } };
         if let Some(md) = existing {
-            if md.nlink() == 1 && out.take_owner(&md)? {
+            if !rewrite_only && md.nlink() == 1 && out.take_owner(&md)? {
                 out.set_mode(md.mode() & 0o7777)?;
             } else {
                 out.rewrite_instead(&md)?;
@@ -212,6 +223,11 @@ impl Drop for AtomicOutput {
     }
 }
 
+/// A new file in `dir` for the output (registered for removal on a signal where it has a name).
+fn make(dir: &Path, mode: u32, direct: bool, naming: Naming) -> std::io::Result<crate::private::Created> {
+    crate::signals::registering(|register| crate::private::create(dir, mode, direct, naming, Linkable::Yes, register))
+}
+
 /// The directory holding `path` (`.` for a bare name).
 fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
@@ -328,7 +344,7 @@ mod tests {
         let t = dir.path().join("out");
         std::fs::write(&t, b"old").unwrap();
         std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o640)).unwrap();
-        let o = AtomicOutput::create_with(&t, false, naming).unwrap();
+        let o = AtomicOutput::create_with(&t, false, None, naming).unwrap();
         assert_eq!(o.file().as_file().metadata().unwrap().mode() & 0o7777, 0o640, "the target's mode from the start");
         o.file().write_all_at(b"new!", 0).unwrap();
         assert_eq!(std::fs::read(&t).unwrap(), b"old");
@@ -356,7 +372,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let t = dir.path().join("out");
             std::fs::write(&t, b"old").unwrap();
-            let o = AtomicOutput::create_with(&t, true, naming).unwrap();
+            let o = AtomicOutput::create_with(&t, true, None, naming).unwrap();
             o.file().write_all_at(b"partial", 0).unwrap();
             drop(o);
             assert_eq!(std::fs::read(&t).unwrap(), b"old");
@@ -369,7 +385,7 @@ mod tests {
         for naming in [Naming::Unnamed, Naming::Named] {
             let dir = tempfile::tempdir().unwrap();
             let t = dir.path().join("n".repeat(255));
-            let o = AtomicOutput::create_with(&t, false, naming).unwrap();
+            let o = AtomicOutput::create_with(&t, false, None, naming).unwrap();
             o.file().write_all_at(b"x", 0).unwrap();
             o.commit(false).unwrap();
             assert_eq!(std::fs::read(&t).unwrap(), b"x");
@@ -388,7 +404,7 @@ mod tests {
             std::os::unix::fs::symlink("sub/hop", dir.path().join("link")).unwrap();
             std::os::unix::fs::symlink(dir.path().join("sub/new"), dir.path().join("dangling")).unwrap();
             for (link, real) in [("link", "sub/real"), ("dangling", "sub/new")] {
-                let o = AtomicOutput::create_with(&dir.path().join(link), false, naming).unwrap();
+                let o = AtomicOutput::create_with(&dir.path().join(link), false, None, naming).unwrap();
                 o.file().write_all_at(b"new", 0).unwrap();
                 o.commit(false).unwrap();
                 assert_eq!(std::fs::read(dir.path().join(real)).unwrap(), b"new", "{link} -> {real}");
@@ -403,7 +419,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink("b", dir.path().join("a")).unwrap();
         std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
-        let e = AtomicOutput::create(&dir.path().join("a"), false).err().unwrap();
+        let e = AtomicOutput::create(&dir.path().join("a"), false, None).err().unwrap();
         assert!(e.to_string().contains("symbolic links"), "{e}");
     }
 
@@ -415,7 +431,7 @@ mod tests {
             std::fs::write(&t, b"old contents, longer than the new").unwrap();
             std::fs::hard_link(&t, &other).unwrap();
             let ino = std::fs::metadata(&t).unwrap().ino();
-            let o = AtomicOutput::create_with(&t, true, naming).unwrap();
+            let o = AtomicOutput::create_with(&t, true, None, naming).unwrap();
             o.file().write_all_at(b"new", 0).unwrap();
             assert_eq!(std::fs::read(&t).unwrap(), b"old contents, longer than the new", "unchanged until commit");
             o.commit(true).unwrap();
@@ -445,7 +461,7 @@ mod tests {
 
     #[test]
     fn special_target_written_in_place() {
-        let o = AtomicOutput::create(Path::new("/dev/null"), true).unwrap();
+        let o = AtomicOutput::create(Path::new("/dev/null"), true, None).unwrap();
         assert!(!o.is_regular());
         o.file().write_all_at(b"x", 0).unwrap();
         o.commit(false).unwrap();
