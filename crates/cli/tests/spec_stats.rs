@@ -26,7 +26,7 @@ fn spec_published_statements_sort_and_print_statistics() {
     let sum = gensort(&fx.path("in.dat"), 0, n, false);
     let before = std::fs::read(fx.path("in.dat")).unwrap();
     let temp = fx.mkdir("t");
-    age_dir(&temp);
+    watch_dir(&temp);
     fx.write("out.dat", b"old");
     let out = ok(fx.cmd().arg("--spec").arg(published("in.dat", "out.dat", "t")));
     assert!(out.stdout.is_empty(), "the output goes to -out_file, not stdout");
@@ -38,7 +38,7 @@ fn spec_published_statements_sort_and_print_statistics() {
     assert!(err.contains("radix"), "report should name the method:\n{err}");
     assert_valsort_clean(&fx.path("out.dat"), n, sum);
     assert_sorted_file(&fx.path("out.dat"), &before, 100, &["0:10"]);
-    assert!(!dir_was_modified(&temp), "a 2 MB sort with -memory=64M should not touch -temp");
+    assert!(!dir_was_used(&temp), "a 2 MB sort with -memory=64M should not touch -temp");
     assert_eq!(std::fs::read(fx.path("in.dat")).unwrap(), before);
     fx.assert_clean();
 }
@@ -49,8 +49,8 @@ fn spec_temp_statement_is_used_when_spilling() {
     let n = 30_000;
     let sum = gensort(&fx.path("in.dat"), 5, n, false);
     let temp = fx.mkdir("t");
-    age_dir(&temp);
-    age_dir(&fx.tmp());
+    watch_dir(&temp);
+    watch_dir(&fx.tmp());
     // A flag wins over the -memory statement: the sort spills into the -temp directory.
     let out = ok(fx.cmd().args(["-S", TINY, "--stats-json", "s.json", "--spec"]).arg(published("in.dat", "out.dat", "t")));
     let err = String::from_utf8(out.stderr).unwrap();
@@ -67,8 +67,8 @@ fn spec_temp_statement_is_used_when_spilling() {
             assert_eq!(phase_mode(&stats, phase), "direct", "{phase}");
         }
     }
-    assert!(dir_was_modified(&temp), "-temp directory not used");
-    assert!(!dir_was_modified(&fx.tmp()), "TMPDIR used instead of -temp");
+    assert!(dir_was_used(&temp), "-temp directory not used");
+    assert!(!dir_was_used(&fx.tmp()), "TMPDIR used instead of -temp");
     assert_dir_empty(&temp);
     fx.assert_clean();
 }

@@ -18,13 +18,15 @@ pub enum Destination {
 
 impl Destination {
     /// Opens the destination now, so that an unwritable target fails before any work is done.
-    pub fn open(output: &Output, io: IoSettings) -> Result<Self> {
+    /// `temp_dirs`: where the output waits when the target's directory allows no new file (see
+    /// [`AtomicOutput::create`]).
+    pub fn open(output: &Output, io: IoSettings, temp_dirs: &[std::path::PathBuf]) -> Result<Self> {
         Ok(match output {
             Output::Stdout => {
                 xsort_io::stdio::stdout_output()?;
                 Destination::Stdout
             }
-            Output::Path(p) => Destination::File(AtomicOutput::create(p, io.direct)?),
+            Output::Path(p) => Destination::File(AtomicOutput::create(p, io.direct, temp_dirs.first().map(|d| d.as_path()))?),
         })
     }
 

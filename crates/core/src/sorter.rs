@@ -57,7 +57,7 @@ impl Sorter {
         cfg.folding.check(cfg.record_size)?;
         let mut inputs = InputSet::open(&cfg.inputs, cfg.record_size, cfg.input_io, self.counters.input.clone())?;
         let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
-        let dest = Destination::open(&cfg.output, cfg.output_io)?;
+        let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
         let plan = MemoryPlan::new(cfg.memory_budget, cfg.record_size, inputs.known_len(), inputs.file_count(), cfg.output_io);
         self.counters.input_total.store(inputs.known_len().unwrap_or(0), Ordering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());

@@ -13,6 +13,9 @@ pub enum IoError {
     /// A read failed.
     #[error("{path}: read error: {}", os_text(.cause))]
     Read { path: PathBuf, cause: std::io::Error },
+    /// The output's new file could not be created in the target's directory.
+    #[error("{path}: cannot create a file in directory '{dir}': {}", os_text(.cause))]
+    CreateIn { path: PathBuf, dir: PathBuf, cause: std::io::Error },
     /// A write failed for a reason other than a full disk.
     #[error("{path}: write error: {}", os_text(.cause))]
     Write { path: PathBuf, cause: std::io::Error },

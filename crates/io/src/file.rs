@@ -68,6 +68,17 @@ impl DirectFile {
         f
     }
 
+    /// Wraps a file opened elsewhere (an unnamed temp file), `direct` if it was opened with O_DIRECT;
+    /// `name` is what messages call it.
+    pub fn from_parts(file: File, name: PathBuf, direct: bool) -> Self {
+        DirectFile { file, path: name, direct: AtomicBool::new(direct) }
+    }
+
+    /// The open file, for the output's commit (linking it in, or copying it into its target).
+    pub(crate) fn as_file(&self) -> &File {
+        &self.file
+    }
+
     /// Names the file differently in messages (the output's temp file is reported as its target).
     pub fn set_name(&mut self, name: PathBuf) {
         self.path = name;
@@ -190,7 +201,7 @@ impl DirectFile {
     }
 
     /// Switches the descriptor to buffered mode for good.
-    fn drop_direct(&self) -> Result<()> {
+    pub(crate) fn drop_direct(&self) -> Result<()> {
         let fd = self.file.as_raw_fd();
         // SAFETY: fcntl on an fd we own.
         let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };

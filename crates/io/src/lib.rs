@@ -11,6 +11,7 @@ pub mod file;
 pub mod input;
 pub mod mapped;
 pub mod output;
+pub mod private;
 pub mod reader;
 pub mod signals;
 pub mod stdio;

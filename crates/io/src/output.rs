@@ -1,51 +1,156 @@
-//! The sort's output: a new file beside the target that replaces it only when complete.
+//! The sort's output: written in full to a new file, then put in place only when complete.
 //!
-//! `xsort -o f f` therefore reads `f` to the end while writing `.f.xsort-PID.tmp`, and a failed or
-//! interrupted sort leaves `f` as it was. Targets that are not regular files (`/dev/null`, a FIFO, a
-//! terminal) are written in place, since renaming over them would be wrong.
+//! The new file is unnamed (`O_TMPFILE` in the target's directory), so no other user can open it
+//! while it is written and nothing is left beside the target whatever happens to the process, even
+//! SIGKILL. A symbolic link as target is followed to its final destination (a dangling one creates
+//! that destination), as GNU sort writes through it. How the complete file reaches the target:
+//!
+//! - **Replace** (a new target, or one with a single link whose owner and group the new file can
+//!   take): the new file gets the target's owner, group and mode before it holds any data (a new
+//!   target: `0666` less the umask), is linked into the directory under a short random name and
+//!   renamed over the target. Atomic: readers see the old file or the new one, never a mix.
+//! - **Rewrite** (a target with other hard links, or whose owner or group cannot be given to a new
+//!   file, as when sorting into another user's file without root): what GNU sort does, once the sort
+//!   is complete: the target is truncated and the new file copied into it (`copy_file_range`). The
+//!   inode, its links, owner, group and mode stay; the copy is not atomic.
+//!
+//! Either way `xsort -o f f` reads `f` to the end before `f` changes, and a failed or interrupted
+//! sort leaves `f` as it was. Where the filesystem refuses `O_TMPFILE`, the new file gets a short
+//! random name at once (created exclusively, never through a planted link), which SIGINT, SIGTERM
+//! and SIGHUP remove. Targets that are not regular files (`/dev/null`, a FIFO, a terminal) are
+//! written in place, since renaming over them would be wrong.
 
 use crate::error::{IoError, Result};
-use crate::file::{Access, DirectFile};
-use std::os::unix::fs::PermissionsExt;
+use crate::file::DirectFile;
+use crate::private::{Linkable, Naming};
+use std::fs::{File, Metadata};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// An output file being written.
 pub struct AtomicOutput {
+    /// The path the user gave (messages name it).
     target: PathBuf,
-    temp: Option<PathBuf>,
+    /// The file the output ends up in: `target` with symbolic links followed.
+    real: PathBuf,
     file: Arc<DirectFile>,
+    state: State,
+}
+
+/// How the output reaches its target.
+enum State {
+    /// A device, FIFO or terminal, written in place.
+    Special,
+    /// A new file in `dir` that is renamed over the target on commit: unnamed until then, or (where
+    /// the filesystem has no `O_TMPFILE`) already under `name`.
+    Replace { dir: PathBuf, name: Option<PathBuf> },
+    /// The existing target, open for writing, into which the complete new file (named `name` where
+    /// the filesystem has no `O_TMPFILE`) is copied on commit.
+    Rewrite { target: File, name: Option<PathBuf> },
 }
 
 impl AtomicOutput {
-    /// Creates the temporary file beside `target` (or opens a special target in place).
-    pub fn create(target: &Path, direct: bool) -> Result<Self> {
-        let existing = std::fs::metadata(target).ok();
+    /// Creates the new file for `target` (or opens a special target in place). The target must be
+    /// writable (as GNU sort requires of a file it opens), even where it will be replaced. Where
+    /// its directory refuses a new file but the target exists and may be written, the output waits
+    /// in `spare_dir` (the first temp directory) and is copied into the target, as GNU sort would
+    /// write into it.
+    pub fn create(target: &Path, direct: bool, spare_dir: Option<&Path>) -> Result<Self> {
+        Self::create_with(target, direct, spare_dir, Naming::Unnamed)
+    }
+
+    fn create_with(target: &Path, direct: bool, spare_dir: Option<&Path>, naming: Naming) -> Result<Self> {
+        let open_error = |cause| IoError::Open { path: target.to_owned(), cause };
+        let real = resolve_links(target).map_err(open_error)?;
+        let existing = match std::fs::metadata(&real) {
+            Ok(md) => Some(md),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(open_error(e)),
+        };
         if let Some(md) = existing.as_ref().filter(|m| !m.is_file()) {
             if md.is_dir() {
-                return Err(IoError::Open { path: target.to_owned(), cause: std::io::ErrorKind::IsADirectory.into() });
+                return Err(open_error(std::io::ErrorKind::IsADirectory.into()));
             }
-            let f = std::fs::OpenOptions::new().write(true).open(target).map_err(|cause| IoError::Open { path: target.to_owned(), cause })?;
-            return Ok(AtomicOutput { target: target.to_owned(), temp: None, file: Arc::new(DirectFile::from_file(f, target.to_owned())) });
+            let f = std::fs::OpenOptions::new().write(true).open(&real).map_err(open_error)?;
+            let file = Arc::new(DirectFile::from_file(f, target.to_owned()));
+            return Ok(AtomicOutput { target: target.to_owned(), real, file, state: State::Special });
         }
-        let name = target.file_name().ok_or_else(|| IoError::Open { path: target.to_owned(), cause: std::io::ErrorKind::InvalidInput.into() })?;
-        let temp = target.with_file_name(format!(".{}.xsort-{}.tmp", name.to_string_lossy(), std::process::id()));
-        crate::signals::register(&temp);
-        let mut file = match DirectFile::open(&temp, Access::CreateNew, direct) {
-            Ok(f) => f,
-            Err(IoError::Open { cause, .. }) => {
-                crate::signals::unregister(&temp);
-                return Err(IoError::Open { path: target.to_owned(), cause });
+        if real.file_name().is_none() {
+            return Err(open_error(std::io::ErrorKind::InvalidInput.into()));
+        }
+        if existing.is_some() {
+            writable(&real).map_err(open_error)?;
+        }
+        let dir = parent_dir(&real);
+        // A new target gets 0666 less the umask, as any file xsort creates; a file that replaces
+        // another is made 0600 and given the old one's owner and mode below, before it holds data.
+        let mode = if existing.is_some() { 0o600 } else { 0o666 };
+        let (made, dir) = match make(&dir, mode, direct, naming) {
+            Ok(made) => (made, dir),
+            Err(e) if existing.is_some() && spare_dir.is_some() && matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
+                let spare = spare_dir.expect("checked").to_owned();
+                let made = make(&spare, 0o600, direct, naming).map_err(|_| IoError::CreateIn { path: target.to_owned(), dir, cause: e })?;
+                (made, spare)
             }
-            Err(e) => return Err(e),
+            Err(cause) => return Err(IoError::CreateIn { path: target.to_owned(), dir, cause }),
         };
-        // Errors name what the user asked for, not a hidden name that will not survive.
-        file.set_name(target.to_owned());
+        let rewrite_only = dir != parent_dir(&real);
+        // Errors name what the user asked for, not a file that has no name or will not survive.
+        let file = Arc::new(DirectFile::from_parts(made.file, target.to_owned(), made.direct));
+        let mut out = AtomicOutput { target: target.to_owned(), real, file, state: State::Replace { dir, name: made.name } };
         if let Some(md) = existing {
-            // Keep the permissions of the file being replaced, as writing into it would have.
-            let _ = std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(md.permissions().mode()));
+            if !rewrite_only && md.nlink() == 1 && out.take_owner(&md)? {
+                out.set_mode(md.mode() & 0o7777)?;
+            } else {
+                out.rewrite_instead(&md)?;
+            }
         }
-        Ok(AtomicOutput { target: target.to_owned(), temp: Some(temp), file: Arc::new(file) })
+        Ok(out)
+    }
+
+    /// Gives the new file the owner and group of the target; false where that is not allowed.
+    fn take_owner(&self, target: &Metadata) -> Result<bool> {
+        let f = self.file.as_file();
+        let md = f.metadata().map_err(|e| IoError::meta(&self.target, "stat the output", e))?;
+        if (md.uid(), md.gid()) == (target.uid(), target.gid()) {
+            return Ok(true);
+        }
+        // SAFETY: fchown on a descriptor we own.
+        if unsafe { libc::fchown(f.as_raw_fd(), target.uid(), target.gid()) } == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            // Not permitted, or an owner this user namespace cannot map.
+            Some(libc::EPERM) | Some(libc::EINVAL) => Ok(false),
+            _ => Err(IoError::meta(&self.target, "set the owner of the output", e)),
+        }
+    }
+
+    /// Gives the new file the permission bits of the file it replaces (after its owner: a change
+    /// of owner clears the set-user-ID and set-group-ID bits).
+    fn set_mode(&self, mode: u32) -> Result<()> {
+        // SAFETY: fchmod on a descriptor we own.
+        if unsafe { libc::fchmod(self.file.as_file().as_raw_fd(), mode as libc::mode_t) } != 0 {
+            return Err(IoError::meta(&self.target, "set the mode of the output", std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
+    /// Switches to copying the output into the target on commit: the target is opened for writing
+    /// now (it must still be the file described by `md`), and left as it is until then.
+    fn rewrite_instead(&mut self, md: &Metadata) -> Result<()> {
+        let open_error = |cause| IoError::Open { path: self.target.clone(), cause };
+        let f = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(&self.real).map_err(open_error)?;
+        let now = f.metadata().map_err(open_error)?;
+        if (now.dev(), now.ino()) != (md.dev(), md.ino()) {
+            return Err(open_error(std::io::Error::other("replaced while being opened")));
+        }
+        let State::Replace { name, .. } = std::mem::replace(&mut self.state, State::Special) else { unreachable!("called on a new file") };
+        self.state = State::Rewrite { target: f, name };
+        Ok(())
     }
 
     /// The file to write.
@@ -58,29 +163,50 @@ impl AtomicOutput {
         &self.target
     }
 
-    /// Whether the target is a regular file that will be replaced (false for devices and FIFOs).
+    /// Whether the target is a regular file (false for devices and FIFOs).
     pub fn is_regular(&self) -> bool {
-        self.temp.is_some()
+        !matches!(self.state, State::Special)
     }
 
-    /// Makes the output durable if asked, then renames it over the target.
+    /// Makes the output durable if asked, then puts it in place: links it into its directory (an
+    /// unnamed file) and renames it over the target, or copies it into the target.
     pub fn commit(mut self, sync: bool) -> Result<()> {
+        match std::mem::replace(&mut self.state, State::Special) {
+            State::Special => {
+                if sync {
+                    self.file.sync()?;
+                }
+                Ok(())
+            }
+            State::Replace { dir, name } => self.replace(&dir, name, sync),
+            State::Rewrite { target, name } => {
+                let copied = copy_into(&self.file, &target, &self.target, sync);
+                if let Some(n) = name {
+                    let _ = std::fs::remove_file(&n);
+                    crate::signals::unregister(&n);
+                }
+                copied
+            }
+        }
+    }
+
+    fn replace(&self, dir: &Path, name: Option<PathBuf>, sync: bool) -> Result<()> {
         if sync {
             self.file.sync()?;
         }
-        let Some(temp) = self.temp.take() else { return Ok(()) };
-        let renamed = std::fs::rename(&temp, &self.target).map_err(|e| IoError::meta(&self.target, "rename output into place", e));
-        crate::signals::unregister(&temp);
+        let name = match name {
+            Some(n) => n,
+            None => crate::signals::registering(|register| crate::private::link_into(self.file.as_file(), dir, register))
+                .map_err(|e| IoError::meta(&self.target, "link the output into its directory", e))?,
+        };
+        let renamed = std::fs::rename(&name, &self.real).map_err(|e| IoError::meta(&self.target, "rename output into place", e));
         if renamed.is_err() {
-            let _ = std::fs::remove_file(&temp);
+            let _ = std::fs::remove_file(&name);
         }
+        crate::signals::unregister(&name);
         renamed?;
         if sync {
-            let dir = match self.target.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            let d = std::fs::File::open(dir).map_err(|e| IoError::meta(dir, "open directory to fsync", e))?;
+            let d = File::open(dir).map_err(|e| IoError::meta(dir, "open directory to fsync", e))?;
             d.sync_all().map_err(|e| IoError::meta(dir, "fsync directory", e))?;
         }
         Ok(())
@@ -89,45 +215,253 @@ impl AtomicOutput {
 
 impl Drop for AtomicOutput {
     fn drop(&mut self) {
-        if let Some(temp) = self.temp.take() {
-            let _ = std::fs::remove_file(&temp);
-            crate::signals::unregister(&temp);
+        // An unnamed file vanishes with its descriptor; a named one is removed.
+        if let State::Replace { name: Some(name), .. } | State::Rewrite { name: Some(name), .. } = &self.state {
+            let _ = std::fs::remove_file(name);
+            crate::signals::unregister(name);
         }
     }
+}
+
+/// A new file in `dir` for the output (registered for removal on a signal where it has a name).
+fn make(dir: &Path, mode: u32, direct: bool, naming: Naming) -> std::io::Result<crate::private::Created> {
+    crate::signals::registering(|register| crate::private::create(dir, mode, direct, naming, Linkable::Yes, register))
+}
+
+/// The directory holding `path` (`.` for a bare name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Most symbolic links followed from one target (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
+/// `path` with symbolic links in its last component followed to the final destination, which need
+/// not exist (a dangling link names the file to create). Like the kernel's `protected_symlinks`, a
+/// link in a sticky world-writable directory (such as /tmp) is followed only if it belongs to this
+/// user or to the directory's owner: another user's link there is refused (EACCES).
+pub fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_owned();
+    for _ in 0..MAX_LINKS {
+        let md = match std::fs::symlink_metadata(&p) {
+            Ok(md) if md.file_type().is_symlink() => md,
+            Ok(_) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(p),
+            Err(e) => return Err(e),
+        };
+        let dir = parent_dir(&p);
+        let d = std::fs::metadata(&dir)?;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if d.mode() & (libc::S_ISVTX as u32 | 0o002) == (libc::S_ISVTX as u32 | 0o002) && md.uid() != me && md.uid() != d.uid() {
+            return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+        }
+        p = dir.join(std::fs::read_link(&p)?);
+    }
+    Err(std::io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// Whether this user may write `path` (by the effective IDs, as opening it would decide).
+fn writable(path: &Path) -> std::io::Result<()> {
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: faccessat reads a valid NUL-terminated path.
+    if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Replaces the contents of `dst` (the target, named `name` in messages) with all of `src`:
+/// truncated, then copied, then synced if asked.
+fn copy_into(src: &DirectFile, dst: &File, name: &Path, sync: bool) -> Result<()> {
+    // The copy reads through the page cache: O_DIRECT would hold it to aligned transfers.
+    if src.is_direct() {
+        src.drop_direct()?;
+    }
+    dst.set_len(0).map_err(|e| IoError::meta(name, "truncate", e))?;
+    copy_all(src, dst, name)?;
+    if sync {
+        dst.sync_all().map_err(|e| IoError::meta(name, "fsync", e))?;
+    }
+    Ok(())
+}
+
+/// Copies all of `src` to the start of `dst` with `copy_file_range` (which may share or copy blocks
+/// in the kernel), or by reads and writes where the kernel cannot.
+fn copy_all(src: &DirectFile, dst: &File, name: &Path) -> Result<()> {
+    let len = src.len()?;
+    let mut off = 0i64;
+    while (off as u64) < len {
+        let want = ((len - off as u64) as usize).min(1 << 30);
+        let mut off_out = off;
+        // SAFETY: both descriptors are open; the offsets are valid in-out pointers.
+        let n = unsafe { libc::copy_file_range(src.as_file().as_raw_fd(), &mut off, dst.as_raw_fd(), &mut off_out, want, 0) };
+        if n > 0 {
+            continue;
+        }
+        if n == 0 {
+            return Err(ended_early(name));
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => {}
+            Some(libc::EXDEV) | Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => return copy_by_reads(src, dst, name, off as u64, len),
+            _ => return Err(IoError::write(name, e)),
+        }
+    }
+    Ok(())
+}
+
+/// The rest of [`copy_all`], bytes `[from, len)`, by reads and writes.
+fn copy_by_reads(src: &DirectFile, dst: &File, name: &Path, from: u64, len: u64) -> Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = from;
+    while at < len {
+        let n = src.read_at(&mut buf[..((len - at) as usize).min(1 << 20)], at)?;
+        if n == 0 {
+            return Err(ended_early(name));
+        }
+        dst.write_all_at(&buf[..n], at).map_err(|e| IoError::write(name, e))?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+fn ended_early(name: &Path) -> IoError {
+    IoError::Internal(format!("{}: the sorted output ended early while copied", name.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
-    #[test]
-    fn replaces_only_on_commit() {
+    fn check_replaces_only_on_commit(naming: Naming) {
         let dir = tempfile::tempdir().unwrap();
         let t = dir.path().join("out");
         std::fs::write(&t, b"old").unwrap();
-        let o = AtomicOutput::create(&t, false).unwrap();
+        std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let o = AtomicOutput::create_with(&t, false, None, naming).unwrap();
+        assert_eq!(o.file().as_file().metadata().unwrap().mode() & 0o7777, 0o640, "the target's mode from the start");
         o.file().write_all_at(b"new!", 0).unwrap();
         assert_eq!(std::fs::read(&t).unwrap(), b"old");
+        let entries = if naming == Naming::Named { 2 } else { 1 };
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), entries);
         o.commit(true).unwrap();
         assert_eq!(std::fs::read(&t).unwrap(), b"new!");
+        assert_eq!(std::fs::metadata(&t).unwrap().mode() & 0o7777, 0o640);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn replaces_only_on_commit() {
+        check_replaces_only_on_commit(Naming::Unnamed);
+    }
+
+    #[test]
+    fn named_fallback_replaces_only_on_commit() {
+        check_replaces_only_on_commit(Naming::Named);
     }
 
     #[test]
     fn dropped_output_leaves_target_alone() {
+        for naming in [Naming::Unnamed, Naming::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = dir.path().join("out");
+            std::fs::write(&t, b"old").unwrap();
+            let o = AtomicOutput::create_with(&t, true, None, naming).unwrap();
+            o.file().write_all_at(b"partial", 0).unwrap();
+            drop(o);
+            assert_eq!(std::fs::read(&t).unwrap(), b"old");
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        }
+    }
+
+    #[test]
+    fn new_target_in_a_long_name() {
+        for naming in [Naming::Unnamed, Naming::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = dir.path().join("n".repeat(255));
+            let o = AtomicOutput::create_with(&t, false, None, naming).unwrap();
+            o.file().write_all_at(b"x", 0).unwrap();
+            o.commit(false).unwrap();
+            assert_eq!(std::fs::read(&t).unwrap(), b"x");
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        }
+    }
+
+    #[test]
+    fn symbolic_links_are_written_through() {
+        for naming in [Naming::Unnamed, Naming::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join("sub")).unwrap();
+            std::fs::write(dir.path().join("sub/real"), b"old").unwrap();
+            // link -> sub/hop -> real (relative to sub/), and a dangling link -> sub/new
+            std::os::unix::fs::symlink("real", dir.path().join("sub/hop")).unwrap();
+            std::os::unix::fs::symlink("sub/hop", dir.path().join("link")).unwrap();
+            std::os::unix::fs::symlink(dir.path().join("sub/new"), dir.path().join("dangling")).unwrap();
+            for (link, real) in [("link", "sub/real"), ("dangling", "sub/new")] {
+                let o = AtomicOutput::create_with(&dir.path().join(link), false, None, naming).unwrap();
+                o.file().write_all_at(b"new", 0).unwrap();
+                o.commit(false).unwrap();
+                assert_eq!(std::fs::read(dir.path().join(real)).unwrap(), b"new", "{link} -> {real}");
+                assert!(std::fs::symlink_metadata(dir.path().join(link)).unwrap().file_type().is_symlink());
+            }
+            assert_eq!(std::fs::read_dir(dir.path().join("sub")).unwrap().count(), 3);
+        }
+    }
+
+    #[test]
+    fn link_loops_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("out");
-        std::fs::write(&t, b"old").unwrap();
-        let o = AtomicOutput::create(&t, true).unwrap();
-        o.file().write_all_at(b"partial", 0).unwrap();
-        drop(o);
-        assert_eq!(std::fs::read(&t).unwrap(), b"old");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        std::os::unix::fs::symlink("b", dir.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        let e = AtomicOutput::create(&dir.path().join("a"), false, None).err().unwrap();
+        assert!(e.to_string().contains("symbolic links"), "{e}");
+    }
+
+    #[test]
+    fn hard_linked_target_is_rewritten_in_place() {
+        for naming in [Naming::Unnamed, Naming::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            let (t, other) = (dir.path().join("out"), dir.path().join("other"));
+            std::fs::write(&t, b"old contents, longer than the new").unwrap();
+            std::fs::hard_link(&t, &other).unwrap();
+            let ino = std::fs::metadata(&t).unwrap().ino();
+            let o = AtomicOutput::create_with(&t, true, None, naming).unwrap();
+            o.file().write_all_at(b"new", 0).unwrap();
+            assert_eq!(std::fs::read(&t).unwrap(), b"old contents, longer than the new", "unchanged until commit");
+            o.commit(true).unwrap();
+            for p in [&t, &other] {
+                assert_eq!(std::fs::read(p).unwrap(), b"new");
+            }
+            assert_eq!(std::fs::metadata(&t).unwrap().ino(), ino);
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "nothing left beside");
+        }
+    }
+
+    #[test]
+    fn copy_falls_back_to_reads_and_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = DirectFile::from_parts(std::fs::File::options().read(true).write(true).create(true).truncate(true).open(dir.path().join("s")).unwrap(), "s".into(), false);
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        src.write_all_at(&data, 0).unwrap();
+        let dst = std::fs::File::options().write(true).create(true).truncate(true).open(dir.path().join("d")).unwrap();
+        copy_into(&src, &dst, Path::new("d"), true).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("d")).unwrap(), data);
+        let at = 1 << 20;
+        let dst2 = std::fs::File::options().write(true).create(true).truncate(true).open(dir.path().join("e")).unwrap();
+        dst2.write_all_at(&data[..at], 0).unwrap();
+        copy_by_reads(&src, &dst2, Path::new("e"), at as u64, data.len() as u64).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("e")).unwrap(), data);
     }
 
     #[test]
     fn special_target_written_in_place() {
-        let o = AtomicOutput::create(Path::new("/dev/null"), true).unwrap();
+        let o = AtomicOutput::create(Path::new("/dev/null"), true, None).unwrap();
         assert!(!o.is_regular());
         o.file().write_all_at(b"x", 0).unwrap();
         o.commit(false).unwrap();

@@ -2,24 +2,29 @@
 //!
 //! [`install`] blocks those signals in the calling thread (every thread started later inherits the
 //! mask) and starts one thread that waits for them with `sigwait`. On a signal it removes every path
-//! registered with [`register`] (the output's temporary file) and then dies of the same signal, so
-//! the exit status tells the parent what happened. Doing the cleanup in an ordinary thread, not in a
-//! signal handler, lets it take locks and allocate safely. Temp runs need no registration: they are
-//! unlinked as soon as they are created.
+//! registered by [`registering`] (a named partial output, or a named temp file before its unlink)
+//! and then dies of the same signal, so the exit status tells the parent what happened. Doing the
+//! cleanup in an ordinary thread, not in a signal handler, lets it take locks and allocate safely.
+//! Unnamed files (temp runs, the output where the filesystem has `O_TMPFILE`) need no registration:
+//! they have no name to remove. A name is registered in the same step that makes it, so a signal can
+//! never fall between a file's creation and its registration.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Removes `path` if the process is killed by a handled signal.
-pub fn register(path: &Path) {
-    if let Ok(mut v) = REGISTERED.lock() {
-        v.push(path.to_owned());
+/// Runs `make` with the registry locked, giving it a function that registers a path: a file that
+/// `make` creates and registers at once is removed by a signal that comes at any time after (the
+/// cleanup waits for the lock).
+pub fn registering<T>(make: impl FnOnce(&mut dyn FnMut(&Path)) -> T) -> T {
+    match REGISTERED.lock() {
+        Ok(mut v) => make(&mut |p: &Path| v.push(p.to_owned())),
+        Err(_) => make(&mut |_: &Path| {}),
     }
 }
 
-/// Forgets a path given to [`register`] (it was renamed into place or removed).
+/// Forgets a path registered by [`registering`] (it was renamed into place or removed).
 pub fn unregister(path: &Path) {
     if let Ok(mut v) = REGISTERED.lock() {
         v.retain(|p| p != path);

@@ -1,15 +1,18 @@
 //! Temp space spread over several directories.
 //!
-//! Each temp file is created with a unique name and unlinked at once, so it lives only as long as its
-//! descriptor: whatever happens to the process (error, signal, even SIGKILL) no temp file is left
-//! behind, and the space of a consumed run returns as soon as it is closed.
+//! Each temp file is unnamed (`O_TMPFILE`, mode 0600), so it lives only as long as its descriptor:
+//! no other user can open it, whatever happens to the process (error, signal, even SIGKILL) no temp
+//! file is left behind, and the space of a consumed run returns as soon as it is closed. Where the
+//! filesystem refuses `O_TMPFILE`, the file is made as `mkstemp` makes one (a random name, never an
+//! existing file or link, mode 0600) and unlinked at once (see [`crate::private`]).
 
 use crate::error::{IoError, Result};
-use crate::file::{Access, DirectFile};
+use crate::file::DirectFile;
+use crate::private::{Linkable, Naming};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The temp directories of one sort.
@@ -18,7 +21,7 @@ pub struct TempSpace {
     dirs: Vec<PathBuf>,
     direct: bool,
     next_dir: AtomicUsize,
-    serial: AtomicU64,
+    naming: Naming,
 }
 
 impl TempSpace {
@@ -30,7 +33,7 @@ impl TempSpace {
         for d in &dirs {
             check_dir(d)?;
         }
-        Ok(TempSpace { dirs, direct, next_dir: AtomicUsize::new(0), serial: AtomicU64::new(0) })
+        Ok(TempSpace { dirs, direct, next_dir: AtomicUsize::new(0), naming: Naming::Unnamed })
     }
 
     /// The directories.
@@ -52,14 +55,16 @@ impl TempSpace {
 
     fn create_with(&self, direct: bool) -> Result<Arc<DirectFile>> {
         let dir = &self.dirs[self.next_dir.fetch_add(1, Ordering::Relaxed) % self.dirs.len()];
-        let name = format!(".xsort-{}-{}.tmp", std::process::id(), self.serial.fetch_add(1, Ordering::Relaxed));
-        let path = dir.join(name);
-        let f = DirectFile::open(&path, Access::CreateNewReadWrite, direct).map_err(|e| match e {
-            IoError::Open { cause, .. } => IoError::TempDir { path: dir.clone(), reason: crate::error::os_text(&cause) },
-            other => other,
-        })?;
-        std::fs::remove_file(&path).map_err(|e| IoError::meta(&path, "unlink temp file", e))?;
-        Ok(Arc::new(f))
+        // A named file is registered as it is made, so that a signal before its unlink removes it.
+        let made = crate::signals::registering(|register| crate::private::create(dir, 0o600, direct, self.naming, Linkable::No, register));
+        let made = made.map_err(|cause| IoError::TempDir { path: dir.clone(), reason: crate::error::os_text(&cause) })?;
+        if let Some(name) = &made.name {
+            let unlinked = std::fs::remove_file(name);
+            crate::signals::unregister(name);
+            unlinked.map_err(|e| IoError::meta(name, "unlink temp file", e))?;
+        }
+        // Messages name the directory: the file has no name of its own.
+        Ok(Arc::new(DirectFile::from_parts(made.file, dir.clone(), made.direct)))
     }
 }
 
@@ -93,6 +98,37 @@ mod tests {
         assert_eq!(&r, b"hello");
         assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(b.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn named_fallback_is_private_and_leaves_nothing() {
+        use std::os::unix::fs::MetadataExt;
+        let a = tempfile::tempdir().unwrap();
+        let mut t = TempSpace::new(vec![a.path().into()], true).unwrap();
+        t.naming = Naming::Named;
+        // Files at the names older versions used, and links planted by another user, are skipped.
+        for i in 0..4 {
+            std::os::unix::fs::symlink("/nonexistent", a.path().join(format!(".xsort-{}-{i}.tmp", std::process::id()))).unwrap();
+        }
+        let before = std::fs::read_dir(a.path()).unwrap().count();
+        let f = t.create().unwrap();
+        let g = t.create_buffered().unwrap();
+        f.write_all_at(b"hello", 0).unwrap();
+        g.write_all_at(b"world", 0).unwrap();
+        assert_eq!(f.as_file().metadata().unwrap().mode() & 0o777, 0o600);
+        assert_eq!(f.as_file().metadata().unwrap().nlink(), 0, "unlinked at once");
+        assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), before);
+    }
+
+    #[test]
+    fn unnamed_files_are_private() {
+        use std::os::unix::fs::MetadataExt;
+        let a = tempfile::tempdir().unwrap();
+        let t = TempSpace::new(vec![a.path().into()], true).unwrap();
+        let f = t.create().unwrap();
+        let md = f.as_file().metadata().unwrap();
+        assert_eq!((md.mode() & 0o777, md.nlink()), (0o600, 0));
+        assert_eq!(f.path(), a.path());
     }
 
     #[test]

@@ -11,8 +11,8 @@ use std::cmp::Ordering;
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, SystemTime};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use xsort_sortbench as sb;
 
@@ -114,18 +114,79 @@ pub fn assert_no_xsort_files(dir: &Path) {
     }
 }
 
-/// Sets a directory's modification time far into the past (with `touch -d`), so that
-/// [`dir_was_modified`] tells whether any file was created (and unlinked) in it since.
-pub fn age_dir(dir: &Path) {
-    let st = Command::new("touch").arg("-m").arg("-d").arg("2001-01-01 00:00:00").arg(dir).status().expect("run touch");
-    assert!(st.success(), "touch -d failed on {}", dir.display());
-    assert!(!dir_was_modified(dir));
+/// One inotify instance for all the tests of a process (a user may have only 128), the directories
+/// it watches by watch descriptor, and whether a file was seen in each.
+struct Watcher {
+    fd: std::os::fd::OwnedFd,
+    dirs: std::collections::BTreeMap<i32, (PathBuf, bool)>,
 }
 
-/// Whether an entry was created or removed in `dir` since [`age_dir`].
-pub fn dir_was_modified(dir: &Path) -> bool {
-    let m = std::fs::metadata(dir).expect("stat dir").modified().expect("mtime");
-    m > SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000 + 86_400 * 365)
+static WATCHER: std::sync::Mutex<Option<Watcher>> = std::sync::Mutex::new(None);
+
+impl Watcher {
+    fn new() -> Watcher {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        // SAFETY: inotify_init1 has no preconditions; the result is checked.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        assert!(fd >= 0, "inotify_init1: {}", std::io::Error::last_os_error());
+        // SAFETY: fd is a fresh descriptor that nothing else owns.
+        Watcher { fd: unsafe { OwnedFd::from_raw_fd(fd) }, dirs: Default::default() }
+    }
+
+    /// Reads the pending events: one with a name is about a file in the directory (an overflow
+    /// hides some, so it counts for all).
+    fn drain(&mut self) {
+        use std::os::fd::AsRawFd;
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            // SAFETY: reading into a buffer we own, of its length.
+            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                return;
+            }
+            let mut at = 0;
+            while at + 16 <= n as usize {
+                let wd = i32::from_ne_bytes(buf[at..at + 4].try_into().unwrap());
+                let mask = u32::from_ne_bytes(buf[at + 4..at + 8].try_into().unwrap());
+                let len = u32::from_ne_bytes(buf[at + 12..at + 16].try_into().unwrap()) as usize;
+                if mask & libc::IN_Q_OVERFLOW != 0 {
+                    self.dirs.values_mut().for_each(|d| d.1 = true);
+                } else if len > 0 && buf[at + 16] != 0 {
+                    if let Some(d) = self.dirs.get_mut(&wd) {
+                        d.1 = true;
+                    }
+                }
+                at += 16 + len;
+            }
+        }
+    }
+}
+
+/// Starts watching `dir` (inotify) so that [`dir_was_used`] tells whether a file was made or opened
+/// in it since. A directory's mtime would not do: an unnamed (`O_TMPFILE`) temp file never changes
+/// it, but its opening is reported for a child named `#INODE`.
+pub fn watch_dir(dir: &Path) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let mut w = WATCHER.lock().unwrap();
+    let w = w.get_or_insert_with(Watcher::new);
+    w.drain();
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    let mask = libc::IN_CREATE | libc::IN_OPEN | libc::IN_MODIFY | libc::IN_MOVED_TO;
+    // SAFETY: a valid descriptor and NUL-terminated path.
+    let wd = unsafe { libc::inotify_add_watch(w.fd.as_raw_fd(), c.as_ptr(), mask) };
+    assert!(wd >= 0, "inotify_add_watch {}: {}", dir.display(), std::io::Error::last_os_error());
+    w.dirs.insert(wd, (dir.to_owned(), false));
+}
+
+/// Whether a file was made or opened in `dir` (named, or unnamed) since [`watch_dir`]. Opening the
+/// directory itself (to list it) does not count.
+pub fn dir_was_used(dir: &Path) -> bool {
+    let mut w = WATCHER.lock().unwrap();
+    let w = w.as_mut().expect("no directory is watched");
+    w.drain();
+    let found = w.dirs.values().find(|d| d.0 == dir);
+    found.unwrap_or_else(|| panic!("{} is not watched", dir.display())).1
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -424,4 +485,68 @@ pub fn assert_multilevel(stats: &serde_json::Value) {
     assert!(runs > fan_in, "want more runs ({runs}) than the fan-in ({fan_in})");
     assert!(levels >= 2, "want a multi-level merge, got merge_levels {levels} ({runs} runs, fan-in {fan_in})");
     assert_eq!(stat_u64(stats, "passes"), 1 + levels, "passes = 1 + merge levels");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Watching a running xsort
+
+/// Longest a test waits for a running xsort to reach a state it watches for.
+pub const WATCH_WAIT: Duration = Duration::from_secs(20);
+
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let st = Command::new("mkfifo").arg(path).status().expect("run mkfifo");
+    assert!(st.success(), "mkfifo {}", path.display());
+}
+
+/// Polls `cond` until it holds; fails (killing `child`) after [`WATCH_WAIT`] or if `child` exits first.
+pub fn wait_for(child: &mut Child, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WATCH_WAIT;
+    while !cond() {
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("xsort exited ({st}) while the test waited for {what}");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("timed out waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The paths of the deleted files `pid` holds open (unlinked temp files show as `PATH (deleted)`).
+pub fn deleted_open_files(pid: u32) -> Vec<String> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+    fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .filter(|l| l.ends_with(" (deleted)"))
+        .collect()
+}
+
+/// Writes all of `data` into the non-blocking FIFO, waiting while it is full; fails if `child`
+/// exits first.
+pub fn feed(fifo: &mut std::fs::File, data: &[u8], child: &mut Child) {
+    let mut at = 0;
+    let deadline = Instant::now() + WATCH_WAIT;
+    while at < data.len() {
+        match fifo.write(&data[at..]) {
+            Ok(n) => at += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if let Some(st) = child.try_wait().unwrap() {
+                    panic!("xsort exited ({st}) while being fed");
+                }
+                assert!(Instant::now() < deadline, "timed out feeding the FIFO");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => panic!("write to FIFO: {e}"),
+        }
+    }
+}
+
+/// Asserts that `dir` holds exactly the entries `names`.
+pub fn assert_entries(dir: &Path, names: &[&str]) {
+    let mut got: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    got.sort();
+    assert_eq!(got, names, "entries of {}", dir.display());
 }

@@ -134,7 +134,7 @@ impl<O: RecordOrder> LineSorter<O> {
         let cpu0 = process_cpu();
         // Checks every input before anything is written.
         let mut reader = LineReader::new(&cfg.inputs, cfg.terminator, self.counters.input.clone())?;
-        let dest = Destination::open(&cfg.output, cfg.output_io)?;
+        let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
         let plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io);
         self.counters.input_total.store(reader.known_len().unwrap_or(0), AtomicOrdering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
