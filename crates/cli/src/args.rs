@@ -193,7 +193,7 @@ pub struct Args {
     #[arg(short = 'S', long = "memory", visible_alias = "buffer-size", value_name = "SIZE")]
     pub memory: Option<String>,
 
-    /// Worker threads (default: all cores).
+    /// Worker threads (default and most: the CPUs available).
     #[arg(long = "parallel", value_name = "N")]
     pub parallel: Option<usize>,
 

@@ -109,10 +109,10 @@ impl Common {
             None => spec.memory,
         };
         let (budget, clamp_warning) = xsort_core::plan::resolve_budget(memory);
-        let threads = args.parallel.or(spec.processes).unwrap_or_else(default_threads);
-        if threads == 0 {
-            bail!("--parallel must be at least 1");
-        }
+        let threads = match (args.parallel, spec.processes) {
+            (Some(0), _) => bail!("--parallel must be at least 1"),
+            (n, p) => worker_threads(n.or(p)),
+        };
         let method = match args.method.as_deref() {
             Some("radix") => Method::Radix,
             Some("merge") => Method::Merge,
@@ -267,8 +267,14 @@ pub fn output_of(p: &std::path::Path) -> Output {
     }
 }
 
-fn default_threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+/// Worker threads for a request (`--parallel`, `-processes`; None: all): at most the CPUs this
+/// process may run on. More threads than CPUs cannot sort faster, and each costs a stack and a
+/// start, so `--parallel=10000` would spend seconds starting threads (or fail to) and gain
+/// nothing. GNU sort 9.1 takes such a request as a ceiling too (it starts threads only for large
+/// inputs, and never more than it has work for); the output is the same whatever the count.
+pub fn worker_threads(requested: Option<usize>) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    requested.map_or(cpus, |n| n.min(cpus))
 }
 
 #[cfg(test)]
