@@ -35,6 +35,7 @@ impl Settings {
         key.extend(spec_keys(&spec));
 
         let c = Common::of(&args, &spec)?;
+        check_record_budget(&args, &spec, record_size, c.budget)?;
         let mut config = SortConfig::new(c.inputs, c.output, record_size, c.budget);
         config.key = KeySpec::new(key);
         config.threads = c.threads;
@@ -166,6 +167,30 @@ fn record_size(args: &Args, spec: &NsortSpec) -> Result<usize> {
     }
 }
 
+/// Refuses records too large for the budget (see [`xsort_core::plan::min_budget`]) before anything
+/// is opened, naming the option that sized them and where the budget came from.
+fn check_record_budget(args: &Args, spec: &NsortSpec, record_size: usize, budget: u64) -> Result<()> {
+    let budget = budget.max(xsort_core::plan::MIN_BUDGET);
+    let floor = xsort_core::plan::min_budget(record_size);
+    if floor.is_some_and(|f| f <= budget) {
+        return Ok(());
+    }
+    let option = match args.record_size {
+        Some(_) => format!("--record-size={record_size}"),
+        None => format!("-format=size:{record_size}"),
+    };
+    let mut msg = xsort_core::plan::record_too_large(&format!("records of {option}"), floor, budget);
+    if floor.is_some() {
+        let source = match (&args.memory, spec.memory) {
+            (Some(s), _) => format!("-S {s}"),
+            (None, Some(_)) => "-memory in --spec".to_string(),
+            (None, None) => "the default: half the available memory".to_string(),
+        };
+        msg.push_str(&format!(" ({source})"));
+    }
+    bail!(msg)
+}
+
 /// Parses `OFFSET:LENGTH[:TYPE][:r]`; TYPE is one of [`KeyType::names`] (default `char`).
 pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
     let bad = || anyhow!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:TYPE][:r], e.g. 0:10, 10:4:r or 8:8:i64le:r");
@@ -235,7 +260,7 @@ pub fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool, 
     IoSettings {
         direct: !buffered && f.and_then(|f| f.direct).unwrap_or(default_direct),
         transfer_size: transfer.or(f.and_then(|f| f.transfer_size)).map(|t| t as usize).unwrap_or(d.transfer_size),
-        count: f.and_then(|f| f.count).unwrap_or(d.count),
+        count: f.and_then(|f| f.count).unwrap_or(d.count).min(xsort_core::MAX_IO_COUNT),
     }
 }
 

@@ -93,3 +93,49 @@ fn parallel_beyond_the_cpus_is_served_with_the_cpus() {
     assert!(refused(fx.cmd().args(["--parallel=lots", "in"])).contains("--parallel"));
     fx.assert_clean();
 }
+
+#[test]
+fn records_too_large_for_the_budget_are_refused_naming_option_and_budget() {
+    let fx = Fixture::new();
+    fx.write("out", b"kept\n");
+    // Sizes whose arithmetic used to wrap: one spun forever on an empty input, one reported a
+    // wrapped allocation size.
+    for size in ["18446744073709550000", "18446744073709551615", "4611686018427387904"] {
+        let msg = refused(fx.cmd().arg(format!("--record-size={size}")).args(["-o", "out"]));
+        assert!(msg.contains(&format!("--record-size={size}")) && msg.contains("too large"), "{msg}");
+        assert!(!msg.contains("allocate"), "{msg}");
+    }
+    // 4 GiB records under a 10 MiB budget took 12.5 GB; now the budget is a limit.
+    let msg = refused(fx.cmd().args(["--record-size=4294967296", "-S", "10M", "-o", "out"]));
+    assert!(msg.contains("--record-size=4294967296") && msg.contains("16.0 GiB") && msg.contains("10 MiB (-S 10M)"), "{msg}");
+    let msg = refused(fx.cmd().args(["--spec", "-format=size:1000000000 -memory=100M", "-o", "out"]));
+    assert!(msg.contains("-format=size:1000000000") && msg.contains("100 MiB (-memory in --spec)"), "{msg}");
+    // Refused before any input is read: the input's bad length is not what is reported.
+    fx.write("odd", b"abc");
+    let msg = refused(fx.cmd().args(["--record-size=100000", "-S", "256K", "-o", "out", "odd"]));
+    assert!(msg.contains("--record-size=100000") && msg.contains("256 KiB (-S 256K)"), "{msg}");
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"kept\n");
+
+    // The same records with room for a few sort exactly.
+    let data = random_bytes(3 * 100_000, 11);
+    fx.write("big", &data);
+    let out = run_briefly(fx.cmd().args(["--record-size=100000", "-S", "1M", "-o", "out", "big"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_sorted_file(&fx.path("out"), &data, 100_000, &[]);
+    fx.assert_clean();
+}
+
+#[test]
+fn io_counts_beyond_reason_start_no_thread_storm() {
+    let fx = Fixture::new();
+    let data = random_bytes(10_000 * 100, 5);
+    fx.write("in", &data);
+    let temp = fx.mkdir("t");
+    // 20,000 transfers in flight was 20,000 reader threads: the spawn failed and xsort panicked.
+    let spec = format!("-format=size:100 -in_file=in,count=20000,transfer_size=4K -temp={},count=20000", temp.display());
+    let out = run_briefly(fx.cmd().args(["--spec", &spec, "-S", TINY, "-o", "out", "--stats-json", "s.json"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stat_u64(&read_stats(&fx.path("s.json")), "runs") > 1, "the sort should spill");
+    assert_sorted_file(&fx.path("out"), &data, 100, &[]);
+    assert_dir_empty(&temp);
+}
