@@ -60,8 +60,10 @@ Nsort statements (--spec):
   statements; a last field ending at the record delimiter runs to the record's end). Delimiters:
   ',' '|' '\\t' '\\0' '\\x1f' '\\037' or tab, newline, space, comma, nul. One field delimiter per
   spec, and fields all delimited or all at fixed positions; text types only (character, decimal).
-  Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Options given
-  as flags take precedence over statements.
+  Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Blanks and line
+  breaks may follow a comma inside a statement; '#' starts a comment. -specification=FILE reads
+  statements from FILE (files may name files, 16 deep; a loop is an error). Options given as flags
+  take precedence over statements.
 
 Exit status: 0 on success; 1 when -c/-C finds disorder; 2 on any trouble (bad option, bad input,
 I/O error).
