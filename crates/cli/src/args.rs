@@ -38,7 +38,8 @@ Memory:
   in GNU sort) or N% of physical memory. The default is 50% of available memory. A budget beyond
   physical memory is clamped to 90% of it, with a warning. When the input fits the budget, xsort
   sorts it in one pass with no temp file; otherwise it writes sorted runs to the temp directories
-  and merges them.
+  and merges them. Records need a budget that holds four of them with their sort entries (32 bytes
+  each) and 64 KiB: larger records are refused.
 
 I/O:
   Regular files are read and written with direct I/O (O_DIRECT), 8 MiB requests, 4 in flight,
@@ -59,8 +60,10 @@ Nsort statements (--spec):
   statements; a last field ending at the record delimiter runs to the record's end). Delimiters:
   ',' '|' '\\t' '\\0' '\\x1f' '\\037' or tab, newline, space, comma, nul. One field delimiter per
   spec, and fields all delimited or all at fixed positions; text types only (character, decimal).
-  Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Options given
-  as flags take precedence over statements.
+  Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Blanks and line
+  breaks may follow a comma inside a statement; '#' starts a comment. -specification=FILE reads
+  statements from FILE (files may name files, 16 deep; a loop is an error). Options given as flags
+  take precedence over statements.
 
 Exit status: 0 on success; 1 when -c/-C finds disorder; 2 on any trouble (bad option, bad input,
 I/O error).
@@ -193,7 +196,7 @@ pub struct Args {
     #[arg(short = 'S', long = "memory", visible_alias = "buffer-size", value_name = "SIZE")]
     pub memory: Option<String>,
 
-    /// Worker threads (default: all cores).
+    /// Worker threads (default and most: the CPUs available).
     #[arg(long = "parallel", value_name = "N")]
     pub parallel: Option<usize>,
 

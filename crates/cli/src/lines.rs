@@ -3,7 +3,7 @@
 
 use crate::args::Args;
 use crate::exit::Failure;
-use crate::settings::{compress_program, input_of, io_settings, output_of};
+use crate::settings::{compress_program, input_of, io_settings, output_of, worker_threads};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -52,8 +52,7 @@ impl LinesSettings {
         let (budget, clamp_warning) = xsort_core::plan::resolve_budget(args.memory.as_deref().map(memory_size).transpose()?);
         let threads = match args.parallel {
             Some(0) => bail!("number in parallel must be nonzero"),
-            Some(n) => n,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => worker_threads(n),
         };
         let max_fan_in = args.batch_size.as_deref().map(batch_size).transpose()?;
         let mut temp_dirs = args.temp_dirs.clone();

@@ -35,6 +35,7 @@ impl Settings {
         key.extend(spec_keys(&spec));
 
         let c = Common::of(&args, &spec)?;
+        check_record_budget(&args, &spec, record_size, c.budget)?;
         let mut config = SortConfig::new(c.inputs, c.output, record_size, c.budget);
         config.key = KeySpec::new(key);
         config.threads = c.threads;
@@ -109,10 +110,10 @@ impl Common {
             None => spec.memory,
         };
         let (budget, clamp_warning) = xsort_core::plan::resolve_budget(memory);
-        let threads = args.parallel.or(spec.processes).unwrap_or_else(default_threads);
-        if threads == 0 {
-            bail!("--parallel must be at least 1");
-        }
+        let threads = match (args.parallel, spec.processes) {
+            (Some(0), _) => bail!("--parallel must be at least 1"),
+            (n, p) => worker_threads(n.or(p)),
+        };
         let method = match args.method.as_deref() {
             Some("radix") => Method::Radix,
             Some("merge") => Method::Merge,
@@ -164,6 +165,30 @@ fn record_size(args: &Args, spec: &NsortSpec) -> Result<usize> {
         (None, Some(b)) => Ok(b),
         (None, None) => bail!("no record format given: use --record-size=N, or -format=size:N or -format=delimiter:C in --spec (without --record-size and --spec, xsort sorts text lines)"),
     }
+}
+
+/// Refuses records too large for the budget (see [`xsort_core::plan::min_budget`]) before anything
+/// is opened, naming the option that sized them and where the budget came from.
+fn check_record_budget(args: &Args, spec: &NsortSpec, record_size: usize, budget: u64) -> Result<()> {
+    let budget = budget.max(xsort_core::plan::MIN_BUDGET);
+    let floor = xsort_core::plan::min_budget(record_size);
+    if floor.is_some_and(|f| f <= budget) {
+        return Ok(());
+    }
+    let option = match args.record_size {
+        Some(_) => format!("--record-size={record_size}"),
+        None => format!("-format=size:{record_size}"),
+    };
+    let mut msg = xsort_core::plan::record_too_large(&format!("records of {option}"), floor, budget);
+    if floor.is_some() {
+        let source = match (&args.memory, spec.memory) {
+            (Some(s), _) => format!("-S {s}"),
+            (None, Some(_)) => "-memory in --spec".to_string(),
+            (None, None) => "the default: half the available memory".to_string(),
+        };
+        msg.push_str(&format!(" ({source})"));
+    }
+    bail!(msg)
 }
 
 /// Parses `OFFSET:LENGTH[:TYPE][:r]`; TYPE is one of [`KeyType::names`] (default `char`).
@@ -235,7 +260,7 @@ pub fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool, 
     IoSettings {
         direct: !buffered && f.and_then(|f| f.direct).unwrap_or(default_direct),
         transfer_size: transfer.or(f.and_then(|f| f.transfer_size)).map(|t| t as usize).unwrap_or(d.transfer_size),
-        count: f.and_then(|f| f.count).unwrap_or(d.count),
+        count: f.and_then(|f| f.count).unwrap_or(d.count).min(xsort_core::MAX_IO_COUNT),
     }
 }
 
@@ -267,8 +292,14 @@ pub fn output_of(p: &std::path::Path) -> Output {
     }
 }
 
-fn default_threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+/// Worker threads for a request (`--parallel`, `-processes`; None: all): at most the CPUs this
+/// process may run on. More threads than CPUs cannot sort faster, and each costs a stack and a
+/// start, so `--parallel=10000` would spend seconds starting threads (or fail to) and gain
+/// nothing. GNU sort 9.1 takes such a request as a ceiling too (it starts threads only for large
+/// inputs, and never more than it has work for); the output is the same whatever the count.
+pub fn worker_threads(requested: Option<usize>) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    requested.map_or(cpus, |n| n.min(cpus))
 }
 
 #[cfg(test)]

@@ -34,6 +34,10 @@ pub struct IoSettings {
     pub count: usize,
 }
 
+/// Most transfers a stream keeps in flight, whatever a `count=N` statement asks: each is a reader
+/// or writer thread, and beyond a few dozen more only cost threads (Nsort's published line asks 64).
+pub const MAX_IO_COUNT: usize = 64;
+
 impl Default for IoSettings {
     fn default() -> Self {
         IoSettings { direct: true, transfer_size: 8 << 20, count: 4 }

@@ -27,7 +27,7 @@ pub mod spec;
 pub mod stats;
 pub mod text;
 
-pub use config::{Input, IoSettings, Output, SortConfig};
+pub use config::{Input, IoSettings, Output, SortConfig, MAX_IO_COUNT};
 pub use error::{Result, SortError};
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
 pub use sorter::Sorter;

@@ -5,10 +5,19 @@
 //! scratch copy). Whatever the data, the output pool and per-file alignment slack come off the top.
 
 use crate::config::IoSettings;
+use crate::error::{Result, SortError};
+use crate::size::format_bytes;
 use xsort_io::{align_down, align_up, IO_ALIGN};
 
 /// The smallest budget xsort works with; smaller requests are raised to it.
 pub const MIN_BUDGET: u64 = 256 << 10;
+/// The largest budget a plan takes (4 EiB, beyond any machine): with budgets below it, no size the
+/// plan derives (a few times the budget at most) can overflow 64 bits.
+pub const MAX_BUDGET: u64 = 1 << 62;
+/// Records the sort buffer holds at least, so that huge records still sort a few at a time.
+pub const MIN_CHUNK_RECORDS: u64 = 4;
+/// What the plan keeps beside the records of a minimal chunk: write pool and alignment slack.
+const MIN_CHUNK_OVERHEAD: u64 = 64 << 10;
 /// Bytes of entries per record: the entry and its scratch copy.
 pub const ENTRY_BYTES_PER_RECORD: usize = 32;
 /// Input files whose alignment slack the sort buffer reserves room for.
@@ -42,10 +51,12 @@ pub struct MemoryPlan {
 
 impl MemoryPlan {
     /// Plans a sort of `known_len` bytes (None: unknown, e.g. a pipe) of `record_size`-byte records
-    /// from `files` inputs.
-    pub fn new(budget: u64, record_size: usize, known_len: Option<u64>, files: usize, out: IoSettings) -> Self {
-        // Huge records raise the floor: the buffer must hold a few of them beside the write pool.
-        let budget = budget.max(MIN_BUDGET).max(4 * (record_size + ENTRY_BYTES_PER_RECORD) as u64 + (64 << 10));
+    /// from `files` inputs. A budget below [`MIN_BUDGET`] is raised to it; a budget too small for
+    /// [`MIN_CHUNK_RECORDS`] records (see [`min_budget`]) is an error, not silently raised: the
+    /// budget is the user's limit, and a record of gigabytes would otherwise take several times
+    /// what was allowed.
+    pub fn new(budget: u64, record_size: usize, known_len: Option<u64>, files: usize, out: IoSettings) -> Result<Self> {
+        let budget = check_budget(budget, record_size)?;
         let write_buffers = out.count.clamp(2, 8);
         // Small budgets get small blocks so that the pool stays a small part of the budget.
         let write_block = align_up((out.transfer_size).min((budget / 16 / write_buffers as u64) as usize).max(IO_ALIGN));
@@ -62,7 +73,7 @@ impl MemoryPlan {
         };
         let chunk_records = records.max(1) as usize;
         let chunk_capacity = align_up(chunk_records * record_size) + slack as usize;
-        MemoryPlan { budget, chunk_capacity, chunk_records, write_block, write_buffers, one_pass, max_fan_in: usize::MAX }
+        Ok(MemoryPlan { budget, chunk_capacity, chunk_records, write_block, write_buffers, one_pass, max_fan_in: usize::MAX })
     }
 
     /// Bytes the sort phase holds: buffer, entries and output pool.
@@ -79,6 +90,39 @@ impl MemoryPlan {
         let block = (align_down(ideal as u64) as usize).max(MIN_MERGE_BLOCK);
         let fan_in = (for_runs / (2 * block)).min(self.max_fan_in).clamp(2, runs.max(2));
         MergeShape { fan_in, block }
+    }
+}
+
+/// The smallest budget that sorts `record_size`-byte records: [`MIN_CHUNK_RECORDS`] records with
+/// their entries, and the write pool and slack beside them (never less than [`MIN_BUDGET`]). None
+/// when that exceeds [`MAX_BUDGET`]: no machine has it, and the sizes derived from it would
+/// overflow.
+pub fn min_budget(record_size: usize) -> Option<u64> {
+    let per_record = (record_size as u64).checked_add(ENTRY_BYTES_PER_RECORD as u64)?;
+    let floor = per_record.checked_mul(MIN_CHUNK_RECORDS)?.checked_add(MIN_CHUNK_OVERHEAD)?.max(MIN_BUDGET);
+    (floor <= MAX_BUDGET).then_some(floor)
+}
+
+/// The budget a plan uses for `requested` (raised to [`MIN_BUDGET`], at most [`MAX_BUDGET`]), or an
+/// error when it cannot hold [`MIN_CHUNK_RECORDS`] records of `record_size` bytes.
+pub fn check_budget(requested: u64, record_size: usize) -> Result<u64> {
+    let budget = requested.clamp(MIN_BUDGET, MAX_BUDGET);
+    match min_budget(record_size) {
+        Some(floor) if floor <= budget => Ok(budget),
+        floor => Err(SortError::Config(record_too_large(&format!("records of {record_size} bytes"), floor, budget))),
+    }
+}
+
+/// Why `what` (e.g. "--record-size=4294967296") cannot sort under `budget`, given the
+/// [`min_budget`] of its records (None: none fits).
+pub fn record_too_large(what: &str, floor: Option<u64>, budget: u64) -> String {
+    match floor {
+        Some(f) => format!(
+            "{what} need a memory budget of at least {} ({MIN_CHUNK_RECORDS} records and their sort entries), more than the budget of {}",
+            format_bytes(f),
+            format_bytes(budget)
+        ),
+        None => format!("{what} are too large: {MIN_CHUNK_RECORDS} of them exceed the largest memory budget, {}", format_bytes(MAX_BUDGET)),
     }
 }
 
@@ -133,7 +177,7 @@ mod tests {
 
     #[test]
     fn gigabyte_fits_in_two_gigabytes() {
-        let p = MemoryPlan::new(2 << 30, 100, Some(1_000_000_000), 1, IoSettings::default());
+        let p = MemoryPlan::new(2 << 30, 100, Some(1_000_000_000), 1, IoSettings::default()).unwrap();
         assert!(p.one_pass);
         assert_eq!(p.chunk_records, 10_000_000);
         assert!(p.sort_phase_bytes() <= 2 << 30);
@@ -141,7 +185,7 @@ mod tests {
 
     #[test]
     fn eighth_of_the_data_spills_with_a_single_level_merge() {
-        let p = MemoryPlan::new(125_000_000, 100, Some(1_000_000_000), 1, IoSettings::default());
+        let p = MemoryPlan::new(125_000_000, 100, Some(1_000_000_000), 1, IoSettings::default()).unwrap();
         assert!(!p.one_pass);
         assert!(p.sort_phase_bytes() <= 125_000_000);
         let runs = 1_000_000_000usize.div_ceil(p.chunk_records * 100);
@@ -151,16 +195,32 @@ mod tests {
     }
 
     #[test]
-    fn huge_records_raise_the_budget_and_stay_within_it() {
-        let p = MemoryPlan::new(256 << 10, 1_000_000, Some(10_000_000), 1, IoSettings::default());
-        assert!(p.budget >= 4_000_000);
+    fn huge_records_need_a_budget_that_holds_a_few() {
+        let floor = min_budget(1_000_000).unwrap();
+        assert!((4_000_000..5_000_000).contains(&floor), "{floor}");
+        let e = MemoryPlan::new(256 << 10, 1_000_000, Some(10_000_000), 1, IoSettings::default()).unwrap_err().to_string();
+        assert_eq!(e, "records of 1000000 bytes need a memory budget of at least 3.9 MiB (4 records and their sort entries), more than the budget of 256 KiB");
+        let p = MemoryPlan::new(floor, 1_000_000, Some(10_000_000), 1, IoSettings::default()).unwrap();
         assert!(p.chunk_records >= 2);
         assert!(p.sort_phase_bytes() <= p.budget, "{p:?}");
     }
 
     #[test]
+    fn absurd_record_sizes_never_wrap() {
+        for r in [usize::MAX, usize::MAX - 31, usize::MAX / 4, 18_446_744_073_709_550_000, 1 << 62] {
+            assert_eq!(min_budget(r), None, "{r}");
+            let e = MemoryPlan::new(u64::MAX, r, None, 1, IoSettings::default()).unwrap_err().to_string();
+            assert!(e.contains("too large"), "{e}");
+        }
+        // A budget beyond any machine is taken as the largest, and the plan's sizes stay in range.
+        let p = MemoryPlan::new(u64::MAX, 1 << 40, Some(u64::MAX), 1, IoSettings::default()).unwrap();
+        assert_eq!(p.budget, MAX_BUDGET);
+        assert!(p.sort_phase_bytes() <= MAX_BUDGET + (64 << 20), "{p:?}");
+    }
+
+    #[test]
     fn tiny_budget_still_plans() {
-        let p = MemoryPlan::new(1, 100, None, 3, IoSettings::default());
+        let p = MemoryPlan::new(1, 100, None, 3, IoSettings::default()).unwrap();
         assert_eq!(p.budget, MIN_BUDGET);
         assert!(p.chunk_records >= 1);
         assert!(p.sort_phase_bytes() <= MIN_BUDGET + 4096);

@@ -53,12 +53,14 @@ impl Sorter {
         if cfg.record_size == 0 {
             return Err(SortError::Config("the record size must be at least 1 byte".into()));
         }
+        // Before any input is opened: records too large for the budget are refused, not read.
+        crate::plan::check_budget(cfg.memory_budget, cfg.record_size)?;
         let key = cfg.key.resolve(cfg.record_size)?;
         cfg.folding.check(cfg.record_size)?;
         let mut inputs = InputSet::open(&cfg.inputs, cfg.record_size, cfg.input_io, self.counters.input.clone())?;
         let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
         let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
-        let plan = MemoryPlan::new(cfg.memory_budget, cfg.record_size, inputs.known_len(), inputs.file_count(), cfg.output_io);
+        let plan = MemoryPlan::new(cfg.memory_budget, cfg.record_size, inputs.known_len(), inputs.file_count(), cfg.output_io)?;
         self.counters.input_total.store(inputs.known_len().unwrap_or(0), Ordering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
 
@@ -206,7 +208,7 @@ impl Sorter {
     fn merge_all(&self, key: &ResolvedKey, plan: &MemoryPlan, runs: Vec<Run>, store: &mut TempStore, dest: &Destination, records: u64) -> Result<MergeReport> {
         let cfg = &self.cfg;
         let framing = Framing::Fixed(cfg.record_size);
-        let svc = ReadService::new(cfg.temp_io.count.max(2), self.counters.temp_read.clone());
+        let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone());
         let job = MergeJob { order: key, framing, plan, temp_io: cfg.temp_io, svc: &svc };
         let mut report = MergeReport::default();
         let (runs, block) = job.reduce(runs, store, &mut report)?;
@@ -228,7 +230,7 @@ impl Sorter {
         let c = &self.counters;
         let input_request = xsort_io::align_up(cfg.input_io.transfer_size.max(xsort_io::IO_ALIGN));
         let phases = phases_of(c, input_request, plan.write_block, merge.block, t0, &samples, cfg.threads);
-        let sort_phase = plan.sort_phase_bytes().min(plan.chunk_capacity as u64 + records * (cfg.record_size + ENTRY_BYTES_PER_RECORD) as u64);
+        let sort_phase = plan.sort_phase_bytes().min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((cfg.record_size + ENTRY_BYTES_PER_RECORD) as u64)));
         SortStats {
             version: env!("CARGO_PKG_VERSION"),
             records,

@@ -10,16 +10,25 @@
 //! spec       := { statement | comment }        separated by whitespace/newlines
 //! comment    := '#' ... end of line            ('#' must start a word)
 //! statement  := '-' KEYWORD [ ('=' | ':') VALUE ]
-//! VALUE      := item { ',' item }
+//! VALUE      := item { ',' [blanks/newlines] item }
 //! item       := WORD [ ('=' | ':') TEXT ]
 //! ```
 //!
 //! Keywords and option words are case-insensitive and may be shortened to
 //! any unambiguous prefix (`-mem`, `-stat`, `-proc`, `off`, `siz`); an
 //! exact spelling always wins over a prefix (`-temp` is exact). Paths,
-//! field names and numbers are taken as written. A statement cannot
-//! contain whitespace, so neither can a path; a path cannot contain a
-//! comma either, because commas separate options.
+//! field names and numbers are taken as written. Blanks and line breaks
+//! (and comments) may follow a comma inside a statement, as in Nsort's own
+//! examples (`transfer_size=16M, count=64`, a long statement broken after a
+//! comma); anywhere else a blank ends the statement, so a path cannot
+//! contain whitespace, nor a comma, because commas separate options.
+//!
+//! `-specification=FILE` reads FILE's statements (same syntax, comments
+//! included) in its place; files may name further files, to a depth of
+//! [`MAX_SPECIFICATION_DEPTH`], and a file that names itself, directly or
+//! through others, is an error showing the chain. An error inside a file
+//! names the file and the line where the statement starts. The path, like
+//! every path of a spec, is relative to the current directory.
 //!
 //! # Statements
 //!
@@ -39,6 +48,7 @@
 //! | `-in_file=PATH[,OPTS]` | an input file; may repeat |
 //! | `-out_file=PATH[,OPTS]` | the output file; at most once |
 //! | `-temp_file=DIR[,OPTS]` (also `-temp`, `-tempdir`, `-temp_dir`) | a temporary directory; may repeat |
+//! | `-specification=FILE` | the statements in FILE, read in place |
 //!
 //! Field and key words: `offset` (also `off`, `position`), `size`, the
 //! types `character` (the default), `integer` (`int`), `unsigned`, `float`,
@@ -62,7 +72,7 @@
 //! File options: `direct`, `buffered` (also `nodirect`),
 //! `transfer_size=SIZE` (a bare number is bytes; at least 4 KiB and a
 //! multiple of 4 KiB, to keep direct I/O aligned), `count=N` (I/Os in
-//! flight, N >= 1), and for output and temporary files `preallocate` and
+//! flight, N >= 1; xsort keeps at most [`crate::MAX_IO_COUNT`] in flight), and for output and temporary files `preallocate` and
 //! `sync`.
 //!
 //! A later statement overrides an earlier one (`-touch -notouch` means
@@ -83,7 +93,10 @@ mod statements;
 mod words;
 
 use statements::{parse_file, parse_format, parse_key, parse_layout, typed_extent, FIELD_CONTEXT};
-use words::{canonical, canonical_names, lookup, or_list, words, Keyword, Match, KEYWORDS, METHODS};
+use words::{canonical, canonical_names, lookup, or_list, statements, Keyword, Match, KEYWORDS, METHODS};
+
+/// Deepest nesting of `-specification` files (a file named in a file named in ...).
+pub const MAX_SPECIFICATION_DEPTH: usize = 16;
 
 /// The in-memory sort method (`-method=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,17 +322,25 @@ pub enum SpecError {
         /// What is wrong and, where it helps, what was expected.
         reason: String,
     },
+    /// An error in a statement of a `-specification` file, at the line where the statement starts.
+    #[error("{path}:{line}: {error}")]
+    InFile {
+        /// The file as its `-specification` statement names it.
+        path: String,
+        /// The line (from 1).
+        line: usize,
+        /// What is wrong with the statement.
+        error: Box<SpecError>,
+    },
 }
 
 type Result<T, E = SpecError> = std::result::Result<T, E>;
 
-/// Parses a whole spec (any number of statements, comments, newlines).
-/// Empty text gives `NsortSpec::default()`.
+/// Parses a whole spec (any number of statements, comments, newlines), reading the files its
+/// `-specification` statements name. Empty text gives `NsortSpec::default()`.
 pub fn parse_spec(text: &str) -> Result<NsortSpec> {
     let mut builder = Builder::default();
-    for word in words(text) {
-        builder.apply(&Statement::split(word)?)?;
-    }
+    builder.read(text)?;
     builder.finish()
 }
 
@@ -547,9 +568,56 @@ struct Builder {
     out_statement: Option<String>,
     /// `-summarize` statements and the field names they list, resolved at the end.
     summarize: Vec<(String, Vec<String>)>,
+    /// The `-specification` files being read, outermost first: each as named and its canonical
+    /// path (to find loops).
+    files: Vec<(String, PathBuf)>,
 }
 
 impl Builder {
+    /// Applies the statements of `text`: the spec, or the innermost file of `self.files`, whose
+    /// errors then name the file and line.
+    fn read(&mut self, text: &str) -> Result<()> {
+        for w in statements(text) {
+            let applied = Statement::split(&w.text).and_then(|st| self.apply(&st));
+            match (applied, self.files.last()) {
+                (Ok(()), _) => {}
+                (Err(e @ SpecError::InFile { .. }), _) | (Err(e), None) => return Err(e),
+                (Err(e), Some((path, _))) => {
+                    return Err(SpecError::InFile { path: path.clone(), line: w.line, error: Box::new(e) })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `-specification=FILE`: reads FILE's statements as if written in place of this one. A path
+    /// is taken as written (relative to the current directory, like every path of a spec). A file
+    /// that names itself, directly or through others, is an error showing the chain.
+    fn include(&mut self, st: &Statement<'_>) -> Result<()> {
+        let path = st.value("-specification=sort.spec")?;
+        let chain = |files: &[(String, PathBuf)]| {
+            let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).chain([path]).collect();
+            names.join(" -> ")
+        };
+        let cannot_read = |e: std::io::Error| st.invalid(format!("cannot read '{path}': {}", xsort_io::error::os_text(&e)));
+        let canonical = std::fs::canonicalize(path).map_err(cannot_read)?;
+        if self.files.iter().any(|(_, c)| *c == canonical) {
+            return Err(st.invalid(format!("'{path}' includes itself: {}", chain(&self.files))));
+        }
+        if self.files.len() >= MAX_SPECIFICATION_DEPTH {
+            return Err(st.invalid(format!(
+                "specification files nest more than {MAX_SPECIFICATION_DEPTH} deep: {}",
+                chain(&self.files)
+            )));
+        }
+        let bytes = std::fs::read(&canonical).map_err(cannot_read)?;
+        let text = String::from_utf8(bytes).map_err(|_| st.invalid(format!("'{path}' is not text (it is not UTF-8)")))?;
+        self.files.push((path.to_string(), canonical));
+        let read = self.read(&text);
+        self.files.pop();
+        read
+    }
+
     fn apply(&mut self, st: &Statement<'_>) -> Result<()> {
         match st.keyword {
             Keyword::Processes => {
@@ -591,6 +659,7 @@ impl Builder {
                 let names = st.value("-summarize=count,total")?;
                 self.summarize.push((st.text.to_string(), names.split(',').map(|n| n.trim().to_string()).collect()));
             }
+            Keyword::Specification => self.include(st)?,
         }
         Ok(())
     }
@@ -770,3 +839,5 @@ fn check_extent(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod written_tests;

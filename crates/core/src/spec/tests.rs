@@ -302,7 +302,7 @@ fn statement_errors() {
             "-colour=red",
             "unknown statement '-colour=red': expected one of -processes, -memory, -method, \
              -touch, -notouch, -statistics, -nostatistics, -format, -field, -key, -in_file, \
-             -out_file, -temp_file, -duplicates, -noduplicates, -summarize",
+             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification",
         ),
         (
             "-me=1G",

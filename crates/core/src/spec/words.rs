@@ -4,11 +4,33 @@
 
 use super::{Endian, FieldType, Method};
 
-/// The words of the spec, without comments. Like the shell, only a '#'
-/// that starts a word opens a comment, so '#' inside a path is kept.
-pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.lines()
-        .flat_map(|line| line.split_whitespace().take_while(|w| !w.starts_with('#')))
+/// One statement as written, with the blanks and line breaks inside it removed, and the line
+/// (from 1) where it starts.
+pub(super) struct Written {
+    pub(super) text: String,
+    pub(super) line: usize,
+}
+
+/// The statements of a spec, without comments. Statements are separated by blanks and line
+/// breaks, except after a comma: Nsort's own examples write `transfer_size=16M, count=64` and
+/// break long statements across lines after a comma, so a word that follows a word ending with
+/// ',' (or that starts with ',') continues the statement, unless it starts with '-' (a new
+/// statement: the comma before it is then an empty option, reported as such). Like the shell,
+/// only a '#' that starts a word opens a comment (to the end of its line), so '#' inside a path is
+/// kept; a comment may sit between the lines of a continued statement.
+pub(super) fn statements(text: &str) -> Vec<Written> {
+    let mut out: Vec<Written> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for word in line.split_whitespace().take_while(|w| !w.starts_with('#')) {
+            match out.last_mut() {
+                Some(last) if (last.text.ends_with(',') || word.starts_with(',')) && !word.starts_with('-') => {
+                    last.text.push_str(word)
+                }
+                _ => out.push(Written { text: word.to_string(), line: i + 1 }),
+            }
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------
@@ -97,6 +119,7 @@ pub(super) enum Keyword {
     Duplicates,
     NoDuplicates,
     Summarize,
+    Specification,
 }
 
 pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
@@ -119,6 +142,7 @@ pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
     ("duplicates", Keyword::Duplicates),
     ("noduplicates", Keyword::NoDuplicates),
     ("summarize", Keyword::Summarize),
+    ("specification", Keyword::Specification),
 ];
 
 pub(super) const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method::Merge)];

@@ -135,7 +135,7 @@ impl<O: RecordOrder> LineSorter<O> {
         // Checks every input before anything is written.
         let mut reader = LineReader::new(&cfg.inputs, cfg.terminator, self.counters.input.clone())?;
         let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
-        let plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io);
+        let plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io)?;
         self.counters.input_total.store(reader.known_len().unwrap_or(0), AtomicOrdering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
         // Temp directories are checked only when needed: a sort that fits in memory ignores -T.
@@ -275,7 +275,7 @@ impl<O: RecordOrder> LineSorter<O> {
     fn merge(&self, plan: &MemoryPlan, runs: Vec<Run>, store: &mut TempStore, dest: &Destination) -> Result<(u64, MergeReport)> {
         let cfg = &self.cfg;
         let framing = Framing::Delimited(cfg.terminator);
-        let svc = ReadService::new(cfg.temp_io.count.max(2), self.counters.temp_read.clone());
+        let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone());
         let mut plan = *plan;
         if let Some(max) = cfg.max_fan_in {
             plan.max_fan_in = max.max(2);

@@ -1,0 +1,83 @@
+//! Nsort command lines as Nsort's users print them, through the real `xsort` binary: blanks and
+//! line breaks after a comma inside a statement (NTOSort's 10 GB and 100 GB lines), and
+//! statements read from `-specification` files, with their loop check.
+
+mod common;
+
+use common::*;
+
+/// NTOSort's 10 GB line, with Linux paths for `d:\ns.dat`: a blank after a comma inside the file
+/// statements, as printed.
+fn ntosort_line(input: &str, output: &str) -> String {
+    format!(
+        "-format=size:100 -field=name:key,size:10,off:0,character -key=key -memory=64M -processes=2 \
+         -in_file={input},direct,transfer_size=16M, count=64 \
+         -out_file={output},direct,transfer_size=128M, count=8, preallocate"
+    )
+}
+
+/// The 100 GB version: statements broken across lines after a comma.
+fn ntosort_lines(input: &str, output: &str, temp: &str) -> String {
+    format!(
+        "# NTOSort, 100 GB\n\
+         -format=size:100\n\
+         -field=name:key,size:10,off:0,character -key=key\n\
+         -in_file={input},direct,\n    transfer_size=16M,\n    count=64\n\
+         -out_file={output},direct,transfer_size=128M,\n    count=8,   # fewer, larger writes\n    preallocate\n\
+         -temp={temp},\n    transfer_size=1M, count=4\n"
+    )
+}
+
+#[test]
+fn ntosort_line_as_printed_sorts() {
+    let fx = Fixture::new();
+    let n = 20_000;
+    let sum = gensort(&fx.path("ns.dat"), 0, n, false);
+    let input = fx.path("ns.dat").display().to_string();
+    let output = fx.path("ns.out").display().to_string();
+    let out = ok(fx.cmd().arg("--spec").arg(ntosort_line(&input, &output)));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_valsort_clean(&fx.path("ns.out"), n, sum);
+    fx.assert_clean();
+}
+
+#[test]
+fn ntosort_lines_broken_after_commas_sort_from_a_string_and_from_a_file() {
+    let fx = Fixture::new();
+    let n = 30_000;
+    let sum = gensort(&fx.path("ns.dat"), 7, n, false);
+    let temp = fx.mkdir("t");
+    let text = ntosort_lines("ns.dat", "ns.out", "t");
+    // In a --spec string (newlines included), spilling into -temp under a small budget.
+    ok(fx.cmd().args(["-S", TINY, "--stats-json", "s.json", "--spec", &text]));
+    assert_valsort_clean(&fx.path("ns.out"), n, sum);
+    assert!(stat_u64(&read_stats(&fx.path("s.json")), "runs") > 1, "the sort should spill");
+    assert_dir_empty(&temp);
+    std::fs::remove_file(fx.path("ns.out")).unwrap();
+
+    // The same statements in a file named by -specification, itself named from another file.
+    fx.write("ntosort.spec", text.as_bytes());
+    fx.write("outer.spec", b"-stat   # print the report\n-specification=ntosort.spec\n");
+    let out = ok(fx.cmd().args(["-S", TINY, "--spec", "-specification=outer.spec"]));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("xsort statistics"), "the outer file's -stat applies");
+    assert_valsort_clean(&fx.path("ns.out"), n, sum);
+    fx.assert_clean();
+}
+
+#[test]
+fn specification_files_that_loop_or_fail_are_one_line_errors() {
+    let fx = Fixture::new();
+    gensort(&fx.path("ns.dat"), 0, 100, false);
+    fx.write("out", b"kept");
+    fx.write("a.spec", b"-format=size:100\n-specification=b.spec\n");
+    fx.write("b.spec", b"-stat\n\n-specification=a.spec\n");
+    let msg = fail(fx.cmd().args(["--spec", "-specification=a.spec", "-o", "out", "ns.dat"]));
+    assert_eq!(msg, "xsort: --spec: b.spec:3: invalid statement '-specification=a.spec': 'a.spec' includes itself: a.spec -> b.spec -> a.spec");
+    fx.write("bad.spec", b"-format=size:100\n-in_file=ns.dat,\n  direct, count=lots\n");
+    let msg = fail(fx.cmd().args(["--spec", "-specification=bad.spec", "-o", "out"]));
+    assert_eq!(msg, "xsort: --spec: bad.spec:2: invalid statement '-in_file=ns.dat,direct,count=lots': count must be a whole number, not 'lots'");
+    let msg = fail(fx.cmd().args(["--spec", "-specification=none.spec", "-o", "out"]));
+    assert_eq!(msg, "xsort: --spec: invalid statement '-specification=none.spec': cannot read 'none.spec': No such file or directory");
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"kept");
+    fx.assert_clean();
+}
