@@ -148,11 +148,19 @@ fn line_order(args: &Args) -> Result<LineOrder> {
 }
 
 /// A `-k` KEYDEF, or an obsolete `+POS1 [-POS2]` key that main turned into `--key='+POS1 -POS2'`.
+/// A `-k` value that merely starts with the marker (the user can type it) is an ordinary KEYDEF.
 fn parse_key(k: &str) -> Result<KeyField> {
-    let parsed = match k.strip_prefix(OBSOLETE_MARK) {
-        Some(rest) => {
-            let (start, end) = rest.split_once(' ').map_or((rest, None), |(s, e)| (s, Some(e)));
-            KeyField::parse_obsolete(&start[1..], end.map(|e| &e[1..])).map(|k| k.ok_or_else(|| xsort_core::SortError::Config(format!("invalid key '{start}'"))))
+    let obsolete = k.strip_prefix(OBSOLETE_MARK).and_then(|rest| {
+        let (start, end) = rest.split_once(' ').map_or((rest, None), |(s, e)| (s, Some(e)));
+        let pos2 = match end {
+            Some(e) => Some(e.strip_prefix('-')?),
+            None => None,
+        };
+        Some((start, start.strip_prefix('+')?, pos2))
+    });
+    let parsed = match obsolete {
+        Some((start, pos1, pos2)) => {
+            KeyField::parse_obsolete(pos1, pos2).map(|k| k.ok_or_else(|| xsort_core::SortError::Config(format!("invalid key '{start}'"))))
         }
         None => Ok(KeyField::parse(k)),
     };

@@ -191,36 +191,9 @@ fn check_record_budget(args: &Args, spec: &NsortSpec, record_size: usize, budget
     bail!(msg)
 }
 
-/// Parses `OFFSET:LENGTH[:TYPE][:r]`; TYPE is one of [`KeyType::names`] (default `char`).
+/// Parses `OFFSET:LENGTH[:TYPE][:r]` (the parser lives in the core, where the fuzz targets reach it).
 pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
-    let bad = || anyhow!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:TYPE][:r], e.g. 0:10, 10:4:r or 8:8:i64le:r");
-    let fields: Vec<&str> = s.split(':').collect();
-    let (offset, len, rest) = match fields.as_slice() {
-        [o, l, rest @ ..] if rest.len() <= 2 => (o.trim().parse::<usize>().map_err(|_| bad())?, l.trim().parse::<usize>().map_err(|_| bad())?, rest),
-        _ => return Err(bad()),
-    };
-    if len == 0 {
-        return Err(bad());
-    }
-    let is_r = |x: &str| x.eq_ignore_ascii_case("r");
-    let (type_name, descending) = match rest {
-        [] => (None, false),
-        [r] if is_r(r) => (None, true),
-        [t] => (Some(*t), false),
-        [t, r] if is_r(r) => (Some(*t), true),
-        _ => return Err(bad()),
-    };
-    let Some(name) = type_name else {
-        return Ok(KeyPart::bytes(offset, len, descending));
-    };
-    let Some((kind, required)) = KeyType::from_name(name) else {
-        let names: Vec<&str> = KeyType::names().collect();
-        bail!("invalid --key-bytes '{s}': unknown type '{name}'; the types are {}", names.join(" "));
-    };
-    if let Some(r) = required.filter(|&r| r != len) {
-        bail!("invalid --key-bytes '{s}': a {} key is {r} byte{} long, not {len}", name.to_ascii_lowercase(), if r == 1 { "" } else { "s" });
-    }
-    Ok(KeyPart::typed(offset, len, kind, descending))
+    Ok(KeyPart::parse_key_bytes(s)?)
 }
 
 /// The `-key` statements as key parts; binary numbers without a byte order are in the machine's

@@ -159,6 +159,41 @@ impl KeyPart {
     pub fn typed(offset: usize, len: usize, kind: KeyType, descending: bool) -> Self {
         KeyPart { offset, len, descending, kind }
     }
+
+    /// Parses `--key-bytes OFFSET:LENGTH[:TYPE][:r]`; TYPE is one of [`KeyType::names`] (default
+    /// `char`), case-insensitive, and must suit LENGTH. What [`KeyPart`]'s `Display` prints parses
+    /// back to the same part. The error message quotes `s` and says what is wrong.
+    pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
+        let bad = || SortError::Config(format!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:TYPE][:r], e.g. 0:10, 10:4:r or 8:8:i64le:r"));
+        let fields: Vec<&str> = s.split(':').collect();
+        let (offset, len, rest) = match fields.as_slice() {
+            [o, l, rest @ ..] if rest.len() <= 2 => (o.trim().parse::<usize>().map_err(|_| bad())?, l.trim().parse::<usize>().map_err(|_| bad())?, rest),
+            _ => return Err(bad()),
+        };
+        if len == 0 {
+            return Err(bad());
+        }
+        let is_r = |x: &str| x.eq_ignore_ascii_case("r");
+        let (type_name, descending) = match rest {
+            [] => (None, false),
+            [r] if is_r(r) => (None, true),
+            [t] => (Some(*t), false),
+            [t, r] if is_r(r) => (Some(*t), true),
+            _ => return Err(bad()),
+        };
+        let Some(name) = type_name else {
+            return Ok(KeyPart::bytes(offset, len, descending));
+        };
+        let Some((kind, required)) = KeyType::from_name(name) else {
+            let names: Vec<&str> = KeyType::names().collect();
+            return Err(SortError::Config(format!("invalid --key-bytes '{s}': unknown type '{name}'; the types are {}", names.join(" "))));
+        };
+        if let Some(r) = required.filter(|&r| r != len) {
+            let unit = if r == 1 { "byte" } else { "bytes" };
+            return Err(SortError::Config(format!("invalid --key-bytes '{s}': a {} key is {r} {unit} long, not {len}", name.to_ascii_lowercase())));
+        }
+        Ok(KeyPart::typed(offset, len, kind, descending))
+    }
 }
 
 impl fmt::Display for KeyPart {

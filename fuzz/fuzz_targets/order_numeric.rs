@@ -1,0 +1,5 @@
+//! Fuzz target `order_numeric`: runs [`xsort_fuzz::checks::order_numeric`] on every input (the properties are
+//! documented there).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| xsort_fuzz::checks::order_numeric(data));
