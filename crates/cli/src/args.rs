@@ -257,6 +257,14 @@ pub struct Args {
     /// Pre-fault the sort buffer before reading (Nsort's -touch).
     #[arg(long = "touch")]
     pub touch: bool,
+
+    /// Write the manual page xsort.1 into DIR, then exit (scripts/install.sh uses it).
+    #[arg(long = "generate-man", value_name = "DIR", hide = true)]
+    pub generate_man: Option<PathBuf>,
+
+    /// Write bash, zsh and fish completions into DIR, then exit (scripts/install.sh uses it).
+    #[arg(long = "generate-completions", value_name = "DIR", hide = true)]
+    pub generate_completions: Option<PathBuf>,
 }
 
 impl Args {

@@ -4,6 +4,7 @@
 mod args;
 mod exit;
 mod lines;
+mod manual;
 mod progress;
 mod settings;
 mod spec_lines;
@@ -55,6 +56,15 @@ fn main() -> ExitCode {
 
 /// Runs the invocation; returns the exit status.
 fn run(args: args::Args) -> Result<u8> {
+    if args.generate_man.is_some() || args.generate_completions.is_some() {
+        if let Some(dir) = &args.generate_man {
+            manual::write_man(dir)?;
+        }
+        if let Some(dir) = &args.generate_completions {
+            manual::write_completions(dir)?;
+        }
+        return Ok(EXIT_OK);
+    }
     if args.record_size.is_none() && args.spec.is_empty() {
         return run_lines(args);
     }
