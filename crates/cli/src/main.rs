@@ -8,6 +8,7 @@ mod manual;
 mod progress;
 mod settings;
 mod spec_lines;
+mod usage;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -23,13 +24,11 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_TROUBLE);
     }
     let argv = lines::rewrite_obsolete_keys(std::env::args_os().collect());
-    let args = match args::Args::try_parse_from(argv) {
+    let args = match args::Args::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
             // GNU's shape: one "xsort: ..." line naming the problem, then where to look.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid usage");
-            eprintln!("xsort: {}", first.trim_start_matches("error: "));
+            eprintln!("xsort: {}", usage::message(&e, &argv));
             eprintln!("Try 'xsort --help' for more information.");
             return ExitCode::from(EXIT_TROUBLE);
         }
