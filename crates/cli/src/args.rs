@@ -243,7 +243,7 @@ pub struct Args {
     pub stats_json: Option<PathBuf>,
 
     /// Show progress even when stderr is not a terminal.
-    #[arg(long = "progress", conflicts_with = "no_progress", long_help = "Show a progress bar even when standard error is not a terminal.")]
+    #[arg(long = "progress", conflicts_with = "no_progress", long_help = "Show progress even when standard error is not a terminal: there, one line per second and a last line when done (on a terminal: a bar redrawn in place, from the first second).")]
     pub progress: bool,
 
     /// Never show a progress bar.

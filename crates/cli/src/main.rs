@@ -141,7 +141,7 @@ fn sort_and_report(
     let bar = progress.then(|| progress::Progress::start(counters));
     let result = sort();
     if let Some(b) = bar {
-        b.finish();
+        b.finish(result.is_ok());
     }
     report(&result?, print, json)?;
     Ok(EXIT_OK)
