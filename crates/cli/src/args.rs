@@ -13,14 +13,18 @@ FILE, or '-': standard input.";
 /// The closing text of `--help`: what the one-line entries above it leave out.
 const SHORT_AFTER_HELP: &str = "\
 KEYDEF is F[.C][OPTS][,F[.C][OPTS]]. xsort compares bytes, as 'LC_ALL=C sort' does, whatever the
-locale. SIZE: N[K|M|G|T] (a bare number is KiB) or N% of memory. Exit status: 0 on success, 1 when
--c/-C finds disorder, 2 on any trouble. Every detail: xsort --help-all, or man xsort.";
+locale (a locale that collates gets a warning; XSORT_NO_LOCALE_WARNING=1 silences it). SIZE:
+N[K|M|G|T] (a bare number is KiB) or N% of memory. Exit status: 0 on success, 1 when -c/-C finds
+disorder, 2 on any trouble. Every detail: xsort --help-all, or man xsort.";
 
 const AFTER_HELP: &str = "\
 Text lines (no --record-size):
   xsort is a drop-in for GNU sort in byte order: it sorts newline-terminated lines (NUL with -z)
   with GNU sort's options and output, as 'LC_ALL=C sort' does. xsort ALWAYS compares in byte order
-  (the C locale), whatever LANG/LC_ALL say. KEYDEF is F[.C][OPTS][,F[.C][OPTS]] (fields from 1,
+  (the C locale), whatever LANG/LC_ALL say; when LC_ALL, LC_COLLATE or LANG (the first one set)
+  names a locale other than C, POSIX or C.UTF-8 and the order compares text (a key other than
+  -n/-g/-h/-M/-V, or ties left to whole lines: no -s or -u), it says so in one warning line, which
+  XSORT_NO_LOCALE_WARNING=1 silences. KEYDEF is F[.C][OPTS][,F[.C][OPTS]] (fields from 1,
   characters from 1; OPTS among bdfghiMnRrV); the obsolete +POS1 -POS2 also works. Unless -s or -u
   is given, lines whose keys compare equal are ordered by a last-resort comparison of whole lines.
   -m merges inputs already sorted; -c/-C/--check checks one input (exit 1 on disorder); -u keeps

@@ -4,6 +4,7 @@
 mod args;
 mod exit;
 mod lines;
+mod locale;
 mod manual;
 mod progress;
 mod settings;
@@ -84,6 +85,7 @@ fn run(args: args::Args) -> Result<u8> {
 fn run_lines(args: args::Args) -> Result<u8> {
     let s = LinesSettings::from_args(args)?;
     warn(&s.warnings);
+    warn(&locale::warning_here(&s.order).into_iter().collect::<Vec<_>>());
     start_workers(s.threads)?;
     match s.job {
         LinesJob::Sort(cfg) => {

@@ -130,6 +130,7 @@ fn progress_on_a_terminal_is_redrawn_in_place_and_cleared() {
     let out = Command::new("script")
         .args(["-qec", &cmdline, "/dev/null"])
         .env("TMPDIR", f.tmp())
+        .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .output()
         .expect("run script (util-linux)");
