@@ -93,8 +93,8 @@ Example: xsort-bench datamation --runs 5 --dir /data --out rep --note 'after the
 #[command(name = "xsort-bench", version, about = "Runs the Sort Benchmark categories end to end with xsort and writes reports with full context", after_help = AFTER_HELP)]
 pub struct Args {
     /// Benchmark category.
-    #[arg(value_enum)]
-    pub category: Category,
+    #[arg(value_enum, required_unless_present_any = ["generate_man", "generate_completions"])]
+    pub category: Option<Category>,
     /// Measured runs (search categories: confirming runs at the size found).
     #[arg(long, value_name = "N")]
     pub runs: Option<usize>,
@@ -167,6 +167,12 @@ pub struct Args {
     /// Never show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Write the manual pages xsort-bench.1, gensort.1 and valsort.1 into DIR, then exit.
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub generate_man: Option<PathBuf>,
+    /// Write bash, zsh and fish completions of xsort-bench, gensort and valsort into DIR, then exit.
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub generate_completions: Option<PathBuf>,
 }
 
 /// Everything a benchmark needs, defaults applied and checked.
@@ -207,7 +213,7 @@ pub const AMORTIZATION_S: f64 = 3.0 * 365.0 * 86400.0;
 
 impl Settings {
     pub fn from_args(args: Args, argv: Vec<String>) -> Result<Settings> {
-        let cat = args.category;
+        let Some(cat) = args.category else { bail!("no benchmark category given (see --help)") };
         let (runs, records, format) = match cat {
             Category::Datamation => (20, 1_000_000, Format::Binary),
             Category::Throughput => (3, 10_000_000, Format::Binary),

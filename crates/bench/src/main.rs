@@ -16,6 +16,7 @@ mod dataset;
 mod energy;
 mod floor;
 mod interrupt;
+mod manual;
 mod monitor;
 mod progress;
 mod report;
@@ -67,6 +68,15 @@ impl Drop for WorkDir {
 
 /// Runs the benchmark; Ok(false) when some run was invalid.
 fn bench(args: Args, argv: Vec<String>) -> Result<bool> {
+    if args.generate_man.is_some() || args.generate_completions.is_some() {
+        if let Some(dir) = &args.generate_man {
+            manual::write_man(dir)?;
+        }
+        if let Some(dir) = &args.generate_completions {
+            manual::write_completions(dir)?;
+        }
+        return Ok(true);
+    }
     let s = Settings::from_args(args, argv)?;
     interrupt::install();
     let started = context::utc_now();

@@ -3,11 +3,28 @@
 use clap::{ArgAction, Parser};
 use std::path::PathBuf;
 
+const ABOUT: &str = "Sort text lines (GNU sort's options, in byte order) and fixed-size binary records";
+
+const LONG_ABOUT: &str = "\
+Sort text lines (GNU sort's options and output, in byte order) and fixed-size binary records, in one
+pass in memory when they fit the budget and by merging sorted runs from temp files when not. No
+FILE, or '-': standard input.";
+
+/// The closing text of `--help`: what the one-line entries above it leave out.
+const SHORT_AFTER_HELP: &str = "\
+KEYDEF is F[.C][OPTS][,F[.C][OPTS]]. xsort compares bytes, as 'LC_ALL=C sort' does, whatever the
+locale (a locale that collates gets a warning; XSORT_NO_LOCALE_WARNING=1 silences it). SIZE:
+N[K|M|G|T] (a bare number is KiB) or N% of memory. Exit status: 0 on success, 1 when -c/-C finds
+disorder, 2 on any trouble. Every detail: xsort --help-all, or man xsort.";
+
 const AFTER_HELP: &str = "\
 Text lines (no --record-size):
   xsort is a drop-in for GNU sort in byte order: it sorts newline-terminated lines (NUL with -z)
   with GNU sort's options and output, as 'LC_ALL=C sort' does. xsort ALWAYS compares in byte order
-  (the C locale), whatever LANG/LC_ALL say. KEYDEF is F[.C][OPTS][,F[.C][OPTS]] (fields from 1,
+  (the C locale), whatever LANG/LC_ALL say; when LC_ALL, LC_COLLATE or LANG (the first one set)
+  names a locale other than C, POSIX or C.UTF-8 and the order compares text (a key other than
+  -n/-g/-h/-M/-V, or ties left to whole lines: no -s or -u), it says so in one warning line, which
+  XSORT_NO_LOCALE_WARNING=1 silences. KEYDEF is F[.C][OPTS][,F[.C][OPTS]] (fields from 1,
   characters from 1; OPTS among bdfghiMnRrV); the obsolete +POS1 -POS2 also works. Unless -s or -u
   is given, lines whose keys compare equal are ordered by a last-resort comparison of whole lines.
   -m merges inputs already sorted; -c/-C/--check checks one input (exit 1 on disorder); -u keeps
@@ -77,17 +94,13 @@ Examples:
 
 /// xsort: sort text lines (as GNU sort in the C locale) and files of fixed-size records, in memory
 /// when they fit and by merging runs when not.
+///
+/// `--help` prints a summary that fits a screen (`-h` is GNU sort's --human-numeric-sort, so it
+/// cannot be the short help as in most clap programs); `--help-all` prints every detail, as the
+/// manual page does.
 #[derive(Parser, Debug)]
-#[command(name = "xsort", version, about, after_help = AFTER_HELP, disable_help_flag = true, disable_version_flag = true, args_override_self = true, infer_long_args = true)]
+#[command(name = "xsort", version, about = ABOUT, long_about = LONG_ABOUT, after_help = SHORT_AFTER_HELP, after_long_help = AFTER_HELP, disable_help_flag = true, disable_version_flag = true, args_override_self = true, infer_long_args = true)]
 pub struct Args {
-    /// Print help.
-    #[arg(long = "help", action = ArgAction::Help)]
-    pub help: Option<bool>,
-
-    /// Print the version.
-    #[arg(long = "version", action = ArgAction::Version)]
-    pub version: Option<bool>,
-
     /// Lines: ignore leading blanks.
     #[arg(short = 'b', long = "ignore-leading-blanks", help_heading = "Ordering of lines (as GNU sort)")]
     pub ignore_leading_blanks: bool,
@@ -132,24 +145,24 @@ pub struct Args {
     #[arg(short = 'V', long = "version-sort", help_heading = "Ordering of lines (as GNU sort)")]
     pub version_sort: bool,
 
-    /// Lines: sort according to WORD: general-numeric -g, human-numeric -h, month -M, numeric -n, random -R, version -V.
-    #[arg(long = "sort", value_name = "WORD", help_heading = "Ordering of lines (as GNU sort)")]
+    /// Lines: sort according to WORD (see --help-all).
+    #[arg(long = "sort", value_name = "WORD", help_heading = "Ordering of lines (as GNU sort)", long_help = "Lines: sort according to WORD: general-numeric -g, human-numeric -h, month -M, numeric -n, random -R, version -V.")]
     pub sort_word: Vec<String>,
 
     /// Lines: get random bytes from FILE (for -R).
     #[arg(long = "random-source", value_name = "FILE", help_heading = "Ordering of lines (as GNU sort)")]
     pub random_source: Option<PathBuf>,
 
-    /// Lines: sort via a key; KEYDEF gives location and type (F[.C][OPTS][,F[.C][OPTS]]).
-    #[arg(short = 'k', long = "key", value_name = "KEYDEF", help_heading = "Lines: keys and modes (as GNU sort)")]
+    /// Lines: sort via a key; KEYDEF gives location and type.
+    #[arg(short = 'k', long = "key", value_name = "KEYDEF", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: sort via a key; KEYDEF gives location and type (F[.C][OPTS][,F[.C][OPTS]]).")]
     pub keys: Vec<String>,
 
-    /// Lines: use SEP instead of non-blank to blank transition to find fields.
-    #[arg(short = 't', long = "field-separator", value_name = "SEP", allow_hyphen_values = true, help_heading = "Lines: keys and modes (as GNU sort)")]
+    /// Lines: fields end at SEP, not at blanks.
+    #[arg(short = 't', long = "field-separator", value_name = "SEP", allow_hyphen_values = true, help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: use SEP instead of non-blank to blank transition to find fields.")]
     pub separator: Vec<String>,
 
-    /// Lines: output only the first of lines with equal keys (with -c, check for strict order).
-    #[arg(short = 'u', long = "unique", help_heading = "Lines: keys and modes (as GNU sort)")]
+    /// Lines: output only the first of lines with equal keys.
+    #[arg(short = 'u', long = "unique", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: output only the first of lines with equal keys (with -c, check for strict order).")]
     pub unique: bool,
 
     /// Lines: line delimiter is NUL, not newline.
@@ -160,73 +173,72 @@ pub struct Args {
     #[arg(short = 'm', long = "merge", help_heading = "Lines: keys and modes (as GNU sort)")]
     pub merge: bool,
 
-    /// Lines: check for sorted input; do not sort (diagnose the first disorder).
-    #[arg(short = 'c', help_heading = "Lines: keys and modes (as GNU sort)")]
+    /// Lines: check for sorted input; do not sort.
+    #[arg(short = 'c', help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: check for sorted input; do not sort (diagnose the first disorder).")]
     pub check_diagnose: bool,
 
     /// Lines: like -c, but do not report the first bad line.
     #[arg(short = 'C', help_heading = "Lines: keys and modes (as GNU sort)")]
     pub check_quiet: bool,
 
-    /// Lines: check for sorted input; WHEN is diagnose-first (default), quiet or silent.
-    #[arg(long = "check", value_name = "WHEN", num_args = 0..=1, require_equals = true, default_missing_value = "diagnose-first", help_heading = "Lines: keys and modes (as GNU sort)")]
+    /// Lines: check; WHEN: diagnose-first, quiet, silent.
+    #[arg(long = "check", value_name = "WHEN", num_args = 0..=1, require_equals = true, default_missing_value = "diagnose-first", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: check for sorted input; WHEN is diagnose-first (default), quiet or silent.")]
     pub check: Option<String>,
 
-    /// Lines: annotate the part of the line used to sort, and warn about questionable usage.
-    #[arg(long = "debug", help_heading = "Lines: keys and modes (as GNU sort)")]
+    /// Lines: annotate the keys, warn about questionable usage.
+    #[arg(long = "debug", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: annotate the part of the line used to sort, and warn about questionable usage.")]
     pub debug: bool,
 
-    /// Lines: read input from the files named by NUL-terminated names in file F ('-': standard input).
-    #[arg(long = "files0-from", value_name = "F", help_heading = "Lines: keys and modes (as GNU sort)")]
+    /// Lines: read the NUL-terminated input names in F.
+    #[arg(long = "files0-from", value_name = "F", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: read input from the files named by NUL-terminated names in file F ('-': standard input).")]
     pub files0_from: Option<PathBuf>,
 
     /// Lines: merge at most N inputs at once.
     #[arg(long = "batch-size", value_name = "N", help_heading = "Lines: keys and modes (as GNU sort)")]
     pub batch_size: Option<String>,
 
-    /// Input files, read in order; none or '-' means standard input.
+    /// Input files, read in order; none or '-': standard input.
     #[arg(value_name = "FILE")]
     pub inputs: Vec<PathBuf>,
 
-    /// Write the result to FILE instead of standard output; FILE may be one of the inputs.
-    #[arg(short = 'o', long = "output", value_name = "FILE", action = ArgAction::Append)]
+    /// Write the result to FILE, which may be an input.
+    #[arg(short = 'o', long = "output", value_name = "FILE", action = ArgAction::Append, long_help = "Write the result to FILE instead of standard output; FILE may be one of the inputs.")]
     pub outputs: Vec<PathBuf>,
 
-    /// Memory budget: SIZE[K|M|G|T] or N% of physical memory.
-    #[arg(short = 'S', long = "memory", visible_alias = "buffer-size", value_name = "SIZE")]
+    /// Memory budget: SIZE or N% of memory.
+    #[arg(short = 'S', long = "memory", visible_alias = "buffer-size", value_name = "SIZE", long_help = "Memory budget: SIZE[K|M|G|T] or N% of physical memory.")]
     pub memory: Option<String>,
 
     /// Worker threads (default and most: the CPUs available).
     #[arg(long = "parallel", value_name = "N")]
     pub parallel: Option<usize>,
 
-    /// Directory for temp runs; repeat to spread temp I/O over several (default: $TMPDIR or /tmp).
-    #[arg(short = 'T', long = "temporary-directory", value_name = "DIR")]
+    /// Temp directory (repeatable; default $TMPDIR, /tmp).
+    #[arg(short = 'T', long = "temporary-directory", value_name = "DIR", long_help = "Directory for temp runs; repeat to spread temp I/O over several (default: $TMPDIR or /tmp).")]
     pub temp_dirs: Vec<PathBuf>,
 
-    /// Compress temp runs with PROG; decompress them with PROG -d (as GNU sort).
-    #[arg(long = "compress-program", value_name = "PROG", action = ArgAction::Append)]
+    /// Compress temp runs with PROG (PROG -d expands).
+    #[arg(long = "compress-program", value_name = "PROG", action = ArgAction::Append, long_help = "Compress temp runs with PROG; decompress them with PROG -d (as GNU sort).")]
     pub compress_program: Vec<String>,
 
-    /// Lines: disable the last-resort comparison of whole lines. (Records: always stable.)
-    #[arg(short = 's', long = "stable")]
+    /// Lines: no last-resort comparison of whole lines.
+    #[arg(short = 's', long = "stable", long_help = "Lines: disable the last-resort comparison of whole lines. (Records: always stable.)")]
     pub stable: bool,
 
     /// Bytes per fixed-size record.
-    #[arg(long = "record-size", value_name = "N")]
+    #[arg(long = "record-size", value_name = "N", help_heading = "Fixed-size records")]
     pub record_size: Option<usize>,
 
-    /// Key OFFSET:LENGTH of TYPE (char, dec, u8, i64le, f64be...: see below), ':r' descending;
-    /// repeat for several keys in priority order.
-    #[arg(long = "key-bytes", value_name = "OFFSET:LENGTH[:TYPE][:r]")]
+    /// Key OFF:LEN[:TYPE][:r] (repeatable; see --help-all).
+    #[arg(long = "key-bytes", value_name = "KEY", help_heading = "Fixed-size records", long_help = "Key OFFSET:LENGTH[:TYPE][:r]: LENGTH bytes at OFFSET of TYPE (char, dec, u8, i64le, f64be...: see below), ':r' descending; repeat for several keys in priority order.")]
     pub key_bytes: Vec<String>,
 
     /// In-memory sort kernel.
-    #[arg(long = "method", value_name = "radix|merge")]
+    #[arg(long = "method", value_name = "radix|merge", help_heading = "Fixed-size records")]
     pub method: Option<String>,
 
-    /// Nsort statements, e.g. '-format=size:100 -key=...' (repeatable).
-    #[arg(long = "spec", value_name = "STATEMENTS", allow_hyphen_values = true)]
+    /// Nsort statements (repeatable; see --help-all).
+    #[arg(long = "spec", value_name = "STATEMENTS", allow_hyphen_values = true, help_heading = "Fixed-size records", long_help = "Nsort statements, e.g. '-format=size:100 -key=...' (repeatable).")]
     pub spec: Vec<String>,
 
     /// Print statistics to standard error after the sort.
@@ -237,29 +249,49 @@ pub struct Args {
     #[arg(long = "stats-json", value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
 
-    /// Show a progress bar even when standard error is not a terminal.
-    #[arg(long = "progress", conflicts_with = "no_progress")]
+    /// Show progress even when stderr is not a terminal.
+    #[arg(long = "progress", conflicts_with = "no_progress", long_help = "Show progress even when standard error is not a terminal: there, one line per second and a last line when done (on a terminal: a bar redrawn in place, from the first second).")]
     pub progress: bool,
 
     /// Never show a progress bar.
     #[arg(long = "no-progress")]
     pub no_progress: bool,
 
-    /// Make the output durable (fsync of the file and its directory) before exiting.
-    #[arg(long = "sync")]
+    /// Make the output durable (fsync) before exiting.
+    #[arg(long = "sync", long_help = "Make the output durable (fsync of the file and its directory) before exiting.")]
     pub sync: bool,
 
     /// Use the page cache for every file instead of direct I/O.
     #[arg(long = "buffered")]
     pub buffered: bool,
 
-    /// Bytes per read or write request for input, output and temp files (default 8M).
-    #[arg(long = "transfer-size", value_name = "SIZE")]
+    /// Bytes per read or write request (default 8M).
+    #[arg(long = "transfer-size", value_name = "SIZE", long_help = "Bytes per read or write request for input, output and temp files (default 8M).")]
     pub transfer_size: Option<String>,
 
     /// Pre-fault the sort buffer before reading (Nsort's -touch).
     #[arg(long = "touch")]
     pub touch: bool,
+
+    /// Print this summary (--help-all: every detail).
+    #[arg(long = "help", action = ArgAction::HelpShort, help_heading = "Help")]
+    pub help: Option<bool>,
+
+    /// Print the full help: every option in detail, key types, I/O, Nsort statements.
+    #[arg(long = "help-all", action = ArgAction::HelpLong, help_heading = "Help")]
+    pub help_all: Option<bool>,
+
+    /// Print the version.
+    #[arg(long = "version", action = ArgAction::Version, help_heading = "Help")]
+    pub version: Option<bool>,
+
+    /// Write the manual page xsort.1 into DIR, then exit (scripts/install.sh uses it).
+    #[arg(long = "generate-man", value_name = "DIR", hide = true)]
+    pub generate_man: Option<PathBuf>,
+
+    /// Write bash, zsh and fish completions into DIR, then exit (scripts/install.sh uses it).
+    #[arg(long = "generate-completions", value_name = "DIR", hide = true)]
+    pub generate_completions: Option<PathBuf>,
 }
 
 impl Args {

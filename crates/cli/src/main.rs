@@ -4,9 +4,12 @@
 mod args;
 mod exit;
 mod lines;
+mod locale;
+mod manual;
 mod progress;
 mod settings;
 mod spec_lines;
+mod usage;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -26,13 +29,11 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_TROUBLE);
     }
     let argv = lines::rewrite_obsolete_keys(std::env::args_os().collect());
-    let args = match args::Args::try_parse_from(argv) {
+    let args = match args::Args::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
             // GNU's shape: one "xsort: ..." line naming the problem, then where to look.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid usage");
-            eprintln!("xsort: {}", first.trim_start_matches("error: "));
+            eprintln!("xsort: {}", usage::message(&e, &argv));
             eprintln!("Try 'xsort --help' for more information.");
             return ExitCode::from(EXIT_TROUBLE);
         }
@@ -64,6 +65,15 @@ fn main() -> ExitCode {
 
 /// Runs the invocation; returns the exit status.
 fn run(args: args::Args) -> Result<u8> {
+    if args.generate_man.is_some() || args.generate_completions.is_some() {
+        if let Some(dir) = &args.generate_man {
+            manual::write_man(dir)?;
+        }
+        if let Some(dir) = &args.generate_completions {
+            manual::write_completions(dir)?;
+        }
+        return Ok(EXIT_OK);
+    }
     if args.record_size.is_none() && args.spec.is_empty() {
         return run_lines(args);
     }
@@ -84,6 +94,7 @@ fn run(args: args::Args) -> Result<u8> {
 fn run_lines(args: args::Args) -> Result<u8> {
     let s = LinesSettings::from_args(args)?;
     warn(&s.warnings);
+    warn(&locale::warning_here(&s.order).into_iter().collect::<Vec<_>>());
     start_workers(s.threads)?;
     match s.job {
         LinesJob::Sort(cfg) => {
@@ -145,7 +156,7 @@ fn sort_and_report(
     let bar = progress.then(|| progress::Progress::start(counters));
     let result = sort();
     if let Some(b) = bar {
-        b.finish();
+        b.finish(result.is_ok());
     }
     report(&result?, print, json)?;
     Ok(EXIT_OK)

@@ -212,6 +212,7 @@ impl Sorter {
         let job = MergeJob { order: key, framing, plan, temp_io: cfg.temp_io, svc: &svc };
         let mut report = MergeReport::default();
         let (runs, block) = job.reduce(runs, store, &mut report)?;
+        self.counters.final_merge.store(true, Ordering::Relaxed);
         let total = (!cfg.folding.is_active()).then_some(records * cfg.record_size as u64);
         let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
         let mut sink = FoldSink::new(RecordSink::new(&mut w), key, framing, &cfg.folding);

@@ -24,8 +24,10 @@ pub struct SortCounters {
     pub output: Arc<IoCounters>,
     /// Total input bytes when known in advance (0 otherwise), for progress.
     pub input_total: std::sync::atomic::AtomicU64,
-    /// Set once the sort spills (progress then counts four passes over the data, not two).
+    /// Set once the sort spills: the input becomes sorted runs on temp space.
     pub spilled: AtomicBool,
+    /// Set when the last merge, the one into the output, begins (after any intermediate levels).
+    pub final_merge: AtomicBool,
 }
 
 /// One point of the time series.

@@ -66,11 +66,12 @@ impl Fixture {
         p
     }
 
-    /// `xsort` with `TMPDIR` pointing at the fixture's `tmp/`, run from the fixture's root.
+    /// `xsort` with `TMPDIR` pointing at the fixture's `tmp/`, run from the fixture's root, under
+    /// `LC_ALL=C` (xsort warns once about a locale that collates, whatever the test's environment).
     /// (stderr is a pipe, so there is no progress bar unless asked for.)
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(bin());
-        c.env("TMPDIR", self.tmp()).current_dir(self.root());
+        c.env("TMPDIR", self.tmp()).env("LC_ALL", "C").current_dir(self.root());
         c
     }
 
@@ -81,6 +82,7 @@ impl Fixture {
             .arg(format!("{prelude} && exec \"$0\" \"$@\""))
             .arg(bin())
             .env("TMPDIR", self.tmp())
+            .env("LC_ALL", "C")
             .current_dir(self.root());
         c
     }

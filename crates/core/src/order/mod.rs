@@ -321,6 +321,15 @@ impl LineOrder {
         })
     }
 
+    /// Whether the order compares text anywhere, where a locale's collation would order it unlike
+    /// bytes: a key that is not numeric, month or version (`-n -g -h -M -V`), no key at all (whole
+    /// lines), or ties left to the last-resort comparison of whole lines (neither `-s` nor `-u`).
+    /// `-R` counts as text: GNU hashes the collated form of its key.
+    pub fn collates_text(&self) -> bool {
+        let text_key = self.keys.iter().any(|k| matches!(k.kind, Kind::Text | Kind::Random));
+        self.keys.is_empty() || text_key || !(self.stable || self.unique)
+    }
+
     /// GNU's compare(): the keys, then (unless -s or -u) the last-resort byte comparison of whole lines, honoring -r exactly as GNU does. Lines are given without their terminator.
     #[inline]
     pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {

@@ -283,6 +283,7 @@ impl<O: RecordOrder> LineSorter<O> {
         let job = MergeJob { order: &self.order, framing, plan: &plan, temp_io: cfg.temp_io, svc: &svc };
         let mut report = MergeReport::default();
         let (runs, block) = job.reduce(runs, store, &mut report)?;
+        self.counters.final_merge.store(true, AtomicOrdering::Relaxed);
         let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, None, false, self.counters.output.clone())?;
         let folding = Folding { unique: cfg.unique, sums: Vec::new() };
         let mut sink = FoldSink::new(RecordSink::new(&mut w), &self.order, framing, &folding);

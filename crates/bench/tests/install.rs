@@ -1,0 +1,78 @@
+//! `scripts/install.sh PREFIX` installs the four commands with their manual pages and completions.
+//! The script is run on the binaries this test run built (XSORT_INSTALL_FROM), into a temp prefix.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::BENCH;
+
+/// target/release, where `cargo test --workspace --release` put all four binaries.
+fn built() -> PathBuf {
+    let dir = Path::new(BENCH).parent().expect("binary dir").to_path_buf();
+    for name in ["xsort", "gensort", "valsort"] {
+        assert!(dir.join(name).is_file(), "{} is missing: run cargo test --workspace --release", dir.join(name).display());
+    }
+    dir
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install.sh")
+}
+
+const NAMES: [&str; 4] = ["xsort", "gensort", "valsort", "xsort-bench"];
+
+#[test]
+fn installs_binaries_pages_and_completions() {
+    let prefix = tempfile::tempdir().expect("tempdir");
+    let p = prefix.path();
+    let out = Command::new("bash").arg(script()).arg(p).env("XSORT_INSTALL_FROM", built()).output().expect("run install.sh");
+    assert!(out.status.success(), "install.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+    for name in NAMES {
+        let bin = p.join("bin").join(name);
+        let copy = std::fs::read(&bin).expect("installed binary");
+        assert_eq!(copy, std::fs::read(built().join(name)).expect("built binary"), "{name} is not the built binary");
+        let page = std::fs::read_to_string(p.join(format!("share/man/man1/{name}.1"))).expect("man page");
+        assert!(page.contains(&format!("\n.TH {name} 1 ")), "{name}.1 has no title: {}", &page[..page.len().min(200)]);
+        for section in [".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS"] {
+            assert!(page.contains(section), "{name}.1 lacks {section}");
+        }
+        for file in [
+            format!("share/bash-completion/completions/{name}"),
+            format!("share/zsh/site-functions/_{name}"),
+            format!("share/fish/vendor_completions.d/{name}.fish"),
+        ] {
+            let text = std::fs::read_to_string(p.join(&file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert!(text.contains(name), "{file} does not complete {name}");
+        }
+    }
+    // The installed xsort runs, and its page lists its options.
+    let v = Command::new(p.join("bin/xsort")).arg("--version").output().expect("xsort --version");
+    assert!(v.status.success() && String::from_utf8_lossy(&v.stdout).starts_with("xsort "));
+    let page = std::fs::read_to_string(p.join("share/man/man1/xsort.1")).expect("xsort.1");
+    for option in ["record\\-size", "key\\-bytes", "temporary\\-directory", "field\\-separator", "stats\\-json"] {
+        assert!(page.contains(option), "xsort.1 lacks --{option}");
+    }
+    assert!(!page.contains("generate\\-man"), "hidden flags stay out of the page");
+}
+
+/// bash completes a long option prefix of each command from the installed completion file.
+#[test]
+fn bash_completes_options() {
+    let prefix = tempfile::tempdir().expect("tempdir");
+    let p = prefix.path();
+    let st = Command::new("bash").arg(script()).arg(p).env("XSORT_INSTALL_FROM", built()).output().expect("run install.sh");
+    assert!(st.status.success(), "install.sh failed: {}", String::from_utf8_lossy(&st.stderr));
+    for (name, typed, expect) in [("xsort", "--record-s", "--record-size"), ("xsort-bench", "--floor-t", "--floor-transfer"), ("valsort", "-", "-q")] {
+        let file = p.join(format!("share/bash-completion/completions/{name}"));
+        let fun = format!("_{}", name.replace('-', "__"));
+        let script = format!(
+            "source '{}'; COMP_WORDS=({name} {typed}); COMP_CWORD=1; COMP_LINE='{name} {typed}'; COMP_POINT=${{#COMP_LINE}}; {fun} {name} {typed} {name}; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display()
+        );
+        let out = Command::new("bash").arg("-c").arg(&script).output().expect("bash");
+        let words = String::from_utf8_lossy(&out.stdout);
+        assert!(words.lines().any(|w| w.trim() == expect), "{name} {typed}<TAB> offers {words:?} (stderr {})", String::from_utf8_lossy(&out.stderr));
+    }
+}

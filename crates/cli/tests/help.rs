@@ -1,0 +1,88 @@
+//! The help a person reads first, and the messages for options mistyped: `--help` fits a screen
+//! and names every option, `--help-all` has every detail, an ambiguous prefix is refused in GNU's
+//! words with every candidate, and a typo gets clap's suggestion on the same line.
+
+mod common;
+
+use common::{run, Fixture};
+
+/// stdout, stderr and the exit code of `xsort ARGS` with empty stdin.
+fn xsort(args: &[&str]) -> (String, String, i32) {
+    let f = Fixture::new();
+    let out = run(f.cmd().args(args));
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned(), out.status.code().unwrap_or(-1))
+}
+
+/// The long options an option list names (`--name` at the start of an entry, after the short one).
+fn options_listed(help: &str) -> Vec<String> {
+    let mut v: Vec<String> = help
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("-").and_then(|r| r.get(1..)).map(|r| r.trim_start_matches(", ")).filter(|r| r.starts_with("--")).or(Some(l))?;
+            let name = l.strip_prefix("--")?.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).next()?;
+            (!name.is_empty()).then(|| name.to_string())
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn short_help_fits_a_screen_and_names_every_option() {
+    let (short, err, code) = xsort(&["--help"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let lines = short.lines().count();
+    assert!(lines <= 73, "--help is {lines} lines; GNU sort's is 73");
+    assert!(short.lines().all(|l| l.len() <= 100), "a --help line is wider than 100 columns:\n{short}");
+    let (full, _, code) = xsort(&["--help-all"]);
+    assert_eq!(code, 0);
+    assert!(full.lines().count() > 2 * lines, "--help-all should carry the details --help leaves out");
+    let in_full = options_listed(&full);
+    assert!(in_full.len() >= 40, "--help-all lists {} options: {in_full:?}", in_full.len());
+    assert_eq!(options_listed(&short), in_full, "--help and --help-all list different options");
+    for detail in ["Records and keys:", "Nsort statements (--spec):", "\nMemory:\n", "f64be"] {
+        assert!(full.contains(detail) && !short.contains(detail), "{detail} belongs to --help-all only");
+    }
+    assert!(short.contains("--help-all"), "--help says where the rest is");
+    assert!(!short.contains("generate-man") && !full.contains("generate-man"), "hidden flags stay hidden");
+}
+
+#[test]
+fn ambiguous_prefix_is_refused_as_gnu_does() {
+    let (out, err, code) = xsort(&["--stat"]);
+    assert_eq!(code, 2);
+    assert_eq!(out, "");
+    assert_eq!(err, "xsort: option '--stat' is ambiguous; possibilities: '--stats' '--stats-json'\nTry 'xsort --help' for more information.\n");
+    let (_, err, code) = xsort(&["--s=x", "in"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("xsort: option '--s=x' is ambiguous; possibilities: '--sort' '--stable' '--spec' '--stats' '--stats-json' '--sync'\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn typo_gets_a_suggestion() {
+    let (_, err, code) = xsort(&["--sortt", "in"]);
+    assert_eq!(code, 2);
+    assert_eq!(err, "xsort: unrecognized option '--sortt'; did you mean '--sort'?\nTry 'xsort --help' for more information.\n");
+    let (_, err, code) = xsort(&["--key-byte", "0:4", "--recordsize=8", "in"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("xsort: unrecognized option '--recordsize=8'; did you mean '--record-size'?\n"), "{err}");
+    let (_, err, code) = xsort(&["-j"]);
+    assert_eq!((code, err.as_str()), (2, "xsort: invalid option -- 'j'\nTry 'xsort --help' for more information.\n"));
+}
+
+#[test]
+fn unique_prefixes_and_exact_names_still_work() {
+    let f = Fixture::new();
+    let input = f.write("in", b"b\na\n");
+    let out = run(f.cmd().args(["--stab", "--out=sorted"]).arg(&input));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(f.path("sorted")).expect("output"), b"a\nb\n");
+    // `--stats` is a whole name even though `--stats-json` starts with it.
+    let out = run(f.cmd().args(["--stats", "-o", "sorted2"]).arg(&input));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
