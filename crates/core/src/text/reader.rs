@@ -21,6 +21,10 @@ const READ_SIZE: usize = 8 << 20;
 struct Open {
     file: File,
     name: PathBuf,
+    /// Bytes read from it so far.
+    read: u64,
+    /// Whether it is a regular file of a real filesystem, whose size is true.
+    regular: bool,
 }
 
 /// The inputs of a sort and how far they have been read.
@@ -121,6 +125,7 @@ impl LineReader {
             let started = std::time::Instant::now();
             let n = read_some(&mut open.file, &open.name, &mut buf.as_mut_slice()[filled..filled + want])?;
             if n == 0 {
+                check_not_shrunk(open)?;
                 self.open = None;
                 // A last line without its terminator gets one.
                 if filled > complete {
@@ -134,6 +139,7 @@ impl LineReader {
                 }
                 continue;
             }
+            open.read += n as u64;
             self.counters.record(n as u64, started, false);
             let fresh = &buf.as_slice()[filled..filled + n];
             lines += memchr::memchr_iter(t, fresh).count();
@@ -150,13 +156,26 @@ impl LineReader {
     fn current(&mut self) -> Result<Option<&mut Open>> {
         if self.open.is_none() {
             self.open = match self.pending.pop() {
-                Some(OpenedInput::Stream(s)) => Some(Open { file: s.file, name: s.name }),
-                Some(OpenedInput::Regular(mut r)) => Some(Open { file: r.take_file().map_err(cannot_open)?, name: r.path().to_owned() }),
+                Some(OpenedInput::Stream(s)) => Some(Open { file: s.file, name: s.name, read: 0, regular: false }),
+                Some(OpenedInput::Regular(mut r)) => Some(Open { file: r.take_file().map_err(cannot_open)?, name: r.path().to_owned(), read: 0, regular: true }),
                 None => None,
             };
         }
         Ok(self.open.as_mut())
     }
+}
+
+/// At the end of a regular file, checks that it still holds what was read from it: a file cut
+/// while it was read would otherwise end the sort early and quietly, with only its first part.
+fn check_not_shrunk(open: &Open) -> Result<()> {
+    if !open.regular {
+        return Ok(());
+    }
+    let md = open.file.metadata().map_err(|e| SortError::BadInput { path: open.name.clone(), problem: format!("read failed: {}", os_text(&e)) })?;
+    if md.len() < open.read {
+        return Err(SortError::BadInput { path: open.name.clone(), problem: format!("file shrank while being read (read {} bytes, now {})", open.read, md.len()) });
+    }
+    Ok(())
 }
 
 /// Reads what is available into `dst`; a failure names the input.
