@@ -318,3 +318,28 @@ fn a_directory_that_allows_no_new_file_is_named_and_an_existing_target_in_it_is_
     assert_entries(&closed, &["mine"]);
     assert_entries(&shared, &["in"]);
 }
+
+#[test]
+fn a_thousand_merge_inputs_under_a_limit_of_64_descriptors() {
+    let fx = Fixture::new();
+    let (mut names, mut all) = (Vec::new(), Vec::new());
+    for i in 0..1000usize {
+        // Each input sorted by its key; keys collide across inputs, so the merge's order of ties
+        // (input order, with -s) shows whether batches kept the inputs in order.
+        let mut lines: Vec<String> = (0..5).map(|j| format!("{:03} {i:04}\n", (i * 7 + j * 131) % 200)).collect();
+        lines.sort();
+        let name = format!("f{i:04}");
+        fx.write(&name, lines.concat().as_bytes());
+        all.extend(lines);
+        names.push(name);
+    }
+    all.sort_by(|a, b| a[..3].cmp(&b[..3]));
+    let expected = all.concat();
+    let cases: [&[&str]; 3] = [&[], &["--batch-size=2"], &["-S", TINY, "--compress-program=gzip"]];
+    for extra in cases {
+        ok(fx.cmd_under_sh("ulimit -n 64").args(["-m", "-s", "-k1,1"]).args(extra).args(["-o", "out"]).args(&names));
+        let got = std::fs::read(fx.path("out")).unwrap();
+        assert!(got == expected.as_bytes(), "{extra:?}: wrong merge ({} bytes, expected {})", got.len(), expected.len());
+    }
+    fx.assert_clean();
+}

@@ -249,18 +249,19 @@ impl<O: RecordOrder> LineSorter<O> {
         }
     }
 
-    /// For `-m`: each input as a run. Regular files are read in place; other inputs (pipes, standard
-    /// input) are first copied to temp space.
-    fn input_runs(&self, store: &mut TempStore) -> Result<Vec<Run>> {        let mut runs = Vec::with_capacity(self.cfg.inputs.len());
+    /// For `-m`: each input as a run. Regular files are read in place, each opened only while it
+    /// is merged; other inputs (pipes, standard input) are first copied to temp space.
+    fn input_runs(&self, store: &mut TempStore) -> Result<Vec<Run>> {
+        let mut runs = Vec::with_capacity(self.cfg.inputs.len());
         for input in &self.cfg.inputs {
-            runs.push(match input {
-                Input::Path(p) if std::fs::metadata(p).is_ok_and(|m| m.is_file()) => {
-                    let file = xsort_io::DirectFile::open(p, xsort_io::Access::Read, false).map_err(SortError::from)?;
-                    let bytes = file.len()?;
-                    Run::input(Arc::new(file), bytes)
-                }
-                other => {
-                    let (mut file, name) = reader::open_input(other)?;
+            let regular = match input {
+                Input::Path(p) => std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| (p, m.len())),
+                Input::Stdin => None,
+            };
+            runs.push(match regular {
+                Some((p, bytes)) => Run::input(p.clone(), bytes),
+                None => {
+                    let (mut file, name) = reader::open_input(input)?;
                     store.spool(&mut file, &name, self.plan_block(), 2)?
                 }
             });
