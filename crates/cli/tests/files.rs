@@ -343,3 +343,49 @@ fn a_thousand_merge_inputs_under_a_limit_of_64_descriptors() {
     }
     fx.assert_clean();
 }
+
+#[test]
+fn a_statistics_path_that_is_the_output_is_refused_before_sorting() {
+    let fx = Fixture::new();
+    let input = random_lines(1_000, 11);
+    fx.write("in", &input);
+    fx.write("out", b"keep\n");
+    std::os::unix::fs::symlink("out", fx.path("link")).unwrap();
+    std::fs::hard_link(fx.path("out"), fx.path("hard")).unwrap();
+    // The same name, a link to it, another hard link, another spelling; also a file not yet made.
+    for (stats, output) in [("out", "out"), ("link", "out"), ("out", "link"), ("hard", "out"), ("./out", "out"), ("new", "./new")] {
+        for extra in [&[][..], &["--record-size=1"][..]] {
+            let msg = fail(fx.cmd().args(extra).args(["--stats-json", stats, "-o", output, "in"]));
+            assert_eq!(msg, format!("xsort: {stats}: --stats-json names the output file"), "{stats} / {output}");
+            assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep\n");
+            assert!(!fx.path("new").exists());
+        }
+    }
+    // A different file is fine.
+    ok(fx.cmd().args(["--stats-json", "s.json", "-o", "out", "in"]));
+    assert_sorted_lines(&fx.path("out"), &input);
+    read_stats(&fx.path("s.json"));
+    fx.assert_clean();
+}
+
+#[test]
+fn an_unwritable_statistics_path_fails_before_the_output_is_committed() {
+    let fx = Fixture::new();
+    fx.write("in", b"b\na\n");
+    fx.write("out", b"keep\n");
+    fx.mkdir("dir");
+    for stats in ["missing/s.json", "dir"] {
+        for extra in [&[][..], &["--record-size=2"][..]] {
+            let msg = fail(fx.cmd().args(extra).args(["--stats-json", stats, "-o", "out", "in"]));
+            assert!(msg.starts_with(&format!("xsort: {stats}: cannot write statistics")), "{msg}");
+            assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep\n", "{stats}: the output must not be committed");
+        }
+    }
+    // A sort that fails leaves no statistics file behind, and an existing one as it was.
+    fail(fx.cmd().args(["--stats-json", "s.json", "-o", "out", "nonexistent"]));
+    assert!(!fx.path("s.json").exists());
+    fx.write("old.json", b"{}\n");
+    fail(fx.cmd().args(["--stats-json", "old.json", "-o", "out", "nonexistent"]));
+    assert_eq!(std::fs::read(fx.path("old.json")).unwrap(), b"{}\n");
+    fx.assert_clean();
+}
