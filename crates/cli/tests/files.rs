@@ -94,6 +94,19 @@ fn chmod(path: &Path, mode: u32) {
 
 #[test]
 fn another_user_can_open_neither_temp_runs_nor_the_partial_output() {
+    check_private(&[]);
+}
+
+#[test]
+fn another_user_cannot_open_compressed_runs() {
+    // Compressed runs are files of their own, written by the program through a shared descriptor.
+    check_private(&["--compress-program=gzip"]);
+}
+
+/// Runs a spilled sort (with `extra` options) of a private input into a private target, both in a
+/// sticky world-writable directory that is also the temp directory, and checks while it runs that
+/// each of its files there is private and that nobody can open any of them.
+fn check_private(extra: &[&str]) {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let fx = Fixture::new();
     // A world-writable sticky directory, like /tmp, reachable by nobody: the temp directory and the
@@ -111,7 +124,7 @@ fn another_user_can_open_neither_temp_runs_nor_the_partial_output() {
     chmod(&fifo_path, 0o600);
     // Held open for reading and writing: xsort never sees the end of its input, so it stays running.
     let mut fifo = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&fifo_path).expect("open FIFO");
-    let mut child = fx.cmd().args(["-S", TINY, "-T", "shared", "-o", "shared/out", "shared/in"]).stderr(std::process::Stdio::null()).spawn().expect("spawn xsort");
+    let mut child = fx.cmd().args(extra).args(["-S", TINY, "-T", "shared", "-o", "shared/out", "shared/in"]).stderr(std::process::Stdio::null()).spawn().expect("spawn xsort");
     let pid = child.id();
     feed(&mut fifo, &random_lines(100_000, 4), &mut child);
     // The partial output and at least one run are open: two files of the shared directory.
