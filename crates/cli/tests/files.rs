@@ -83,8 +83,9 @@ fn as_nobody(program: &str) -> std::process::Command {
 
 /// Whether nobody can open `path` for reading.
 fn nobody_can_read(path: &Path) -> bool {
-    let st = as_nobody("head").args(["-c", "1"]).arg(path).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().expect("run setpriv");
-    st.success()
+    let mut head = as_nobody("head");
+    head.args(["-c", "1"]).arg(path).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    head.status().expect("run setpriv").success()
 }
 
 fn chmod(path: &Path, mode: u32) {
@@ -124,14 +125,17 @@ fn check_private(extra: &[&str]) {
     chmod(&fifo_path, 0o600);
     // Held open for reading and writing: xsort never sees the end of its input, so it stays running.
     let mut fifo = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&fifo_path).expect("open FIFO");
-    let mut child = fx.cmd().args(extra).args(["-S", TINY, "-T", "shared", "-o", "shared/out", "shared/in"]).stderr(std::process::Stdio::null()).spawn().expect("spawn xsort");
+    let mut cmd = fx.cmd();
+    cmd.args(extra).args(["-S", TINY, "-T", "shared", "-o", "shared/out", "shared/in"]).stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("spawn xsort");
     let pid = child.id();
     feed(&mut fifo, &random_lines(100_000, 4), &mut child);
     // The partial output and at least one run are open: two files of the shared directory.
     let prefix = format!("{}/", shared.display());
     let in_shared = |pid: u32| -> Vec<std::path::PathBuf> {
         let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_else(|_| Vec::new());
-        fds.into_iter().filter(|fd: &std::path::PathBuf| std::fs::read_link(fd).is_ok_and(|l| l.to_string_lossy().starts_with(&prefix) && !l.ends_with("in"))).collect()
+        let ours = |fd: &std::path::PathBuf| std::fs::read_link(fd).is_ok_and(|l| l.to_string_lossy().starts_with(&prefix) && !l.ends_with("in"));
+        fds.into_iter().filter(ours).collect()
     };
     wait_for(&mut child, "the output and a temp run", || in_shared(pid).len() >= 2);
     let fds = in_shared(pid);
