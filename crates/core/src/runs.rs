@@ -4,7 +4,8 @@
 //! never limited by the descriptor limit. Runs go to the directories round robin; a merged run's
 //! extent is punched out so the space returns at once. With a compress program ([`Compressor`]),
 //! each run is instead a file of its own, written through the program, for as long as a quarter of
-//! the descriptor limit allows; the runs beyond are stored plain.
+//! the descriptor limit allows; the runs beyond are stored plain. The inputs of `-m` are runs too,
+//! read in place and opened only while they are merged (see [`RunSource`]).
 
 use crate::compress::Compressor;
 use crate::config::IoSettings;
