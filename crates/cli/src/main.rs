@@ -9,6 +9,7 @@ mod manual;
 mod progress;
 mod settings;
 mod spec_lines;
+mod stats_file;
 mod usage;
 
 use anyhow::{Context, Result};
@@ -87,7 +88,7 @@ fn run(args: args::Args) -> Result<u8> {
     warn(&settings.warnings);
     start_workers(settings.config.threads)?;
     let sorter = xsort_core::Sorter::new(settings.config.clone());
-    sort_and_report(settings.progress, sorter.counters(), settings.stats, settings.stats_json.as_deref(), || sorter.run())
+    sort_and_report(settings.progress, sorter.counters(), settings.stats, settings.stats_json.as_deref(), &settings.config.output, || sorter.run())
 }
 
 /// Sorts, merges or checks text lines.
@@ -98,8 +99,9 @@ fn run_lines(args: args::Args) -> Result<u8> {
     start_workers(s.threads)?;
     match s.job {
         LinesJob::Sort(cfg) => {
+            let output = cfg.output.clone();
             let sorter = xsort_core::text::LineSorter::new(cfg, s.order);
-            sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), || sorter.run())
+            sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), &output, || sorter.run())
         }
         LinesJob::Check { input, quiet, unique } => {
             let Some(d) = xsort_core::text::check::check_order(&input, s.terminator, &s.order, unique, 64 << 20)? else {
@@ -145,31 +147,40 @@ fn start_workers(threads: usize) -> Result<()> {
         .context("cannot start worker threads")
 }
 
-/// Runs a sort (with a progress bar when `progress`), then reports its statistics as asked.
+/// Runs a sort into `output` (with a progress bar when `progress`), then reports its statistics as
+/// asked. The `--stats-json` file is opened first (see [`stats_file`]).
 fn sort_and_report(
     progress: bool,
     counters: std::sync::Arc<xsort_core::SortCounters>,
     print: bool,
     json: Option<&std::path::Path>,
+    output: &xsort_core::Output,
     sort: impl FnOnce() -> xsort_core::Result<SortStats>,
 ) -> Result<u8> {
+    let json = json.map(|p| stats_file::StatsFile::open(p, output)).transpose()?;
     let bar = progress.then(|| progress::Progress::start(counters));
     let result = sort();
     if let Some(b) = bar {
         b.finish(result.is_ok());
     }
-    report(&result?, print, json)?;
+    match result {
+        Ok(stats) => report(&stats, print, json)?,
+        Err(e) => {
+            json.into_iter().for_each(stats_file::StatsFile::abandon);
+            return Err(e.into());
+        }
+    }
     Ok(EXIT_OK)
 }
 
 /// Prints and writes the statistics as asked.
-fn report(stats: &SortStats, print: bool, json: Option<&std::path::Path>) -> Result<()> {
+fn report(stats: &SortStats, print: bool, json: Option<stats_file::StatsFile>) -> Result<()> {
     if print {
         eprint!("{}", stats.render());
     }
-    if let Some(path) = json {
+    if let Some(file) = json {
         let text = serde_json::to_string_pretty(stats).context("cannot encode statistics")?;
-        std::fs::write(path, text + "\n").with_context(|| format!("{}: cannot write statistics", path.display()))?;
+        file.write(&(text + "\n"))?;
     }
     Ok(())
 }

@@ -81,8 +81,9 @@ pub fn settings(args: &Args) -> Result<Option<SpecLines>> {
 pub fn run(s: SpecLines) -> Result<u8> {
     crate::warn(&s.warnings);
     crate::start_workers(s.threads)?;
+    let output = s.cfg.output.clone();
     let sorter = LineSorter::new(s.cfg, s.order);
-    crate::sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), || sorter.run())
+    crate::sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), &output, || sorter.run())
 }
 
 /// GNU's `-t` and `-k` keys for the spec's keys (see the module documentation).

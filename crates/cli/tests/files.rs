@@ -83,8 +83,9 @@ fn as_nobody(program: &str) -> std::process::Command {
 
 /// Whether nobody can open `path` for reading.
 fn nobody_can_read(path: &Path) -> bool {
-    let st = as_nobody("head").args(["-c", "1"]).arg(path).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().expect("run setpriv");
-    st.success()
+    let mut head = as_nobody("head");
+    head.args(["-c", "1"]).arg(path).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    head.status().expect("run setpriv").success()
 }
 
 fn chmod(path: &Path, mode: u32) {
@@ -94,6 +95,19 @@ fn chmod(path: &Path, mode: u32) {
 
 #[test]
 fn another_user_can_open_neither_temp_runs_nor_the_partial_output() {
+    check_private(&[]);
+}
+
+#[test]
+fn another_user_cannot_open_compressed_runs() {
+    // Compressed runs are files of their own, written by the program through a shared descriptor.
+    check_private(&["--compress-program=gzip"]);
+}
+
+/// Runs a spilled sort (with `extra` options) of a private input into a private target, both in a
+/// sticky world-writable directory that is also the temp directory, and checks while it runs that
+/// each of its files there is private and that nobody can open any of them.
+fn check_private(extra: &[&str]) {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let fx = Fixture::new();
     // A world-writable sticky directory, like /tmp, reachable by nobody: the temp directory and the
@@ -111,14 +125,17 @@ fn another_user_can_open_neither_temp_runs_nor_the_partial_output() {
     chmod(&fifo_path, 0o600);
     // Held open for reading and writing: xsort never sees the end of its input, so it stays running.
     let mut fifo = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&fifo_path).expect("open FIFO");
-    let mut child = fx.cmd().args(["-S", TINY, "-T", "shared", "-o", "shared/out", "shared/in"]).stderr(std::process::Stdio::null()).spawn().expect("spawn xsort");
+    let mut cmd = fx.cmd();
+    cmd.args(extra).args(["-S", TINY, "-T", "shared", "-o", "shared/out", "shared/in"]).stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("spawn xsort");
     let pid = child.id();
     feed(&mut fifo, &random_lines(100_000, 4), &mut child);
     // The partial output and at least one run are open: two files of the shared directory.
     let prefix = format!("{}/", shared.display());
     let in_shared = |pid: u32| -> Vec<std::path::PathBuf> {
         let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_else(|_| Vec::new());
-        fds.into_iter().filter(|fd: &std::path::PathBuf| std::fs::read_link(fd).is_ok_and(|l| l.to_string_lossy().starts_with(&prefix) && !l.ends_with("in"))).collect()
+        let ours = |fd: &std::path::PathBuf| std::fs::read_link(fd).is_ok_and(|l| l.to_string_lossy().starts_with(&prefix) && !l.ends_with("in"));
+        fds.into_iter().filter(ours).collect()
     };
     wait_for(&mut child, "the output and a temp run", || in_shared(pid).len() >= 2);
     let fds = in_shared(pid);
@@ -317,4 +334,75 @@ fn a_directory_that_allows_no_new_file_is_named_and_an_existing_target_in_it_is_
     assert_eq!(std::fs::metadata(&out).unwrap().ino(), ino);
     assert_entries(&closed, &["mine"]);
     assert_entries(&shared, &["in"]);
+}
+
+#[test]
+fn a_thousand_merge_inputs_under_a_limit_of_64_descriptors() {
+    let fx = Fixture::new();
+    let (mut names, mut all) = (Vec::new(), Vec::new());
+    for i in 0..1000usize {
+        // Each input sorted by its key; keys collide across inputs, so the merge's order of ties
+        // (input order, with -s) shows whether batches kept the inputs in order.
+        let mut lines: Vec<String> = (0..5).map(|j| format!("{:03} {i:04}\n", (i * 7 + j * 131) % 200)).collect();
+        lines.sort();
+        let name = format!("f{i:04}");
+        fx.write(&name, lines.concat().as_bytes());
+        all.extend(lines);
+        names.push(name);
+    }
+    all.sort_by(|a, b| a[..3].cmp(&b[..3]));
+    let expected = all.concat();
+    let cases: [&[&str]; 3] = [&[], &["--batch-size=2"], &["-S", TINY, "--compress-program=gzip"]];
+    for extra in cases {
+        ok(fx.cmd_under_sh("ulimit -n 64").args(["-m", "-s", "-k1,1"]).args(extra).args(["-o", "out"]).args(&names));
+        let got = std::fs::read(fx.path("out")).unwrap();
+        assert!(got == expected.as_bytes(), "{extra:?}: wrong merge ({} bytes, expected {})", got.len(), expected.len());
+    }
+    fx.assert_clean();
+}
+
+#[test]
+fn a_statistics_path_that_is_the_output_is_refused_before_sorting() {
+    let fx = Fixture::new();
+    let input = random_lines(1_000, 11);
+    fx.write("in", &input);
+    fx.write("out", b"keep\n");
+    std::os::unix::fs::symlink("out", fx.path("link")).unwrap();
+    std::fs::hard_link(fx.path("out"), fx.path("hard")).unwrap();
+    // The same name, a link to it, another hard link, another spelling; also a file not yet made.
+    for (stats, output) in [("out", "out"), ("link", "out"), ("out", "link"), ("hard", "out"), ("./out", "out"), ("new", "./new")] {
+        for extra in [&[][..], &["--record-size=1"][..]] {
+            let msg = fail(fx.cmd().args(extra).args(["--stats-json", stats, "-o", output, "in"]));
+            assert_eq!(msg, format!("xsort: {stats}: --stats-json names the output file"), "{stats} / {output}");
+            assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep\n");
+            assert!(!fx.path("new").exists());
+        }
+    }
+    // A different file is fine.
+    ok(fx.cmd().args(["--stats-json", "s.json", "-o", "out", "in"]));
+    assert_sorted_lines(&fx.path("out"), &input);
+    read_stats(&fx.path("s.json"));
+    fx.assert_clean();
+}
+
+#[test]
+fn an_unwritable_statistics_path_fails_before_the_output_is_committed() {
+    let fx = Fixture::new();
+    fx.write("in", b"b\na\n");
+    fx.write("out", b"keep\n");
+    fx.mkdir("dir");
+    for stats in ["missing/s.json", "dir"] {
+        for extra in [&[][..], &["--record-size=2"][..]] {
+            let msg = fail(fx.cmd().args(extra).args(["--stats-json", stats, "-o", "out", "in"]));
+            assert!(msg.starts_with(&format!("xsort: {stats}: cannot write statistics")), "{msg}");
+            assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep\n", "{stats}: the output must not be committed");
+        }
+    }
+    // A sort that fails leaves no statistics file behind, and an existing one as it was.
+    fail(fx.cmd().args(["--stats-json", "s.json", "-o", "out", "nonexistent"]));
+    assert!(!fx.path("s.json").exists());
+    fx.write("old.json", b"{}\n");
+    fail(fx.cmd().args(["--stats-json", "old.json", "-o", "out", "nonexistent"]));
+    assert_eq!(std::fs::read(fx.path("old.json")).unwrap(), b"{}\n");
+    fx.assert_clean();
 }

@@ -100,6 +100,14 @@ impl Compressor {
     }
 }
 
+/// Descriptors this process may still open (under the soft `RLIMIT_NOFILE`), when limited and known.
+pub(crate) fn free_descriptors() -> Option<usize> {
+    let limit = open_file_limit()?;
+    // (The count includes the descriptor that reads the directory, which is closed again.)
+    let open = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    Some(limit.saturating_sub(open))
+}
+
 /// Descriptors this process may open (the soft `RLIMIT_NOFILE`), when limited.
 fn open_file_limit() -> Option<usize> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };

@@ -15,7 +15,8 @@ use crate::plan::{MemoryPlan, MergeShape};
 use crate::runs::{RecordSink, Run, TempStore};
 use crossbeam_channel::Receiver;
 use std::cmp::Ordering;
-use xsort_io::{AlignedBuf, ReadService};
+use std::sync::Arc;
+use xsort_io::{AlignedBuf, DirectFile, ReadService};
 use xsort_kernels::LoserTree;
 
 type Pending = Receiver<xsort_io::Result<(AlignedBuf, usize)>>;
@@ -23,6 +24,8 @@ type Pending = Receiver<xsort_io::Result<(AlignedBuf, usize)>>;
 /// Reads one run record by record.
 struct RunCursor {
     run: Run,
+    /// The file the run is read from (an input of `-m` is open only while its cursor lives).
+    file: Arc<DirectFile>,
     block: usize,
     framing: Framing,
     /// Run-relative offset of the next block to request.
@@ -45,8 +48,10 @@ struct RunCursor {
 
 impl RunCursor {
     fn open(run: Run, block: usize, framing: Framing, svc: &ReadService) -> Result<Self> {
+        let file = run.open()?;
         let mut c = RunCursor {
             run,
+            file,
             block,
             framing,
             next_request: 0,
@@ -62,7 +67,7 @@ impl RunCursor {
             decompression: None,
         };
         if let (Some(compressor), true) = (&c.run.compressed, c.run.bytes > 0) {
-            c.decompression = Some(compressor.decompress(&c.run.file)?);
+            c.decompression = Some(compressor.decompress(&c.file)?);
         }
         if c.run.bytes > 0 {
             c.request(AlignedBuf::new(block)?, svc)?;
@@ -78,7 +83,7 @@ impl RunCursor {
                 // A stream is asked for exactly what is left, never for bytes beyond the run.
                 Some(d) => svc.request_stream(d.output(), d.name(), rest.min(self.block), buf)?,
                 // The last block of a run asks only for the run's rest (aligned), not the next extent's data.
-                None => svc.request(self.run.file.clone(), self.run.offset + self.next_request, xsort_io::align_up(rest).min(self.block), buf)?,
+                None => svc.request(self.file.clone(), self.run.offset + self.next_request, xsort_io::align_up(rest).min(self.block), buf)?,
             };
             self.pending = Some((rx, self.next_request));
             self.next_request += self.block as u64;
@@ -97,7 +102,7 @@ impl RunCursor {
                 d.finish(c)?;
                 return Err(SortError::Program(format!("compress program '{} -d' gave back less than was compressed", c.program())));
             }
-            return Err(SortError::Internal(format!("run in {} is shorter than expected", self.run.file.path().display())));
+            return Err(SortError::Internal(format!("run in {} is shorter than expected", self.file.path().display())));
         }
         let old = self.cur.replace(buf);
         (self.cur_start, self.cur_len, self.pos) = (start, len, 0);
@@ -148,7 +153,7 @@ impl RunCursor {
         while self.staging.len() < r {
             if self.pos == self.cur_len {
                 if self.at_run_end() {
-                    return Err(SortError::Internal(format!("run in {} ends inside a record", self.run.file.path().display())));
+                    return Err(SortError::Internal(format!("run in {} ends inside a record", self.file.path().display())));
                 }
                 self.next_block(svc, None)?;
             }
@@ -264,6 +269,13 @@ impl<O: RecordOrder> MergeJob<'_, O> {
             if runs.iter().any(|r| r.compressed.is_some()) {
                 // Each compressed run in a merge holds a pipe from its decompressor.
                 shape.fan_in = shape.fan_in.min(Compressor::max_fan_in());
+            }
+            if runs.iter().any(Run::opens_a_file) {
+                // Each input of -m holds a descriptor while it is merged: half of those still
+                // free, leaving the rest to temp files, the output and compress programs' pipes.
+                // Beyond that, inputs are merged in batches into temp runs, as GNU sort does.
+                let free = crate::compress::free_descriptors().unwrap_or(usize::MAX);
+                shape.fan_in = shape.fan_in.min((free / 2).max(2));
             }
             report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
             report.memory = report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);

@@ -4,7 +4,8 @@
 //! never limited by the descriptor limit. Runs go to the directories round robin; a merged run's
 //! extent is punched out so the space returns at once. With a compress program ([`Compressor`]),
 //! each run is instead a file of its own, written through the program, for as long as a quarter of
-//! the descriptor limit allows; the runs beyond are stored plain.
+//! the descriptor limit allows; the runs beyond are stored plain. The inputs of `-m` are runs too,
+//! read in place and opened only while they are merged (see [`RunSource`]).
 
 use crate::compress::Compressor;
 use crate::config::IoSettings;
@@ -15,27 +16,53 @@ use std::process::Child;
 use std::sync::Arc;
 use xsort_io::{align_up, AlignedBuf, BlockWriter, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
 
-/// A sorted run on temp space.
+/// A sorted run: on temp space, or a whole input of `-m`.
 #[derive(Clone, Debug)]
 pub struct Run {
-    /// The temp file holding it.
-    pub file: Arc<DirectFile>,
+    /// Where its bytes are.
+    pub source: RunSource,
     /// Offset of its first byte (aligned).
     pub offset: u64,
     /// Length in bytes (whole records).
     pub bytes: u64,
-    /// Whether the run lives on temp space (and its extent is released after merging); false for
-    /// an input file merged in place.
-    pub temp: bool,
     /// The program that compressed it, if it is stored compressed (then `bytes` is its length
     /// decompressed, and the file is its own).
     pub compressed: Option<Arc<Compressor>>,
 }
 
+/// Where a run's bytes are.
+#[derive(Clone, Debug)]
+pub enum RunSource {
+    /// A temp file (its extent is released after merging).
+    Temp(Arc<DirectFile>),
+    /// A whole input file, merged in place and never released. It is opened only while it is
+    /// merged, so that more inputs than the descriptor limit allows can be merged in batches.
+    Input(PathBuf),
+}
+
 impl Run {
-    /// A whole input file, merged in place (never released).
-    pub fn input(file: Arc<DirectFile>, bytes: u64) -> Self {
-        Run { file, offset: 0, bytes, temp: false, compressed: None }
+    /// A whole input file of `bytes` bytes, merged in place.
+    pub fn input(path: PathBuf, bytes: u64) -> Self {
+        Run { source: RunSource::Input(path), offset: 0, bytes, compressed: None }
+    }
+
+    /// A run in a temp file.
+    fn temp(file: Arc<DirectFile>, offset: u64, bytes: u64, compressed: Option<Arc<Compressor>>) -> Self {
+        Run { source: RunSource::Temp(file), offset, bytes, compressed }
+    }
+
+    /// Whether merging the run opens a file of its own (an input), which counts against the
+    /// descriptor limit.
+    pub fn opens_a_file(&self) -> bool {
+        matches!(self.source, RunSource::Input(_))
+    }
+
+    /// The file to read the run from: the temp file, or the input, opened now.
+    pub fn open(&self) -> Result<Arc<DirectFile>> {
+        match &self.source {
+            RunSource::Temp(f) => Ok(f.clone()),
+            RunSource::Input(p) => Ok(Arc::new(DirectFile::open(p, xsort_io::Access::Read, false)?)),
+        }
     }
 }
 
@@ -136,7 +163,7 @@ impl TempStore {
             let name = PathBuf::from(format!("compress program '{}'", compressor.program()));
             let sink = Sink::Stream { out: Box::new(stdin), name };
             let writer = BlockWriter::new(sink, WriterConfig::new(block, buffers), self.counters.clone())?;
-            let run = Run { file, offset: 0, bytes, temp: true, compressed: Some(compressor.clone()) };
+            let run = Run::temp(file, 0, bytes, Some(compressor.clone()));
             return Ok((run, RunWriter { writer, compressing: Some((child, compressor)) }));
         }
         let slot = self.next % self.files.len();
@@ -147,7 +174,7 @@ impl TempStore {
         let (file, end) = self.files[slot].as_mut().expect("created above");
         let offset = *end;
         *end += align_up(bytes as usize) as u64;
-        let run = Run { file: file.clone(), offset, bytes, temp: true, compressed: None };
+        let run = Run::temp(file.clone(), offset, bytes, None);
         let cfg = WriterConfig { start_offset: offset, cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
         let writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
         Ok((run, RunWriter { writer, compressing: None }))
@@ -171,16 +198,15 @@ impl TempStore {
         sink.flush()?;
         let bytes = sink.written();
         writer.finish()?;
-        Ok(Run { file, offset: 0, bytes, temp: true, compressed: None })
+        Ok(Run::temp(file, 0, bytes, None))
     }
 
     /// Gives a consumed run's space back.
     pub fn release(&self, run: &Run) {
         // A compressed run's file is its own: its space returns when the run is dropped.
-        if !run.temp || run.compressed.is_some() {
-            return;
+        if let (RunSource::Temp(file), None) = (&run.source, &run.compressed) {
+            file.punch_hole(run.offset, align_up(run.bytes as usize) as u64);
         }
-        run.file.punch_hole(run.offset, align_up(run.bytes as usize) as u64);
     }
 }
 

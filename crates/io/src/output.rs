@@ -256,7 +256,8 @@ pub fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
         let d = std::fs::metadata(&dir)?;
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
-        if d.mode() & (libc::S_ISVTX as u32 | 0o002) == (libc::S_ISVTX as u32 | 0o002) && md.uid() != me && md.uid() != d.uid() {
+        let sticky_and_open = libc::S_ISVTX | 0o002;
+        if d.mode() & sticky_and_open == sticky_and_open && md.uid() != me && md.uid() != d.uid() {
             return Err(std::io::Error::from_raw_os_error(libc::EACCES));
         }
         p = dir.join(std::fs::read_link(&p)?);
@@ -266,7 +267,8 @@ pub fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
 
 /// Whether this user may write `path` (by the effective IDs, as opening it would decide).
 fn writable(path: &Path) -> std::io::Result<()> {
-    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str());
+    let c = std::ffi::CString::new(bytes).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
     // SAFETY: faccessat reads a valid NUL-terminated path.
     if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) } != 0 {
         return Err(std::io::Error::last_os_error());
@@ -446,7 +448,8 @@ mod tests {
     #[test]
     fn copy_falls_back_to_reads_and_writes() {
         let dir = tempfile::tempdir().unwrap();
-        let src = DirectFile::from_parts(std::fs::File::options().read(true).write(true).create(true).truncate(true).open(dir.path().join("s")).unwrap(), "s".into(), false);
+        let s = std::fs::File::options().read(true).write(true).create(true).truncate(true).open(dir.path().join("s")).unwrap();
+        let src = DirectFile::from_parts(s, "s".into(), false);
         let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
         src.write_all_at(&data, 0).unwrap();
         let dst = std::fs::File::options().write(true).create(true).truncate(true).open(dir.path().join("d")).unwrap();

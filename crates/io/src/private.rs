@@ -190,7 +190,7 @@ mod tests {
         let mut seen = Vec::new();
         let c = create(dir.path(), 0o600, true, Naming::Named, Linkable::No, &mut |p: &Path| seen.push(p.to_owned())).unwrap();
         let name = c.name.clone().unwrap();
-        assert_eq!(seen, [name.clone()]);
+        assert_eq!(seen, std::slice::from_ref(&name));
         assert_eq!(std::fs::symlink_metadata(&name).unwrap().permissions().mode() & 0o777, 0o600);
         assert!(name.file_name().unwrap().len() < 24, "{name:?}");
         let other = create(dir.path(), 0o600, false, Naming::Named, Linkable::No, &mut none).unwrap();

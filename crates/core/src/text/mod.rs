@@ -248,18 +248,17 @@ impl<O: RecordOrder> LineSorter<O> {
         }
     }
 
-    /// For `-m`: each input as a run. Regular files are read in place; other inputs (pipes, standard
-    /// input) are first copied to temp space. Each is read through the descriptor the reader
-    /// opened it with.
+    /// For `-m`: each input as a run. Regular files are read in place, each opened again only
+    /// while it is merged; other inputs (pipes, standard input) are first copied to temp space,
+    /// through the descriptor the reader opened them with.
     fn input_runs(&self, reader: &mut LineReader, store: &mut TempStore) -> Result<Vec<Run>> {
         let inputs = reader.take_inputs();
         let mut runs = Vec::with_capacity(inputs.len());
         for input in inputs {
             runs.push(match input {
                 xsort_io::OpenedInput::Regular(mut r) => {
-                    let file = r.take_direct(false)?;
-                    let bytes = file.len()?;
-                    Run::input(Arc::new(file), bytes)
+                    r.release();
+                    Run::input(r.path().to_owned(), r.len())
                 }
                 xsort_io::OpenedInput::Stream(mut s) => store.spool(&mut s.file, &s.name, self.plan_block(), 2)?,
             });
