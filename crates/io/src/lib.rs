@@ -12,6 +12,7 @@ pub mod input;
 pub mod mapped;
 pub mod output;
 pub mod reader;
+pub mod sigbus;
 pub mod signals;
 pub mod stdio;
 pub mod stats;
