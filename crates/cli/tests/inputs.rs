@@ -73,7 +73,7 @@ fn expect(out: &Output, code: i32, stdout: &[u8], what: &str, run: usize) {
 /// Lines for FIFO runs: a few short ones, or enough (300 KB) to overflow the pipe's buffer, so
 /// that the writer is still writing while xsort reads.
 fn fifo_lines(run: usize) -> Vec<u8> {
-    if run % 2 == 0 {
+    if run.is_multiple_of(2) {
         return b"z\ny\nx\nz\n".to_vec();
     }
     let mut rng = Rng::new(run as u64);
@@ -140,7 +140,7 @@ fn fifo_lines_are_merged_and_checked() {
 fn fifo_records_reach_the_output_file_and_stdout() {
     let fx = Fixture::new();
     for run in 0..FIFO_RUNS {
-        let n = if run % 2 == 0 { 3 } else { 50_000 };
+        let n = if run.is_multiple_of(2) { 3 } else { 50_000 };
         let data = alphabet_records(n, 8, b"abcdefgh", run as u64);
         let expected = reference_sort(&data, 8, &[]);
         fx.write("out", b"OLD\n");
@@ -349,7 +349,7 @@ fn truncation_race(fx: &Fixture, args: &[&str], data: &[u8], cut: impl Fn(usize)
     for run in 0..RACE_RUNS {
         fx.write("in", data);
         fx.write("out", OLD);
-        let mut child = fx.cmd().args(args).args(["-o", "out", "in"]).stderr(std::process::Stdio::piped()).spawn().expect("spawn xsort");
+        let child = fx.cmd().args(args).args(["-o", "out", "in"]).stderr(std::process::Stdio::piped()).spawn().expect("spawn xsort");
         std::thread::sleep(Duration::from_millis((run * 37 % 250) as u64));
         let at = cut(run);
         std::fs::OpenOptions::new().write(true).open(fx.path("in")).unwrap().set_len(at as u64).unwrap();
@@ -384,7 +384,7 @@ fn a_mapped_record_input_that_shrinks_is_an_error_not_a_bus_error() {
     let args = ["--record-size=100", "-S", "1G"];
     let sort = |d: &[u8]| reference_sort(d, 100, &[]);
     assert_mapped(&fx, &args, &data, &sort(&data));
-    truncation_race(&fx, &args, &data, |run| if run % 2 == 0 { 0 } else { RACE_BYTES / 2 }, sort);
+    truncation_race(&fx, &args, &data, |run| if run.is_multiple_of(2) { 0 } else { RACE_BYTES / 2 }, sort);
 }
 
 #[test]
@@ -399,5 +399,5 @@ fn a_mapped_line_input_that_shrinks_is_an_error_not_a_bus_error() {
     let args = ["-S", "1G"];
     let sort = |d: &[u8]| sorted_lines(d, false);
     assert_mapped(&fx, &args, &data, &sort(&data));
-    truncation_race(&fx, &args, &data, |run| if run % 2 == 0 { 0 } else { half }, sort);
+    truncation_race(&fx, &args, &data, |run| if run.is_multiple_of(2) { 0 } else { half }, sort);
 }
