@@ -73,7 +73,7 @@ fn expect(out: &Output, code: i32, stdout: &[u8], what: &str, run: usize) {
 /// Lines for FIFO runs: a few short ones, or enough (300 KB) to overflow the pipe's buffer, so
 /// that the writer is still writing while xsort reads.
 fn fifo_lines(run: usize) -> Vec<u8> {
-    if run % 2 == 0 {
+    if run.is_multiple_of(2) {
         return b"z\ny\nx\nz\n".to_vec();
     }
     let mut rng = Rng::new(run as u64);
@@ -140,7 +140,7 @@ fn fifo_lines_are_merged_and_checked() {
 fn fifo_records_reach_the_output_file_and_stdout() {
     let fx = Fixture::new();
     for run in 0..FIFO_RUNS {
-        let n = if run % 2 == 0 { 3 } else { 50_000 };
+        let n = if run.is_multiple_of(2) { 3 } else { 50_000 };
         let data = alphabet_records(n, 8, b"abcdefgh", run as u64);
         let expected = reference_sort(&data, 8, &[]);
         fx.write("out", b"OLD\n");
@@ -315,4 +315,89 @@ fn a_closed_standard_error_is_no_crash() {
     let out = run(&mut with_closed(&fx, "2>&- >&-", &["f"]));
     assert_eq!(out.status.code(), Some(2));
     fx.assert_clean();
+}
+
+/// Size of the input of the truncation races: big enough (64 MB) that its one-pass sort takes
+/// a while (0.1 to 0.3 s here), small enough for CI.
+const RACE_BYTES: usize = 64_000_000;
+
+/// Most truncation runs per mode; the race stops early once it has been caught a few times.
+const RACE_RUNS: usize = 40;
+
+/// Asserts that a sort with `args` of the fixture's `in` holding `data` takes the mapped one-pass
+/// path: its statistics show the whole input as one transfer.
+fn assert_mapped(fx: &Fixture, args: &[&str], data: &[u8], expected: &[u8]) {
+    fx.write("in", data);
+    ok(fx.cmd().args(args).args(["--stats-json", "stats.json", "-o", "out", "in"]));
+    assert!(std::fs::read(fx.path("out")).unwrap() == expected, "{args:?}: output differs from the reference");
+    let stats = read_stats(&fx.path("stats.json"));
+    let input = stats["phases"].as_array().unwrap().iter().find(|p| p["name"] == "input read").expect("input phase");
+    assert_eq!((input["transfers"].as_u64(), input["bytes"].as_u64()), (Some(1), Some(data.len() as u64)), "{args:?} did not map its input: {input}");
+    std::fs::remove_file(fx.path("stats.json")).unwrap();
+}
+
+/// Sorts `data` with `args` while the input is cut to `cut(run)` bytes after a delay that differs
+/// from run to run, until the cut was seen to land while the sort read the mapping. Every run must
+/// end with status 0 and the sort of what was there (the cut came before xsort opened the file, or
+/// after it was done) or with status 2, "file shrank while being read", the target untouched and
+/// nothing left behind; never with a signal (SIGBUS).
+fn truncation_race(fx: &Fixture, args: &[&str], data: &[u8], cut: impl Fn(usize) -> usize, sort: impl Fn(&[u8]) -> Vec<u8>) {
+    use std::os::unix::process::ExitStatusExt;
+    const OLD: &[u8] = b"the target before the sort\n";
+    let expected_msg = format!("xsort: in: file shrank while being read (expected {} bytes)\n", data.len());
+    let mut caught = 0;
+    for run in 0..RACE_RUNS {
+        fx.write("in", data);
+        fx.write("out", OLD);
+        let child = fx.cmd().args(args).args(["-o", "out", "in"]).stderr(std::process::Stdio::piped()).spawn().expect("spawn xsort");
+        std::thread::sleep(Duration::from_millis((run * 37 % 250) as u64));
+        let at = cut(run);
+        std::fs::OpenOptions::new().write(true).open(fx.path("in")).unwrap().set_len(at as u64).unwrap();
+        let out = child.wait_with_output().expect("wait for xsort");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let ctx = format!("{args:?}, run {} (cut to {at} bytes): {:?}, stderr {stderr}", run + 1, out.status);
+        assert_eq!(out.status.signal(), None, "xsort was killed by a signal: {ctx}");
+        match out.status.code() {
+            Some(0) => {
+                let got = std::fs::read(fx.path("out")).unwrap();
+                assert!(got == sort(data) || got == sort(&data[..at]), "exit 0 but the output is neither the whole sort nor that of the cut input: {ctx}");
+            }
+            Some(2) => {
+                assert_eq!(stderr, expected_msg, "{ctx}");
+                assert_eq!(std::fs::read(fx.path("out")).unwrap(), OLD, "the target was touched: {ctx}");
+                caught += 1;
+            }
+            _ => panic!("unexpected status: {ctx}"),
+        }
+        fx.assert_clean();
+        if caught == 3 {
+            return;
+        }
+    }
+    assert!(caught > 0, "{args:?}: in {RACE_RUNS} runs the cut never landed while the sort ran");
+}
+
+#[test]
+fn a_mapped_record_input_that_shrinks_is_an_error_not_a_bus_error() {
+    let fx = Fixture::new();
+    let data = random_bytes(RACE_BYTES, 11);
+    let args = ["--record-size=100", "-S", "1G"];
+    let sort = |d: &[u8]| reference_sort(d, 100, &[]);
+    assert_mapped(&fx, &args, &data, &sort(&data));
+    truncation_race(&fx, &args, &data, |run| if run.is_multiple_of(2) { 0 } else { RACE_BYTES / 2 }, sort);
+}
+
+#[test]
+fn a_mapped_line_input_that_shrinks_is_an_error_not_a_bus_error() {
+    let fx = Fixture::new();
+    let mut rng = Rng::new(12);
+    let mut data = Vec::with_capacity(RACE_BYTES);
+    while data.len() < RACE_BYTES {
+        data.extend_from_slice(format!("{:016x} {}\n", rng.next_u64(), rng.below(1000)).as_bytes());
+    }
+    let half = data[..data.len() / 2].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    let args = ["-S", "1G"];
+    let sort = |d: &[u8]| sorted_lines(d, false);
+    assert_mapped(&fx, &args, &data, &sort(&data));
+    truncation_race(&fx, &args, &data, |run| if run.is_multiple_of(2) { 0 } else { half }, sort);
 }

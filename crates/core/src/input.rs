@@ -182,6 +182,11 @@ fn cannot_read(e: xsort_io::IoError) -> SortError {
     }
 }
 
+/// The error for an input that holds less than its size said when it was opened.
+pub(crate) fn shrank(path: &std::path::Path, expected: u64) -> SortError {
+    bad(path, format!("file shrank while being read (expected {expected} bytes)"))
+}
+
 fn bad(path: &std::path::Path, problem: String) -> SortError {
     SortError::BadInput { path: path.to_owned(), problem }
 }
@@ -233,7 +238,7 @@ fn fill_from_file(
     };
     let got = carried + read_region(file, aligned_pos + carried as u64, &mut buf.as_mut_slice()[..end], at + carried, cfg, counters, &mut report)?;
     if got < want {
-        return Err(bad(f.input.path(), format!("file shrank while being read (expected {} bytes)", f.len)));
+        return Err(shrank(f.input.path(), f.len));
     }
     report(&buf.as_slice()[..at + want]); // records wholly inside the carried block, if any
     f.pos += (records * r) as u64;

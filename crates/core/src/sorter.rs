@@ -15,6 +15,7 @@ use crate::output::{sort_while_writing, Destination};
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use xsort_io::{epoch, AlignedBuf, MappedFile, Prefault, ReadService, TempSpace};
@@ -85,8 +86,11 @@ impl Sorter {
     fn form_runs(&self, key: &ResolvedKey, plan: &MemoryPlan, inputs: &mut InputSet, store: &mut TempStore, dest: &Destination) -> Result<Formed> {
         let cfg = &self.cfg;
         let r = cfg.record_size;
-        if let Some(map) = self.map_cached_input(plan, inputs)? {
-            return self.sort_mapped(key, plan, map.as_slice(), dest);
+        if let Some((map, path)) = self.map_cached_input(plan, inputs)? {
+            let formed = self.sort_mapped(key, plan, &map, &path, dest)?;
+            // The output is complete but not committed: nothing of a shrunk input may be.
+            mapped_intact(&map, &path)?;
+            return Ok(formed);
         }
         let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
         if cfg.touch {
@@ -135,29 +139,32 @@ impl Sorter {
     /// The single input, mapped, when it is a regular file mostly in the page cache that fits in one
     /// pass: sorting it in place saves copying it into fresh memory (whose first touch is costly on
     /// virtual machines). None otherwise.
-    fn map_cached_input(&self, plan: &MemoryPlan, inputs: &mut InputSet) -> Result<Option<MappedFile>> {
+    fn map_cached_input(&self, plan: &MemoryPlan, inputs: &mut InputSet) -> Result<Option<(MappedFile, PathBuf)>> {
         if !plan.one_pass || self.cfg.touch {
             return Ok(None);
         }
         let Some((file, len, path)) = inputs.single_cached_file()? else { return Ok(None) };
         let started = std::time::Instant::now();
         // A refused mapping is read instead.
-        let Some(map) = MappedFile::map(&file, len, &path)? else { return Ok(None) };
+        let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
         self.counters.input.record(len, started, false);
-        Ok(Some(map))
+        Ok(Some((map, path)))
     }
 
     /// One pass over a mapped input: entries extracted in parallel, sorted in batches, merged and
     /// gathered straight from the mapping into the output.
-    fn sort_mapped(&self, key: &ResolvedKey, plan: &MemoryPlan, data: &[u8], dest: &Destination) -> Result<Formed> {
+    fn sort_mapped(&self, key: &ResolvedKey, plan: &MemoryPlan, map: &MappedFile, path: &Path, dest: &Destination) -> Result<Formed> {
         let cfg = &self.cfg;
         let r = cfg.record_size;
+        let data = map.as_slice();
         let n = data.len() / r;
         let layout = EntryLayout::new(key.len(), data.len());
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         let mut entry_buf = AlignedBuf::new(n * 16)?;
         let entries = &mut entry_buf.as_u128_mut()[..n];
         extract(key, layout, data, 0, r, entries);
+        // Every record has been read once: a file that shrank meanwhile stops the sort here.
+        mapped_intact(map, path)?;
         if !cfg.folding.is_active() {
             // Nothing to overlap with reading: one parallel sort of all the entries, with each piece
             // of the sorted output gathered and written while the next is sorted.
@@ -259,6 +266,15 @@ impl Sorter {
             samples,
         }
     }
+}
+
+/// The error "file shrank while being read" when a mapped input was cut short while sorted (its
+/// missing part was read as zeros; see [`xsort_io::sigbus`]).
+fn mapped_intact(map: &MappedFile, path: &Path) -> Result<()> {
+    if map.intact() {
+        return Ok(());
+    }
+    Err(crate::input::shrank(path, map.as_slice().len() as u64))
 }
 
 fn describe_key(k: &crate::key::KeySpec) -> String {

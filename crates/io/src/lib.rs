@@ -13,6 +13,7 @@ pub mod mapped;
 pub mod output;
 pub mod private;
 pub mod reader;
+pub mod sigbus;
 pub mod signals;
 pub mod stdio;
 pub mod stats;

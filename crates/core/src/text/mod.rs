@@ -183,15 +183,15 @@ impl<O: RecordOrder> LineSorter<O> {
 
     /// A single regular input that fits in memory and ends with a terminator, mapped rather than
     /// read; None when the input is anything else.
-    fn map_single_input(&self, reader: &mut LineReader, limit: usize) -> Result<Option<MappedFile>> {
+    fn map_single_input(&self, reader: &mut LineReader, limit: usize) -> Result<Option<(MappedFile, PathBuf)>> {
         let Some((file, len, path)) = reader.single_regular()? else { return Ok(None) };
         if len == 0 || len as usize > limit {
             return Ok(None);
         }
         // A refused mapping is read instead.
-        let Some(map) = MappedFile::map(&file, len, &path)? else { return Ok(None) };
+        let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
         let data = map.as_slice();
-        Ok((data.last() == Some(&self.cfg.terminator)).then_some(map))
+        Ok((data.last() == Some(&self.cfg.terminator)).then_some((map, path)))
     }
 
     /// Reads chunk after chunk, sorting each: a single chunk holding all the input goes straight to
@@ -210,13 +210,18 @@ impl<O: RecordOrder> LineSorter<O> {
         };
         let mut ws = Workspace::new()?;
         let started = std::time::Instant::now();
-        if let Some(map) = self.map_single_input(reader, limit)? {
+        if let Some((map, path)) = self.map_single_input(reader, limit)? {
             let data = map.as_slice();
+            // A file that shrank while mapped reads as zeros past its new end (see xsort_io::sigbus):
+            // that is an error, found after each pass over the mapping and before any commit.
+            let intact = || if map.intact() { Ok(()) } else { Err(crate::input::shrank(&path, data.len() as u64)) };
             // Lines so short that their bookkeeping overflows the budget take the chunked path.
             let chunk = Chunk { data, terminator: cfg.terminator };
             if let Some(n) = self.index_chunk(chunk, limit, &mut ws)? {
+                intact()?;
                 self.counters.input.record(data.len() as u64, started, false);
                 write_out(&mut ws, chunk, n)?;
+                intact()?;
                 return Ok((n as u64, None));
             }
         }

@@ -21,10 +21,10 @@ const READ_SIZE: usize = 8 << 20;
 struct Open {
     file: File,
     name: PathBuf,
-    /// Bytes read from it so far.
-    read: u64,
-    /// Whether it is a regular file of a real filesystem, whose size is true.
-    regular: bool,
+    /// A regular file's size when opened: reaching its end sooner means that it shrank.
+    expected: Option<u64>,
+    /// Bytes read so far.
+    got: u64,
 }
 
 /// The inputs of a sort and how far they have been read.
@@ -124,8 +124,12 @@ impl LineReader {
             let want = (buf.capacity() - filled).min(READ_SIZE);
             let started = std::time::Instant::now();
             let n = read_some(&mut open.file, &open.name, &mut buf.as_mut_slice()[filled..filled + want])?;
+            open.got += n as u64;
             if n == 0 {
-                check_not_shrunk(open)?;
+                // A regular file cut short while read would otherwise sort as if it were whole.
+                if let Some(expected) = open.expected.filter(|&e| open.got < e) {
+                    return Err(crate::input::shrank(&open.name, expected));
+                }
                 self.open = None;
                 // A last line without its terminator gets one.
                 if filled > complete {
@@ -139,7 +143,6 @@ impl LineReader {
                 }
                 continue;
             }
-            open.read += n as u64;
             self.counters.record(n as u64, started, false);
             let fresh = &buf.as_slice()[filled..filled + n];
             lines += memchr::memchr_iter(t, fresh).count();
@@ -156,26 +159,16 @@ impl LineReader {
     fn current(&mut self) -> Result<Option<&mut Open>> {
         if self.open.is_none() {
             self.open = match self.pending.pop() {
-                Some(OpenedInput::Stream(s)) => Some(Open { file: s.file, name: s.name, read: 0, regular: false }),
-                Some(OpenedInput::Regular(mut r)) => Some(Open { file: r.take_file().map_err(cannot_open)?, name: r.path().to_owned(), read: 0, regular: true }),
+                Some(OpenedInput::Stream(s)) => Some(Open { file: s.file, name: s.name, expected: None, got: 0 }),
+                Some(OpenedInput::Regular(mut r)) => {
+                    let file = r.take_file().map_err(cannot_open)?;
+                    Some(Open { file, name: r.path().to_owned(), expected: Some(r.len()), got: 0 })
+                }
                 None => None,
             };
         }
         Ok(self.open.as_mut())
     }
-}
-
-/// At the end of a regular file, checks that it still holds what was read from it: a file cut
-/// while it was read would otherwise end the sort early and quietly, with only its first part.
-fn check_not_shrunk(open: &Open) -> Result<()> {
-    if !open.regular {
-        return Ok(());
-    }
-    let md = open.file.metadata().map_err(|e| SortError::BadInput { path: open.name.clone(), problem: format!("read failed: {}", os_text(&e)) })?;
-    if md.len() < open.read {
-        return Err(SortError::BadInput { path: open.name.clone(), problem: format!("file shrank while being read (read {} bytes, now {})", open.read, md.len()) });
-    }
-    Ok(())
 }
 
 /// Reads what is available into `dst`; a failure names the input.
@@ -255,6 +248,15 @@ mod tests {
         assert!(got.iter().all(|c| c.ends_with(b"\n")));
         assert_eq!(got.concat(), data);
         assert!(got.iter().any(|c| c.len() > 3 << 20));
+    }
+
+    #[test]
+    fn a_file_that_shrinks_before_it_is_read_is_an_error() {
+        let (d, mut r) = reader_of(&[b"a\nb\nc\n"]);
+        std::fs::OpenOptions::new().write(true).open(d.path().join("f0")).unwrap().set_len(2).unwrap();
+        let mut buf = AlignedBuf::new(4096).unwrap();
+        let e = r.fill(&mut buf, |_, _| false).unwrap_err();
+        assert_eq!(e.to_string(), format!("{}: file shrank while being read (expected 6 bytes)", d.path().join("f0").display()));
     }
 
     #[test]
