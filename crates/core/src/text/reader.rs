@@ -121,9 +121,12 @@ impl LineReader {
                 grow(buf, filled, filled * 2)?;
             }
             let Some(open) = self.current()? else { break };
-            let want = (buf.capacity() - filled).min(READ_SIZE);
+            // A regular file is read up to the size it had when opened, as records are: what is
+            // appended meanwhile (perhaps half a line, mid-write) is not part of this sort.
+            let left = open.expected.map_or(u64::MAX, |e| e.saturating_sub(open.got));
+            let want = (buf.capacity() - filled).min(READ_SIZE).min(usize::try_from(left).unwrap_or(usize::MAX));
             let started = std::time::Instant::now();
-            let n = read_some(&mut open.file, &open.name, &mut buf.as_mut_slice()[filled..filled + want])?;
+            let n = if want == 0 { 0 } else { read_some(&mut open.file, &open.name, &mut buf.as_mut_slice()[filled..filled + want])? };
             open.got += n as u64;
             if n == 0 {
                 // A regular file cut short while read would otherwise sort as if it were whole.
