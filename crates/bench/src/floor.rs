@@ -1,5 +1,5 @@
 //! The I/O floor: the least time any disk-to-disk sort of a file can take on
-//! this machine, measured in the same session as the sort.
+//! this machine, measured just before the sort, in the same run of the harness.
 //!
 //! It is a direct (`O_DIRECT`) read of the input plus a direct write of as
 //! many bytes to a new file in the same directory as the output, followed by
