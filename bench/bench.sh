@@ -5,7 +5,8 @@
 #
 # For N gensort records (default 10^7 = 1 GB) in DIR (default $TMPDIR or /tmp) it measures, K times
 # each (default 3), reporting the median:
-#   1. the I/O floor: O_DIRECT read of the input + O_DIRECT write and fsync of as many bytes;
+#   1. the I/O floor: O_DIRECT read of the input + O_DIRECT write and fsync of as many bytes, as
+#      `xsort-bench floor` measures it (8 MiB transfers, 4 in flight, the harness's own floor);
 #   2. xsort one pass, input evicted from the page cache, output synced: wall time / floor;
 #   3. xsort spilled with -S one eighth of the data: wall time / two-pass floor (2 reads + 2 writes);
 #   4. GNU sort vs xsort on `gensort -a` data, both with the input in the page cache:
@@ -26,9 +27,11 @@ while [[ $# -gt 0 ]]; do
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/common.sh"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench -p xsort-bench
 bin=$root/target/release
-io="python3 $root/bench/iofloor.py"
+evict() { "$bin/xsort-bench" evict "$@"; }
+# The one-pass floor in seconds: xsort-bench's floor, the one its reports use.
+floor() { "$bin/xsort-bench" floor --json --scratch "$work" "$1" | python3 -c "import json, sys; print('%.3f' % json.load(sys.stdin)['total_s'])"; }
 work=$(mktemp -d "$dir/xsort-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bytes=$((records * 100))
@@ -61,15 +64,14 @@ budget=$((bytes / 8 / 1024))K   # a bare -S number would mean KiB, as in GNU sor
 
 declare -a floor1 one floor2 spill gnu xs
 for ((i = 1; i <= runs; i++)); do
-  sync; $io evict "$work/in"
-  r=$($io read "$work/in"); w=$($io write "$work/floor" "$bytes"); rm -f "$work/floor"
-  floor1+=("$(secs "$r + $w")")
+  sync; evict "$work/in"
+  floor1+=("$(floor "$work/in")")
 
-  $io evict "$work/in"
+  evict "$work/in"
   one+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --sync --no-progress -T "$work" -o "$work/out" "$work/in")")
   check "$work/out" "$sum"; rm -f "$work/out"
 
-  $io evict "$work/in"
+  evict "$work/in"
   spill+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --sync --no-progress -S "$budget" -T "$work" --stats-json "$work/spill.json" -o "$work/out" "$work/in")")
   check "$work/out" "$sum"; rm -f "$work/out"
   floor2+=("$(secs "2 * ${floor1[-1]}")")
@@ -107,7 +109,14 @@ echo "| GNU sort, gensort -a, warm, LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 
 echo "| xsort, same data as 100-byte records, key 0:10, warm | $X | GNU / xsort = $(ratio "$G" "$X") | >= 8 |"
 echo
 echo "- outputs of xsort and GNU sort: $same (with GNU's -t \$'\\1': $same_t)"
-echo "- spilled sort: $($io rss-ok "$work/spill.json" || true)"
+python3 - "$work/spill.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+budget, rss = s["memory_budget_bytes"], s["peak_rss_bytes"]
+limit = budget * 1.1 + (32 << 20)
+print(f"- spilled sort: peak RSS {rss / 2**20:.1f} MiB, budget {budget / 2**20:.1f} MiB, limit {limit / 2**20:.1f} MiB: "
+      + ("OK" if rss <= limit else "OVER"))
+PY
 python3 - "$work/spill.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))

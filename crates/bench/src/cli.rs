@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 
 /// The Sort Benchmark categories xsort-bench runs.
@@ -86,15 +86,22 @@ Defaults by category:
   pennysort   search up to the time one cent buys (needs --system-price), ASCII records, 3 runs
 Sizes (--max-bytes) take K, M, G, T (powers of 1000) or KiB, MiB, GiB, TiB.
 
+Tools for the bench scripts (bench/*.sh), without a category:
+  xsort-bench floor FILE [--scratch DIR] [--json]   the I/O floor of FILE alone, as the runs measure it
+  xsort-bench evict FILE...                         drop FILEs from the page cache (cold-cache timings)
+
 Example: xsort-bench datamation --runs 5 --dir /data --out rep --note 'after the radix change'";
 
 /// Raw flags as clap parses them.
 #[derive(Debug, Parser)]
-#[command(name = "xsort-bench", version, about = "Runs the Sort Benchmark categories end to end with xsort and writes reports with full context", after_help = AFTER_HELP)]
+#[command(name = "xsort-bench", version, about = "Runs the Sort Benchmark categories end to end with xsort and writes reports with full context", after_help = AFTER_HELP, subcommand_negates_reqs = true, args_conflicts_with_subcommands = true)]
 pub struct Args {
     /// Benchmark category.
     #[arg(value_enum, required_unless_present_any = ["generate_man", "generate_completions"])]
     pub category: Option<Category>,
+    /// A tool instead of a category.
+    #[command(subcommand)]
+    pub tool: Option<Tool>,
     /// Measured runs (search categories: confirming runs at the size found).
     #[arg(long, value_name = "N")]
     pub runs: Option<usize>,
@@ -173,6 +180,41 @@ pub struct Args {
     /// Write bash, zsh and fish completions of xsort-bench, gensort and valsort into DIR, then exit.
     #[arg(long, value_name = "DIR", hide = true)]
     pub generate_completions: Option<PathBuf>,
+}
+
+/// The harness's measurements offered alone, for the bench scripts.
+#[derive(Debug, Subcommand)]
+pub enum Tool {
+    /// Measure the I/O floor of FILE: a direct read of it, then a direct write and fsync of as many
+    /// bytes to a scratch file (removed after), as every measured run does before its sort.
+    Floor(FloorArgs),
+    /// Drop FILEs' pages from the page cache (fsync, then posix_fadvise DONTNEED), as --cache cold
+    /// does before each run.
+    Evict {
+        /// Files to evict.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+}
+
+/// `xsort-bench floor`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct FloorArgs {
+    /// The file to read.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Directory of the scratch file written (default: FILE's directory).
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
+    /// Transfer size of the direct reads and writes.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes, default_value = "8MiB")]
+    pub transfer: u64,
+    /// Transfers in flight.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub inflight: usize,
+    /// Print the measurement as one JSON object (seconds, bytes, MB/s, modes).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Everything a benchmark needs, defaults applied and checked.

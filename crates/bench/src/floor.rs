@@ -1,5 +1,5 @@
 //! The I/O floor: the least time any disk-to-disk sort of a file can take on
-//! this machine, measured in the same session as the sort.
+//! this machine, measured just before the sort, in the same run of the harness.
 //!
 //! It is a direct (`O_DIRECT`) read of the input plus a direct write of as
 //! many bytes to a new file in the same directory as the output, followed by
@@ -157,6 +157,44 @@ fn write(path: &Path, bytes: u64, bufs: &[AlignedBuf], transfer: usize) -> Resul
     file.sync_all().with_context(|| format!("fsync of {}", path.display()))?;
     drop(file);
     Ok((t.elapsed().as_secs_f64(), mode.to_string()))
+}
+
+/// `xsort-bench floor`: measures the floor of one file and prints it, as text or JSON.
+pub fn run_command(a: &crate::cli::FloorArgs) -> Result<()> {
+    if a.inflight == 0 || a.transfer < 4096 {
+        anyhow::bail!("--inflight must be at least 1 and --transfer at least 4KiB");
+    }
+    let dir = match &a.scratch {
+        Some(d) => d.clone(),
+        None => a.file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf(),
+    };
+    let scratch = dir.join(format!(".xsort-bench-floor-{}.tmp", std::process::id()));
+    let cfg = Config { transfer: usize::try_from(a.transfer).unwrap_or(usize::MAX), inflight: a.inflight };
+    let f = measure(&a.file, &scratch, cfg)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&f).context("encoding the floor")?);
+    } else {
+        println!("{}", describe(&a.file, &f));
+    }
+    Ok(())
+}
+
+/// One line saying what was measured.
+fn describe(file: &Path, f: &Floor) -> String {
+    format!(
+        "floor of {}: {} bytes; read {:.3} s ({}, {:.1} MB/s) + write and fsync {:.3} s ({}, {:.1} MB/s) = {:.3} s; {} KiB transfers, {} in flight",
+        file.display(),
+        f.bytes,
+        f.read_s,
+        f.read_mode,
+        f.read_mb_per_s,
+        f.write_s,
+        f.write_mode,
+        f.write_mb_per_s,
+        f.total_s,
+        f.transfer_size / 1024,
+        f.inflight
+    )
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use clap::Parser;
 
-use crate::cli::{Args, Settings};
+use crate::cli::{Args, Settings, Tool};
 use crate::energy::Probe;
 use crate::progress::Progress;
 use crate::report::Report;
@@ -76,6 +76,16 @@ fn bench(args: Args, argv: Vec<String>) -> Result<bool> {
             manual::write_completions(dir)?;
         }
         return Ok(true);
+    }
+    match &args.tool {
+        Some(Tool::Floor(f)) => return floor::run_command(f).map(|()| true),
+        Some(Tool::Evict { files }) => {
+            for f in files {
+                dataset::evict(f)?;
+            }
+            return Ok(true);
+        }
+        None => {}
     }
     let s = Settings::from_args(args, argv)?;
     interrupt::install();

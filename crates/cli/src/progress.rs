@@ -356,7 +356,7 @@ mod tests {
         let f = t.frame(&snap(0, 5 * MIB, 0, 0, 0, false), 1.0);
         assert_eq!((f.phase, f.total), (Phase::Reading, None));
         assert_eq!(render(&f, false), "xsort: reading      5.0 MiB");
-        let f = t.frame(&snap(0, 6 * MIB, 0, 0, 1 * MIB, false), 2.0);
+        let f = t.frame(&snap(0, 6 * MIB, 0, 0, MIB, false), 2.0);
         assert_eq!((f.phase, f.done, f.total), (Phase::Writing, MIB, Some(6 * MIB)));
     }
 

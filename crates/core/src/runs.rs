@@ -109,7 +109,7 @@ impl std::ops::DerefMut for RunWriter {
 
 /// The temp files of one sort and the extents allocated in them.
 pub struct TempStore {
-    space: Space,
+    space: TempSpace,
     files: Vec<Option<(Arc<DirectFile>, u64)>>,
     next: usize,
     io: IoSettings,
@@ -117,24 +117,11 @@ pub struct TempStore {
     compressor: Option<Arc<Compressor>>,
 }
 
-/// Temp directories, checked now or on first use.
-enum Space {
-    Checked(TempSpace),
-    Unchecked { dirs: Vec<PathBuf>, direct: bool },
-}
-
 impl TempStore {
     /// A store over checked temp directories; files are created on first use.
     pub fn new(space: TempSpace, io: IoSettings, counters: Arc<IoCounters>) -> Self {
         let files = vec![None; space.dirs().len()];
-        TempStore { space: Space::Checked(space), files, next: 0, io, counters, compressor: None }
-    }
-
-    /// A store whose directories are checked only when a run is first written (GNU sort's habit: a
-    /// sort that fits in memory ignores a bad `-T`).
-    pub fn lazy(dirs: Vec<PathBuf>, io: IoSettings, counters: Arc<IoCounters>) -> Self {
-        let files = vec![None; dirs.len().max(1)];
-        TempStore { space: Space::Unchecked { dirs, direct: io.direct }, files, next: 0, io, counters, compressor: None }
+        TempStore { space, files, next: 0, io, counters, compressor: None }
     }
 
     /// Stores the runs written from now on through `compressor`.
@@ -142,23 +129,12 @@ impl TempStore {
         self.compressor = compressor.map(Arc::new);
     }
 
-    /// The checked temp space.
-    fn space(&mut self) -> Result<&TempSpace> {
-        if let Space::Unchecked { dirs, direct } = &self.space {
-            self.space = Space::Checked(TempSpace::new(dirs.clone(), *direct)?);
-        }
-        match &self.space {
-            Space::Checked(s) => Ok(s),
-            Space::Unchecked { .. } => unreachable!("checked above"),
-        }
-    }
-
     /// Starts writing a run of at most `bytes` bytes: reserves an extent and returns a writer
     /// positioned on it (or, when compressing and descriptors allow, a file of its own and a writer
     /// into the program).
     pub fn create_run(&mut self, bytes: u64, block: usize, buffers: usize) -> Result<(Run, RunWriter)> {
         if let Some(compressor) = self.compressor.clone().filter(|c| c.has_room()) {
-            let file = self.space()?.create_buffered()?;
+            let file = self.space.create_buffered()?;
             let (child, stdin) = compressor.compress_into(&file)?;
             let name = PathBuf::from(format!("compress program '{}'", compressor.program()));
             let sink = Sink::Stream { out: Box::new(stdin), name };
@@ -169,7 +145,7 @@ impl TempStore {
         let slot = self.next % self.files.len();
         self.next += 1;
         if self.files[slot].is_none() {
-            self.files[slot] = Some((self.space()?.create()?, 0));
+            self.files[slot] = Some((self.space.create()?, 0));
         }
         let (file, end) = self.files[slot].as_mut().expect("created above");
         let offset = *end;
@@ -183,7 +159,7 @@ impl TempStore {
     /// Copies a stream to a temp file of its own and returns it as a run (for merging inputs that
     /// cannot be read at offsets, such as pipes).
     pub fn spool(&mut self, src: &mut dyn std::io::Read, name: &std::path::Path, block: usize, buffers: usize) -> Result<Run> {
-        let file = self.space()?.create()?;
+        let file = self.space.create()?;
         let cfg = WriterConfig { cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
         let mut writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
         let mut sink = RecordSink::new(&mut writer);

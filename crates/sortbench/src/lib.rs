@@ -16,8 +16,8 @@
 //!   the exact lines valsort prints.
 //! * [`cli`]: the reference-compatible command lines, parsed.
 //!
-//! The formats are specified in the workspace's `shared/sortbench/FORMAT.md`;
-//! the golden tests pin them to the reference tools' outputs.
+//! The formats are specified in this crate's `FORMAT.md`; the golden tests
+//! pin them to the reference tools' outputs.
 //!
 //! ```
 //! use xsort_sortbench::{fill_records_checksum, validate_bytes, GenOptions, ValidateOptions};

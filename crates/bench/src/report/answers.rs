@@ -121,7 +121,7 @@ fn memory(r: &Report, valid: &[&Run]) -> String {
 fn method(r: &Report) -> String {
     let s = &r.settings;
     let mut a = format!(
-        "Wall time runs from just before spawning xsort to its exit (process launch included), over {}; {METHOD}. The I/O floor is measured before each run in the same session: direct read of the input plus direct write and fsync of as many bytes ({} transfers, {} in flight); ratio = median wall time / median floor. Throughput = bytes / median wall time (1 GB = 10^9 bytes, 1 TB = 10^12).",
+        "Wall time runs from just before spawning xsort to its exit (process launch included), over {}; {METHOD}. The I/O floor is measured just before each run: direct read of the input plus direct write and fsync of as many bytes ({} transfers, {} in flight); ratio = median wall time / median floor. Throughput = bytes / median wall time (1 GB = 10^9 bytes, 1 TB = 10^12).",
         r.figures.over,
         ibytes(s.floor_transfer_bytes as u64),
         s.floor_inflight

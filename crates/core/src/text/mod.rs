@@ -29,7 +29,7 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
-use xsort_io::{epoch, AlignedBuf, BlockWriter, MappedFile, ReadService};
+use xsort_io::{epoch, AlignedBuf, BlockWriter, MappedFile, ReadService, TempSpace};
 use xsort_kernels::Method;
 
 /// What to do with the lines.
@@ -134,12 +134,15 @@ impl<O: RecordOrder> LineSorter<O> {
         let cpu0 = process_cpu();
         // Checks every input before anything is written.
         let mut reader = LineReader::new(&cfg.inputs, cfg.terminator, self.counters.input.clone())?;
+        // The temp directories too, as for records: a bad -T is refused even by a sort that would
+        // fit in memory (GNU sort notices only when it spills), so a command that works on small
+        // inputs does not fail later on big ones.
+        let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
         let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
         let plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io)?;
         self.counters.input_total.store(reader.known_len().unwrap_or(0), AtomicOrdering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
-        // Temp directories are checked only when needed: a sort that fits in memory ignores -T.
-        let mut store = TempStore::lazy(cfg.temp_dirs.clone(), cfg.temp_io, self.counters.temp_write.clone());
+        let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
         store.compress_with(cfg.compress_program.clone().map(Compressor::new));
         let (lines, runs) = match cfg.mode {
             TextMode::Sort => self.form_runs(&plan, &mut reader, &mut store, &dest)?,

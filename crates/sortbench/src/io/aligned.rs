@@ -3,8 +3,11 @@
 //! `O_DIRECT` transfers need the user buffer, the file offset and the length
 //! aligned to the device's logical block size; 4 KiB covers every device in
 //! practice. Large buffers are aligned to 2 MiB and advised to use huge
-//! pages, since first-touch page faults cost several times more with 4 KiB
-//! pages (DESIGN.md) and these buffers are allocated once and reused.
+//! pages (`MADV_HUGEPAGE`), to take fewer first-touch page faults where the
+//! kernel backs them with huge pages; they are allocated once and reused.
+//! (On the development VM fresh huge pages were measured slower than 4 KiB
+//! ones, because the guest hands free 2 MiB blocks back to the host: xsort's
+//! own sort buffers use small pages for that reason, see the root README.)
 
 use std::alloc::{self, Layout};
 use std::ops::{Deref, DerefMut};

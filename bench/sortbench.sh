@@ -3,7 +3,7 @@
 #   1. gensort -c 100000000 /dev/null  (10 GB made and checksummed, none written)
 #   2. valsort -q on a 1 GB file already in the page cache
 #
-# Usage: crates/sortbench/bench.sh [DIR]
+# Usage: bash bench/sortbench.sh [DIR]
 #   DIR holds the 1 GB file (default /tmp); the file is deleted afterwards.
 #   RUNS=N sets the runs per figure (default 3); every run is printed.
 set -euo pipefail
@@ -11,7 +11,7 @@ set -euo pipefail
 dir="${1:-/tmp}"
 runs="${RUNS:-3}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+root="$(cd "$here/.." && pwd)"
 
 cargo build --release --quiet -p xsort-sortbench --manifest-path "$root/Cargo.toml"
 target="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" |
