@@ -6,12 +6,11 @@
 //! each run is instead a file of its own, written through the program, for as long as a quarter of
 //! the descriptor limit allows; the runs beyond are stored plain.
 
-use crate::compress::Compressor;
+use crate::compress::{Compressing, Compressor};
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
 use crate::framing::Framing;
 use std::path::PathBuf;
-use std::process::Child;
 use std::sync::Arc;
 use xsort_io::{align_up, AlignedBuf, BlockWriter, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
 
@@ -43,7 +42,7 @@ impl Run {
 /// program writing the file, which [`RunWriter::finish_after`] waits for.
 pub struct RunWriter {
     writer: BlockWriter,
-    compressing: Option<(Child, Arc<Compressor>)>,
+    compressing: Option<(Compressing, Arc<Compressor>)>,
 }
 
 impl RunWriter {
