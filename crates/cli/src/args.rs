@@ -82,8 +82,8 @@ Nsort statements (--spec):
   statements from FILE (files may name files, 16 deep; a loop is an error). Options given as flags
   take precedence over statements.
 
-Exit status: 0 on success; 1 when -c/-C finds disorder; 2 on any trouble (bad option, bad input,
-I/O error).
+Exit status: 0 on success; 1 when -c/-C finds disorder (and, as GNU sort, for an invalid --check or
+--sort argument); 2 on any other trouble (bad option, bad input, I/O error).
 
 Examples:
   xsort -k2,2n -t, -o sorted.csv data.csv           (lines, as LC_ALL=C sort would)

@@ -33,6 +33,41 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// The line printed after "xsort: " for an error: its chain of causes joined by ": ", with every
+/// OS error worded as the C tools word it ("Permission denied", never "... (os error 13)"), and a
+/// cause given once when the error before it already quotes it (errors such as rayon's whose text
+/// includes their source).
+pub fn message(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let text = without_os_error_numbers(&cause.to_string());
+        if !parts.last().is_some_and(|p| p.ends_with(&text)) {
+            parts.push(text);
+        }
+    }
+    parts.join(": ")
+}
+
+/// `text` without Rust's " (os error N)" suffixes, wherever they sit in it.
+pub fn without_os_error_numbers(text: &str) -> String {
+    const MARK: &str = " (os error ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(MARK) {
+        let after = &rest[i + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..i]);
+        if digits > 0 && after[digits..].starts_with(')') {
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(MARK);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The status for an error: a [`Failure`]'s own, otherwise [`TROUBLE`].
 pub fn status_of(e: &anyhow::Error) -> u8 {
     e.downcast_ref::<Failure>().map_or(TROUBLE, |f| f.status)
@@ -54,5 +89,35 @@ pub fn die_of_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::raise(libc::SIGPIPE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_error_numbers_go_and_a_quoted_cause_is_given_once() {
+        assert_eq!(without_os_error_numbers("a: Permission denied (os error 13)"), "a: Permission denied");
+        assert_eq!(without_os_error_numbers("x (os error 2): y (os error 11)"), "x: y");
+        assert_eq!(without_os_error_numbers("odd (os error x) (os error )"), "odd (os error x) (os error )");
+        // Like rayon's ThreadPoolBuildError: its text is its source's text.
+        #[derive(Debug)]
+        struct Quoting(std::io::Error);
+        impl fmt::Display for Quoting {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+        impl std::error::Error for Quoting {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = anyhow::Error::new(Quoting(std::io::Error::from_raw_os_error(libc::EAGAIN))).context("cannot start worker threads");
+        assert_eq!(format!("{e:#}"), "cannot start worker threads: Resource temporarily unavailable (os error 11): Resource temporarily unavailable (os error 11)");
+        assert_eq!(message(&e), "cannot start worker threads: Resource temporarily unavailable");
+        let e = anyhow::Error::new(std::io::Error::from_raw_os_error(libc::EACCES)).context("f: cannot write statistics");
+        assert_eq!(message(&e), "f: cannot write statistics: Permission denied");
     }
 }

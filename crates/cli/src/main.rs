@@ -26,7 +26,7 @@ xsort_io::record_closed_streams_at_start!();
 
 fn main() -> ExitCode {
     if let Err(e) = xsort_io::signals::install() {
-        eprintln!("xsort: cannot install signal handling: {e}");
+        eprintln!("xsort: cannot install signal handling: {}", xsort_io::error::os_text(&e));
         return ExitCode::from(EXIT_TROUBLE);
     }
     let argv = lines::rewrite_obsolete_keys(std::env::args_os().collect());
@@ -50,14 +50,15 @@ fn main() -> ExitCode {
     };
     // A panic is a bug in xsort; it must still end as one line and exit status 2. Unwinding drops the
     // partial output (removing it) before we get here.
-    std::panic::set_hook(Box::new(|info| eprintln!("xsort: internal error: {info}")));
+    // The panic's report ("panicked at FILE:LINE:COL:\nMESSAGE") goes on the one line.
+    std::panic::set_hook(Box::new(|info| eprintln!("xsort: internal error: {}", exit::without_os_error_numbers(&info.to_string()).replace('\n', " "))));
     match std::panic::catch_unwind(|| run(args)) {
         Ok(Ok(status)) => ExitCode::from(status),
         Ok(Err(e)) => {
             if exit::is_closed_stdout(&e) {
                 exit::die_of_sigpipe();
             }
-            eprintln!("xsort: {e:#}");
+            eprintln!("xsort: {}", exit::message(&e));
             ExitCode::from(exit::status_of(&e))
         }
         Err(_) => ExitCode::from(EXIT_TROUBLE),

@@ -50,10 +50,10 @@ impl Compressor {
     }
 
     /// Starts compressing into `file` (from its start): the running program and its standard input.
-    pub(crate) fn compress_into(&self, file: &DirectFile) -> Result<(Child, ChildStdin)> {
+    pub(crate) fn compress_into(&self, file: &DirectFile) -> Result<(Compressing, ChildStdin)> {
         let mut child = self.spawn(&[], Stdio::piped(), self.rewound(file)?.into())?;
         let stdin = child.stdin.take().ok_or_else(|| SortError::Internal("compress program without standard input".into()))?;
-        Ok((child, stdin))
+        Ok((Compressing { child, dir: temp_dir_of(file) }, stdin))
     }
 
     /// Starts decompressing `file`.
@@ -61,22 +61,33 @@ impl Compressor {
         let mut child = self.spawn(&["-d"], self.rewound(file)?.into(), Stdio::piped())?;
         let stdout = child.stdout.take().ok_or_else(|| SortError::Internal("decompressor without standard output".into()))?;
         let name = PathBuf::from(format!("{} -d", self.program));
-        Ok(Decompression { child, output: Some(Arc::new(Mutex::new(stdout))), name })
+        Ok(Decompression { child, output: Some(Arc::new(Mutex::new(stdout))), name, dir: temp_dir_of(file) })
     }
 
     /// Waits for the compressing program to end: an error unless it succeeded.
-    pub(crate) fn finish_compressing(&self, mut child: Child) -> Result<()> {
-        self.wait_for(&mut child, "")
+    pub(crate) fn finish_compressing(&self, mut c: Compressing) -> Result<()> {
+        self.wait_for(&mut c.child, "", &c.dir)
     }
 
-    /// Waits for `PROG args` to end: an error unless it succeeded.
-    fn wait_for(&self, child: &mut Child, args: &str) -> Result<()> {
-        let status = child.wait().map_err(|e| self.failure(args, &e.to_string()))?;
+    /// Waits for `PROG args` to end: an error unless it succeeded. The error names the temp
+    /// directory `dir` and, when its filesystem is full (the usual reason a compressor fails
+    /// mid-run: the program's own message says so too, on its standard error, which is ours, as
+    /// in GNU sort), the full disk.
+    fn wait_for(&self, child: &mut Child, args: &str, dir: &Path) -> Result<()> {
+        let status = child.wait().map_err(|e| self.failure(args, dir, &xsort_io::os_text(&e)))?;
         if status.success() {
-            Ok(())
-        } else {
-            Err(self.failure(args, &status.to_string()))
+            return Ok(());
         }
+        let how = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (None, None) => status.to_string(),
+        };
+        let why = match filesystem_full(dir) {
+            true => format!("No space left on device ({how})"),
+            false => how,
+        };
+        Err(self.failure(args, dir, &why))
     }
 
     /// A new descriptor of `file` at its start (the program's own file position).
@@ -95,8 +106,9 @@ impl Compressor {
             .map_err(|e| SortError::Program(format!("couldn't execute compress program '{}': {}", self.program, xsort_io::os_text(&e))))
     }
 
-    fn failure(&self, args: &str, what: &str) -> SortError {
-        SortError::Program(format!("compress program '{}{args}' failed: {what}", self.program))
+    fn failure(&self, args: &str, dir: &Path, what: &str) -> SortError {
+        let doing = if args.is_empty() { "writing" } else { "reading" };
+        SortError::Program(format!("{}: compress program '{}{args}' failed {doing} a temp run: {what}", dir.display(), self.program))
     }
 }
 
@@ -106,6 +118,37 @@ pub(crate) fn free_descriptors() -> Option<usize> {
     // (The count includes the descriptor that reads the directory, which is closed again.)
     let open = std::fs::read_dir("/proc/self/fd").ok()?.count();
     Some(limit.saturating_sub(open))
+}
+
+/// A compress program writing a run into a temp file.
+pub(crate) struct Compressing {
+    child: Child,
+    /// The temp directory of the file, for messages.
+    dir: PathBuf,
+}
+
+/// The temp directory a temp file is in, for messages: the file's path names it (an unnamed file
+/// carries its directory's path; a named one, already unlinked, its own).
+fn temp_dir_of(file: &DirectFile) -> PathBuf {
+    let p = file.path();
+    match p.parent() {
+        Some(parent) if !p.is_dir() => parent.to_owned(),
+        _ => p.to_owned(),
+    }
+}
+
+/// Whether the filesystem holding `dir` has (next to) no space left: less than 1 MiB available.
+fn filesystem_full(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
+    // SAFETY: statvfs is plain data, for which all zeroes is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs reads a valid NUL-terminated path and writes into the struct we pass; the
+    // result is checked before the struct is read.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    (st.f_bavail as u128) * (st.f_frsize as u128) < 1 << 20
 }
 
 /// Descriptors this process may open (the soft `RLIMIT_NOFILE`), when limited.
@@ -121,6 +164,8 @@ pub(crate) struct Decompression {
     child: Child,
     output: Option<Arc<Mutex<ChildStdout>>>,
     name: PathBuf,
+    /// The temp directory of the file, for messages.
+    dir: PathBuf,
 }
 
 impl Decompression {
@@ -139,7 +184,7 @@ impl Decompression {
         // Closing our end first: a program with more to say than the run's bytes gets EPIPE rather
         // than waiting for a reader forever.
         self.output = None;
-        compressor.wait_for(&mut self.child, " -d")
+        compressor.wait_for(&mut self.child, " -d", &self.dir)
     }
 }
 

@@ -7,12 +7,11 @@
 //! the descriptor limit allows; the runs beyond are stored plain. The inputs of `-m` are runs too,
 //! read in place and opened only while they are merged (see [`RunSource`]).
 
-use crate::compress::Compressor;
+use crate::compress::{Compressing, Compressor};
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
 use crate::framing::Framing;
 use std::path::PathBuf;
-use std::process::Child;
 use std::sync::Arc;
 use xsort_io::{align_up, AlignedBuf, BlockWriter, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
 
@@ -70,7 +69,7 @@ impl Run {
 /// program writing the file, which [`RunWriter::finish_after`] waits for.
 pub struct RunWriter {
     writer: BlockWriter,
-    compressing: Option<(Child, Arc<Compressor>)>,
+    compressing: Option<(Compressing, Arc<Compressor>)>,
 }
 
 impl RunWriter {

@@ -20,7 +20,7 @@ pub enum IoError {
     #[error("{path}: write error: {}", os_text(.cause))]
     Write { path: PathBuf, cause: std::io::Error },
     /// The filesystem holding `path` ran out of space.
-    #[error("{path}: no space left on device")]
+    #[error("{path}: write error: No space left on device")]
     DiskFull { path: PathBuf },
     /// fsync, rename, truncate or another metadata operation failed.
     #[error("{path}: cannot {op}: {}", os_text(.cause))]

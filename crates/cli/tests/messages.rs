@@ -1,0 +1,137 @@
+//! How failures read: one `xsort:` line that names the file or directory and gives the cause once,
+//! in the C library's words ("No space left on device", "Permission denied"), never Rust's
+//! " (os error N)". Full disks are real: a 1 MiB tmpfs mounted inside the test's own directory
+//! (the tests run as root, as CI does) and unmounted by a guard whatever happens. Resource limits
+//! are real too: a fresh user id under `ulimit -u` cannot start threads.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A small tmpfs mounted at a directory; unmounted (and the mount point removed) on drop.
+struct SmallDisk {
+    dir: PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(dir: PathBuf, size: &str) -> SmallDisk {
+        std::fs::create_dir_all(&dir).unwrap();
+        let st = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status().expect("run mount");
+        assert!(st.success(), "mount -t tmpfs failed on {} (the tests need root)", dir.display());
+        SmallDisk { dir }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let unmounted = Command::new("umount").arg(&self.dir).status().is_ok_and(|s| s.success());
+        if !unmounted {
+            // Busy (a child still running after a failed assertion): detach it now.
+            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Text lines that spill several runs under a 1 MiB budget and do not compress to nothing.
+fn incompressible_lines(bytes: usize) -> Vec<u8> {
+    let mut rng = Rng::new(42);
+    let mut out = Vec::with_capacity(bytes + 100);
+    while out.len() < bytes {
+        for _ in 0..60 {
+            out.push(b'!' + (rng.next_u64() % 90) as u8);
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Runs `cmd`, expects status 2 and nothing on stdout; returns stderr's lines.
+fn failure_lines(cmd: &mut Command) -> Vec<String> {
+    let out = run(cmd);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty(), "{err}");
+    assert!(!err.contains("(os error"), "OS errors are worded as the C library words them: {err}");
+    err.lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn a_full_temp_disk_is_named_with_its_cause() {
+    let fx = Fixture::new();
+    let disk = SmallDisk::mount(fx.path("small"), "1m");
+    fx.write("in", &incompressible_lines(6 << 20));
+    fx.write("out", b"kept\n");
+    let dir = disk.dir.display().to_string();
+
+    // Through gzip: gzip's own complaint passes through on stderr (as with GNU sort), and xsort's
+    // one line names the temp directory, the program and the cause.
+    let lines = failure_lines(fx.cmd().args(["-S", "1M", "-T", &dir, "--compress-program", "gzip", "-o", "out", "in"]));
+    let ours: Vec<&String> = lines.iter().filter(|l| l.starts_with("xsort:")).collect();
+    assert_eq!(ours.len(), 1, "one xsort line: {lines:?}");
+    assert_eq!(ours[0], &format!("xsort: {dir}: compress program 'gzip' failed writing a temp run: No space left on device (exit status 1)"));
+    assert!(lines.iter().all(|l| l.is_empty() || l.starts_with("xsort:") || l.starts_with("gzip:")), "{lines:?}");
+
+    // Without a compress program: the write itself fails, named by the temp directory.
+    let lines = failure_lines(fx.cmd().args(["-S", "1M", "-T", &dir, "-o", "out", "in"]));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with(&format!("xsort: {dir}")) && lines[0].ends_with(": write error: No space left on device"), "{lines:?}");
+
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"kept\n");
+    assert_eq!(std::fs::read_dir(&disk.dir).unwrap().count(), 0, "nothing left on the full disk");
+    drop(disk);
+    fx.assert_clean();
+}
+
+/// A user id no process runs as, so that `ulimit -u` counts only xsort's own threads.
+const LONELY_UID: &str = "61537";
+
+/// `xsort ARGS` as [`LONELY_UID`] with at most `threads` processes and threads for that user.
+fn as_lonely_user(threads: u32, args: &[&str]) -> Command {
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid", LONELY_UID, "--regid", LONELY_UID, "--clear-groups", "bash", "-c"])
+        .arg(format!("ulimit -u {threads} && exec \"$0\" \"$@\""))
+        .arg(bin())
+        .args(args);
+    c
+}
+
+#[test]
+fn thread_start_failures_give_their_cause_once() {
+    let lines: Vec<u8> = (0..500).rev().flat_map(|i| format!("{i}\n").into_bytes()).collect();
+    let fail_with = |threads: u32| {
+        let out = run_with_stdin(as_lonely_user(threads, &["--parallel=1"]).stdin(Stdio::piped()), Some(&lines));
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    // The process alone: the signal thread cannot start.
+    assert_eq!(fail_with(1), "xsort: cannot install signal handling: Resource temporarily unavailable\n");
+    // The process and its signal thread: the worker cannot start. (rayon's error quotes its cause,
+    // which the chain of causes then repeated: "...(os error 11): ...(os error 11)".)
+    assert_eq!(fail_with(2), "xsort: cannot start worker threads: Resource temporarily unavailable\n");
+}
+
+#[test]
+fn os_errors_read_the_same_everywhere() {
+    let fx = Fixture::new();
+    fx.write("in", &incompressible_lines(1 << 20));
+    let locked = fx.mkdir("locked");
+    // The other user must reach the fixture, but not write in `locked`.
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap();
+    mode(fx.root(), 0o755);
+    mode(&fx.path("in"), 0o644);
+    mode(&locked, 0o555);
+    let as_other = |args: &[&str]| {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid", LONELY_UID, "--regid", LONELY_UID, "--clear-groups"]).arg(bin()).args(args).current_dir(fx.root());
+        failure_lines(&mut c)
+    };
+    let json = format!("{}/s.json", locked.display());
+    assert_eq!(as_other(&["--stats-json", &json, "-o", "/dev/null", "in"]), [format!("xsort: {json}: cannot write statistics: Permission denied")]);
+    let lines = as_other(&["-S", "256K", "-T", "locked", "-o", "/dev/null", "in"]);
+    assert!(lines.len() == 1 && lines[0].ends_with(": Permission denied"), "{lines:?}");
+    let lines = failure_lines(fx.cmd().args(["-R", "--random-source", "locked", "in"]));
+    assert_eq!(lines, ["xsort: locked: read failed: Is a directory"]);
+}
