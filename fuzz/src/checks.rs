@@ -417,6 +417,7 @@ fn check_lines(data: &[u8], letter: Option<char>) {
     for key in &cfg.keys {
         check_key_fields(&cfg, key, &lines);
     }
+    check_plain_decimals(&lines);
     let _ = order.debug_warnings();
     let mut out = Vec::new();
     for line in &lines {
@@ -456,6 +457,37 @@ fn check_lines(data: &[u8], letter: Option<char>) {
             if order.is_plain_bytes() && c == Ordering::Equal {
                 assert_eq!(a, b, "plain-bytes order claimed, yet different lines compare equal");
             }
+        }
+    }
+}
+
+/// On plain decimals (`-?D+(.D+)?`, at most 9 digits on each side, so at most 18 significant
+/// digits, which a long double holds apart) `-n`, `-g` and `-h` agree: three parsers, one order.
+fn check_plain_decimals(lines: &[&[u8]]) {
+    let plain = |s: &[u8]| {
+        let s = s.strip_prefix(b"-").unwrap_or(s);
+        let (int, frac) = match s.iter().position(|&c| c == b'.') {
+            Some(d) => (&s[..d], Some(&s[d + 1..])),
+            None => (s, None),
+        };
+        let digits = |d: &[u8]| (1..=9).contains(&d.len()) && d.iter().all(u8::is_ascii_digit);
+        digits(int) && frac.is_none_or(digits)
+    };
+    let lines: Vec<&[u8]> = lines.iter().copied().filter(|l| plain(l)).collect();
+    if lines.len() < 2 {
+        return;
+    }
+    let order = |c: char| {
+        let mut global = OrderFlags::default();
+        global.set_global(c);
+        LineOrder::new(LineOrderConfig { global, stable: true, ..LineOrderConfig::default() }).expect("one ordering option")
+    };
+    let (n, g, h) = (order('n'), order('g'), order('h'));
+    for a in &lines {
+        for b in &lines {
+            let by_n = n.compare(a, b);
+            assert_eq!(by_n, g.compare(a, b), "-n and -g disagree on {a:?} {b:?}");
+            assert_eq!(by_n, h.compare(a, b), "-n and -h disagree on {a:?} {b:?}");
         }
     }
 }
