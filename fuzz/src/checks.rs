@@ -412,8 +412,12 @@ fn parse_header(head: &[u8], letter: Option<char>) -> Option<LineOrderConfig> {
 fn check_lines(data: &[u8], letter: Option<char>) {
     let (head, body) = header(data);
     let Some(cfg) = parse_header(head, letter) else { return };
-    let Ok(order) = LineOrder::new(cfg) else { return };
+    let Ok(order) = LineOrder::new(cfg.clone()) else { return };
     let lines: Vec<&[u8]> = if body.is_empty() { vec![] } else { body.split(|&b| b == b'\n').take(MAX_LINES).collect() };
+    for key in &cfg.keys {
+        check_key_fields(&cfg, key, &lines);
+    }
+    check_plain_decimals(&lines);
     let _ = order.debug_warnings();
     let mut out = Vec::new();
     for line in &lines {
@@ -455,6 +459,110 @@ fn check_lines(data: &[u8], letter: Option<char>) {
             }
         }
     }
+}
+
+/// On plain decimals (`-?D+(.D+)?`, at most 9 digits on each side, so at most 18 significant
+/// digits, which a long double holds apart) `-n`, `-g` and `-h` agree: three parsers, one order.
+fn check_plain_decimals(lines: &[&[u8]]) {
+    let plain = |s: &[u8]| {
+        let s = s.strip_prefix(b"-").unwrap_or(s);
+        let (int, frac) = match s.iter().position(|&c| c == b'.') {
+            Some(d) => (&s[..d], Some(&s[d + 1..])),
+            None => (s, None),
+        };
+        let digits = |d: &[u8]| (1..=9).contains(&d.len()) && d.iter().all(u8::is_ascii_digit);
+        digits(int) && frac.is_none_or(digits)
+    };
+    let lines: Vec<&[u8]> = lines.iter().copied().filter(|l| plain(l)).collect();
+    if lines.len() < 2 {
+        return;
+    }
+    let order = |c: char| {
+        let mut global = OrderFlags::default();
+        global.set_global(c);
+        LineOrder::new(LineOrderConfig { global, stable: true, ..LineOrderConfig::default() }).expect("one ordering option")
+    };
+    let (n, g, h) = (order('n'), order('g'), order('h'));
+    for a in &lines {
+        for b in &lines {
+            let by_n = n.compare(a, b);
+            assert_eq!(by_n, g.compare(a, b), "-n and -g disagree on {a:?} {b:?}");
+            assert_eq!(by_n, h.compare(a, b), "-n and -h disagree on {a:?} {b:?}");
+        }
+    }
+}
+
+/// A key's fields, found independently of the sorter: comparing lines by `key` alone (with `-s`)
+/// is comparing, with the same options over whole lines, the bytes [`key_range`] picks out.
+fn check_key_fields(cfg: &LineOrderConfig, key: &KeyField, lines: &[&[u8]]) {
+    let by_key = LineOrderConfig { keys: vec![key.clone()], stable: true, unique: false, ..cfg.clone() };
+    let Ok(by_key) = LineOrder::new(by_key) else { return };
+    let mut flags = if key.has_own_flags() { key.flags() } else { cfg.global };
+    let (blank_start, blank_end) = (flags.blank_start, flags.blank_end);
+    (flags.blank_start, flags.blank_end) = (false, false);
+    let whole = LineOrderConfig { keys: vec![], global: flags, separator: None, stable: true, unique: false, random_seed: cfg.random_seed.clone() };
+    let Ok(whole) = LineOrder::new(whole) else { return };
+    let text = |line: &'_ [u8]| -> Vec<u8> {
+        let (b, e) = key_range(line, key.positions(), cfg.separator, blank_start, blank_end);
+        line[b..e].to_vec()
+    };
+    for a in lines {
+        for b in lines {
+            let (ka, kb) = (text(a), text(b));
+            assert_eq!(by_key.compare(a, b), whole.compare(&ka, &kb), "key {:?} of {a:?} {b:?}: fields {ka:?} {kb:?}", key.positions());
+        }
+    }
+}
+
+/// GNU's key range in `line`, from the line's fields as a list: with `-t C` the pieces between the
+/// C bytes; without, each run of blanks with the non-blanks after it. A field past the last starts
+/// and ends at the line's end. `positions` are [`KeyField::positions`].
+fn key_range(line: &[u8], positions: (usize, usize, usize, usize), tab: Option<u8>, blank_start: bool, blank_end: bool) -> (usize, usize) {
+    let (sword, schar, eword, echar) = positions;
+    let len = line.len();
+    let is_blank = |c: u8| matches!(c, b' ' | b'\t' | b'\n');
+    let skip_blanks = |mut p: usize| {
+        while p < len && is_blank(line[p]) {
+            p += 1;
+        }
+        p
+    };
+    // The end of each field; field i starts where field i - 1 ends (after its separator with -t).
+    let ends: Vec<usize> = match tab {
+        Some(t) => line.iter().enumerate().filter(|&(_, &c)| c == t).map(|(i, _)| i).chain([len]).collect(),
+        None => {
+            let mut ends = Vec::new();
+            let mut p = 0;
+            while p < len {
+                p = skip_blanks(p);
+                while p < len && !is_blank(line[p]) {
+                    p += 1;
+                }
+                ends.push(p);
+            }
+            ends
+        }
+    };
+    let start = |i: usize| match i {
+        0 => 0,
+        _ => ends.get(i - 1).map_or(len, |&e| (e + usize::from(tab.is_some())).min(len)),
+    };
+    let end = |i: usize| ends.get(i).copied().unwrap_or(len);
+    let mut beg = if sword == usize::MAX { 0 } else { start(sword) };
+    if blank_start {
+        beg = skip_blanks(beg);
+    }
+    let beg = beg.saturating_add(schar).min(len);
+    let lim = if eword == usize::MAX {
+        len
+    } else if echar == 0 {
+        end(eword)
+    } else {
+        let p = start(eword);
+        let p = if blank_end { skip_blanks(p) } else { p };
+        p.saturating_add(echar).min(len)
+    };
+    (beg, lim.max(beg))
 }
 
 /// `cmp` is reflexive, antisymmetric and transitive on `items` (every ordered pair and triple).
