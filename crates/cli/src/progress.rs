@@ -174,7 +174,7 @@ impl Tracker {
     }
 }
 
-/// The frame as text: phase, [bar,] done/total, percentage, rate and time left.
+/// The frame as text: phase, the bar (if any), done/total, percentage, rate and time left.
 fn render(f: &Frame, bar: bool) -> String {
     let mut line = format!("xsort: {:<12}", f.phase.name());
     match f.total.filter(|&t| t > 0) {

@@ -166,7 +166,7 @@ pub struct SortStats {
     pub bytes: u64,
     /// Bytes per record.
     pub record_size: usize,
-    /// The key, as offset:length[:r] parts.
+    /// The key, as `offset:length[:r]` parts.
     pub key: String,
     /// In-memory kernel: "radix" or "merge".
     pub method: &'static str,

@@ -1,7 +1,7 @@
 //! The Sort Benchmark's 128-bit linear congruential generator, with jump-ahead.
 //!
 //! `X(n+1) = A * X(n) + C (mod 2^128)`, `X(0) = 0`, and `R(n) = X(n)`, so
-//! `R(1) = C`. Record `i` is built from `R(i+1)` onwards (see [`crate::record`]).
+//! `R(1) = C`. Record `i` is built from `R(i+1)` onwards (see the `record` module).
 //!
 //! The step `x -> A*x + C` is an affine map, and affine maps compose into affine
 //! maps, so `f^n` is the composition of the precomputed `f^(2^k)` for the set bits

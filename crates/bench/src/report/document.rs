@@ -224,7 +224,7 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// Escapes, then turns `**bold**` into <strong>.
+/// Escapes, then turns `**bold**` into `<strong>`.
 fn inline(s: &str) -> String {
     let e = esc(s);
     let mut out = String::new();

@@ -14,7 +14,7 @@
 //! | `Unsigned` (1, 2, 4, 8 bytes) | the value, big-endian (little-endian input reversed) |
 //! | `Signed` (1, 2, 4, 8 bytes) | the value, big-endian, sign bit flipped |
 //! | `Float` (4 or 8 bytes, IEEE 754) | non-negative: sign bit set; negative: all bits inverted; every NaN: all ones |
-//! | `Decimal` (text) | sign class and fixed-point digits, see [`decimal`] |
+//! | `Decimal` (text) | sign class and fixed-point digits, see the `decimal` module |
 //!
 //! Floats thus order `-inf < ... < -0 < +0 < ... < +inf < NaN`: every NaN, whatever its sign and
 //! payload, sorts after `+inf` (before `-inf` when descending), NaNs equal to each other (input order

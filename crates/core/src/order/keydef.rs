@@ -30,7 +30,7 @@ pub struct KeyField {
 }
 
 impl KeyField {
-    /// Parses GNU's F[.C][OPTS][,F[.C][OPTS]]; errors carry GNU's message text without the "sort: " prefix, e.g. "invalid number at field start: invalid count at start of '0'" -- check each against the real sort.
+    /// Parses GNU's `F[.C][OPTS][,F[.C][OPTS]]`; errors carry GNU's message text without the "sort: " prefix, e.g. "invalid number at field start: invalid count at start of '0'" -- check each against the real sort.
     pub fn parse(spec: &str) -> Result<KeyField, SortError> {
         let mut key = KeyField::empty();
         let (n, mut s) = field_count(spec, Some("invalid number at field start"))?;

@@ -116,7 +116,7 @@ pub(super) fn field_type(st: &Statement<'_>, l: &Layout) -> Result<FieldType> {
     Ok(t)
 }
 
-/// A delimiter for messages, in the form [`parse_char`] reads back: `','`, `'\n'`, `'\x1f'`.
+/// A delimiter for messages, in the form `parse_char` reads back: `','`, `'\n'`, `'\x1f'`.
 pub fn display_char(b: u8) -> String {
     match b {
         b'\n' => "'\\n'".into(),

@@ -157,7 +157,7 @@ const PREFIX_BYTES: usize = ((128 - LOCATION_BITS) / 8) as usize;
 
 /// Sorts the entries of a chunk's lines and lays out their output, piece by piece: the kernel
 /// sorts by prefix (`scratch` is its working space, same length) and hands over the sorted entries
-/// in ascending pieces; in each, groups of equal prefixes are ordered by [`sort_tied`] (ties in
+/// in ascending pieces; in each, groups of equal prefixes are ordered by `sort_tied` (ties in
 /// input order: offsets grow with it) and the output is laid out by [`locate`] in the piece's range
 /// of `scratch`. `emit(locs, len)` receives each piece's layout and output length, in output order,
 /// as soon as the piece is done, so that its lines can be written while the next are sorted. Equal
