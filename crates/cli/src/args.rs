@@ -56,7 +56,8 @@ Memory:
   physical memory is clamped to 90% of it, with a warning. When the input fits the budget, xsort
   sorts it in one pass with no temp file; otherwise it writes sorted runs to the temp directories
   and merges them. Records need a budget that holds four of them with their sort entries (32 bytes
-  each) and 64 KiB: larger records are refused.
+  each) and 64 KiB: larger records are refused. A line longer than the budget is still held whole
+  (about three times its length at most, beside the budget); --stats says when that happened.
 
 I/O:
   Regular files are read and written with direct I/O (O_DIRECT), 8 MiB requests, 4 in flight,

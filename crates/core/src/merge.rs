@@ -21,6 +21,53 @@ use xsort_kernels::LoserTree;
 
 type Pending = Receiver<xsort_io::Result<(AlignedBuf, usize)>>;
 
+/// Largest staging buffer a run keeps between records; a longer record's is given back.
+const STAGING_KEEP: usize = 1 << 20;
+
+/// A record assembled from the blocks it straddles. Its memory is mapped and grows by moving pages
+/// ([`AlignedBuf::grow`]), never by copying into a new allocation: a 50 MB line assembled block by
+/// block in a heap vector took its size again in copies and freed chunks the allocator kept.
+#[derive(Default)]
+struct Staging {
+    buf: Option<AlignedBuf>,
+    len: usize,
+}
+
+impl Staging {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        self.buf.as_ref().map_or(&[][..], |b| &b.as_slice()[..self.len])
+    }
+
+    /// Appends `bytes`; the capacity at least doubles when it grows.
+    fn extend(&mut self, bytes: &[u8]) -> Result<()> {
+        let need = self.len + bytes.len();
+        match &mut self.buf {
+            Some(b) if b.capacity() >= need => {}
+            Some(b) => b.grow(need.max(2 * b.capacity()))?,
+            None => self.buf = Some(AlignedBuf::new(need.max(xsort_io::IO_ALIGN))?),
+        }
+        let b = self.buf.as_mut().expect("made above");
+        b.as_mut_slice()[self.len..need].copy_from_slice(bytes);
+        self.len = need;
+        Ok(())
+    }
+
+    /// Gives the memory back if a long record made it large.
+    fn shrink(&mut self) {
+        if self.buf.as_ref().is_some_and(|b| b.capacity() > STAGING_KEEP) {
+            *self = Staging::default();
+        }
+    }
+}
+
 /// Reads one run record by record.
 struct RunCursor {
     run: Run,
@@ -37,7 +84,7 @@ struct RunCursor {
     pos: usize,
     /// The block in flight, and its run-relative start.
     pending: Option<(Pending, u64)>,
-    staging: Vec<u8>,
+    staging: Staging,
     /// The head record: in the current block at this offset and length, or (None) in `staging`.
     head_at: Option<(usize, usize)>,
     prefix: u128,
@@ -60,7 +107,7 @@ impl RunCursor {
             cur_len: 0,
             pos: 0,
             pending: None,
-            staging: Vec::new(),
+            staging: Staging::default(),
             head_at: None,
             prefix: 0,
             exhausted: false,
@@ -122,6 +169,9 @@ impl RunCursor {
 
     /// Moves to the next record.
     fn advance(&mut self, order: &impl RecordOrder, svc: &ReadService) -> Result<()> {
+        // The head just emitted is no longer needed: a long one's staging memory goes back now
+        // rather than staying with this run for the rest of the merge.
+        self.staging.shrink();
         if self.run.bytes == 0 || self.at_run_end() {
             self.exhausted = true;
             if let (Some(d), Some(c)) = (self.decompression.take(), &self.run.compressed) {
@@ -161,7 +211,7 @@ impl RunCursor {
             let from = self.pos;
             self.pos += n;
             let cur = self.cur.as_ref().ok_or_else(|| SortError::Internal("no current block".into()))?;
-            self.staging.extend_from_slice(&cur.as_slice()[from..from + n]);
+            self.staging.extend(&cur.as_slice()[from..from + n])?;
         }
         self.head_at = None;
         Ok(())
@@ -174,7 +224,7 @@ impl RunCursor {
             let avail = self.cur.as_ref().map_or(&[][..], |c| &c.as_slice()[self.pos..self.cur_len]);
             let found = memchr::memchr(t, avail);
             let n = found.unwrap_or(avail.len());
-            self.staging.extend_from_slice(&avail[..n]);
+            self.staging.extend(&avail[..n])?;
             self.pos += n;
             if found.is_some() {
                 self.pos += 1;
@@ -193,7 +243,7 @@ impl RunCursor {
     fn head(&self) -> &[u8] {
         match (self.head_at, &self.cur) {
             (Some((at, len)), Some(cur)) => &cur.as_slice()[at..at + len],
-            _ => &self.staging,
+            _ => self.staging.as_slice(),
         }
     }
 }

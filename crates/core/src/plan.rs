@@ -47,6 +47,9 @@ pub struct MemoryPlan {
     pub one_pass: bool,
     /// Most runs one merge may take, whatever the budget allows (GNU sort's `--batch-size`).
     pub max_fan_in: usize,
+    /// The longest record in bytes: the record size, or for lines the longest line read. A merge
+    /// holds up to one such record per run beside the run's blocks (see [`MemoryPlan::merge_shape`]).
+    pub longest_record: u64,
 }
 
 impl MemoryPlan {
@@ -73,7 +76,7 @@ impl MemoryPlan {
         };
         let chunk_records = records.max(1) as usize;
         let chunk_capacity = align_up(chunk_records * record_size) + slack as usize;
-        Ok(MemoryPlan { budget, chunk_capacity, chunk_records, write_block, write_buffers, one_pass, max_fan_in: usize::MAX })
+        Ok(MemoryPlan { budget, chunk_capacity, chunk_records, write_block, write_buffers, one_pass, max_fan_in: usize::MAX, longest_record: record_size as u64 })
     }
 
     /// Bytes the sort phase holds: buffer, entries and output pool.
@@ -82,14 +85,31 @@ impl MemoryPlan {
     }
 
     /// The merge's shape for `runs` runs: the fan-in and the read-ahead block per run. Each run in a
-    /// merge has two blocks (one being consumed, one being read).
+    /// merge has two blocks (one being consumed, one being read), and its head record, when it
+    /// straddles them, is assembled whole beside them: up to [`MemoryPlan::longest_record`] bytes
+    /// per run. The blocks shrink, then the fan-in, to keep that within the budget; a merge needs
+    /// two heads at least, so records too long for two to fit take it over the budget by two of
+    /// them (and two smallest blocks), never by one per run.
     pub fn merge_shape(&self, runs: usize, temp: IoSettings) -> MergeShape {
         let pool = (self.write_block * self.write_buffers) as u64;
-        let for_runs = self.budget.saturating_sub(pool) as usize;
-        let ideal = (for_runs / (2 * runs.max(1))).min(temp.transfer_size);
-        let block = (align_down(ideal as u64) as usize).max(MIN_MERGE_BLOCK);
-        let fan_in = (for_runs / (2 * block)).min(self.max_fan_in).clamp(2, runs.max(2));
-        MergeShape { fan_in, block }
+        let for_runs = self.budget.saturating_sub(pool);
+        let longest = self.longest_record;
+        let block_of = |room_per_run: u64| (align_down(room_per_run / 2) as usize).clamp(MIN_MERGE_BLOCK, temp.transfer_size.max(MIN_MERGE_BLOCK));
+        if for_runs / 2 < (2 * MIN_MERGE_BLOCK as u64).saturating_add(longest) {
+            // Not even two runs fit: two it is, with the budget's blocks and the two heads beyond.
+            return MergeShape { fan_in: 2, block: block_of(for_runs / 2) };
+        }
+        // As many runs as fit with the smallest blocks, then the largest blocks those runs allow.
+        let fits = for_runs / (2 * MIN_MERGE_BLOCK as u64 + longest);
+        let fan_in = usize::try_from(fits).unwrap_or(usize::MAX).min(self.max_fan_in).clamp(2, runs.max(2));
+        MergeShape { fan_in, block: block_of((for_runs / fan_in as u64).saturating_sub(longest)) }
+    }
+
+    /// Bytes a merge of `fan_in` runs in blocks of `block` bytes holds at most: the write pool,
+    /// two blocks per run, and a head record assembled beside them per run.
+    pub fn merge_bytes(&self, fan_in: usize, block: usize) -> u64 {
+        let per_run = (2 * block as u64).saturating_add(self.longest_record);
+        per_run.saturating_mul(fan_in as u64).saturating_add((self.write_block * self.write_buffers) as u64)
     }
 }
 
@@ -216,6 +236,28 @@ mod tests {
         let p = MemoryPlan::new(u64::MAX, 1 << 40, Some(u64::MAX), 1, IoSettings::default()).unwrap();
         assert_eq!(p.budget, MAX_BUDGET);
         assert!(p.sort_phase_bytes() <= MAX_BUDGET + (64 << 20), "{p:?}");
+    }
+
+    #[test]
+    fn long_records_shrink_the_fan_in_and_exceed_the_budget_by_two_at_most() {
+        let mut p = MemoryPlan::new(64 << 20, 1, None, 1, IoSettings::default()).unwrap();
+        let short = p.merge_shape(10, IoSettings::default());
+        assert!(short.fan_in >= 9, "{short:?}");
+        for longest in [1u64 << 20, 20 << 20, 50 << 20, 1 << 40] {
+            p.longest_record = longest;
+            let m = p.merge_shape(10, IoSettings::default());
+            // Lines that fit beside the blocks shrink the blocks; longer ones, the fan-in.
+            assert!(m.fan_in >= 2 && (longest < 8 << 20 || m.fan_in < short.fan_in), "{longest}: {m:?}");
+            let over = if longest < 30 << 20 { 0 } else { 2 * longest };
+            assert!(p.merge_bytes(m.fan_in, m.block) <= p.budget + over, "{longest}: {m:?}");
+        }
+        p.longest_record = 50 << 20;
+        assert_eq!(p.merge_shape(10, IoSettings::default()).fan_in, 2, "50 MiB lines under 64 MiB");
+        // Short records: one merge takes every run that the budget's blocks allow, as before.
+        p.longest_record = 8;
+        for runs in [2, 7, 8, 9, 31] {
+            assert_eq!(p.merge_shape(runs, IoSettings::default()).fan_in, runs, "{runs} runs of short lines");
+        }
     }
 
     #[test]

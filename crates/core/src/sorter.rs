@@ -257,6 +257,8 @@ impl Sorter {
             memory_budget_bytes: plan.budget,
             memory_planned_bytes: sort_phase.max(merge.memory),
             peak_rss_bytes: peak_rss_bytes(),
+            longest_line_bytes: 0,
+            budget_exceeded: None,
             elapsed_s: elapsed,
             cpu_user_s: u1 - u0,
             cpu_system_s: s1 - s0,

@@ -59,6 +59,26 @@ impl AlignedBuf {
         Ok(AlignedBuf { ptr, cap })
     }
 
+    /// Grows the buffer to at least `capacity` bytes, keeping its contents, without copying them:
+    /// the kernel moves the pages (`mremap`), so growing a buffer that holds a long line never
+    /// needs the old and the new buffer at once. A smaller `capacity` changes nothing.
+    pub fn grow(&mut self, capacity: usize) -> Result<()> {
+        let cap = align_up(capacity.max(1));
+        if cap <= self.cap {
+            return Ok(());
+        }
+        // SAFETY: ptr/cap are exactly a mapping of ours that nothing borrows (we hold &mut self);
+        // MREMAP_MAYMOVE returns a new address (or MAP_FAILED, checked) and unmaps the old one, and
+        // the pages beyond the old length are fresh zero pages, as in new().
+        let p = unsafe { libc::mremap(self.ptr.as_ptr() as *mut libc::c_void, self.cap, cap, libc::MREMAP_MAYMOVE) };
+        if p == libc::MAP_FAILED {
+            return Err(IoError::Alloc { bytes: cap, cause: std::io::Error::last_os_error() });
+        }
+        self.ptr = NonNull::new(p as *mut u8).ok_or_else(|| IoError::Internal("mremap returned null".into()))?;
+        self.cap = cap;
+        Ok(())
+    }
+
     /// Capacity in bytes (a multiple of [`IO_ALIGN`]).
     pub fn capacity(&self) -> usize {
         self.cap
@@ -185,6 +205,21 @@ mod tests {
         b.touch();
         b.as_mut_slice()[12287] = 7;
         assert_eq!(b.as_slice()[12287], 7);
+    }
+
+    #[test]
+    fn grow_keeps_the_contents_and_zeroes_the_rest() {
+        let mut b = AlignedBuf::new(8192).unwrap();
+        b.as_mut_slice()[..5].copy_from_slice(b"hello");
+        b.as_mut_slice()[8191] = 9;
+        b.grow(100_000).unwrap();
+        assert_eq!(b.capacity(), align_up(100_000));
+        assert_eq!(b.as_mut_ptr() as usize % IO_ALIGN, 0);
+        assert_eq!(&b.as_slice()[..5], b"hello");
+        assert_eq!(b.as_slice()[8191], 9);
+        assert!(b.as_slice()[8192..].iter().all(|&x| x == 0));
+        b.grow(10).unwrap();
+        assert_eq!(b.capacity(), align_up(100_000), "never shrinks");
     }
 
     #[test]

@@ -61,12 +61,18 @@ impl<'a> Chunk<'a> {
     }
 
     /// Counts the lines, then writes one entry per line into `entries` (grown when too small):
-    /// `order`'s prefix and the line's place. Returns the number of lines.
-    pub fn make_entries<O: RecordOrder>(&self, order: &O, entries: &mut AlignedBuf) -> xsort_io::Result<usize> {
+    /// `order`'s prefix and the line's place. Returns the number of lines and the length of the
+    /// longest, without its terminator (what a merge of runs of these lines must hold per run);
+    /// None, before any entry is made, when the chunk's bytes and its lines' bookkeeping
+    /// ([`BYTES_PER_LINE`] each) exceed `limit`.
+    pub fn make_entries<O: RecordOrder>(&self, order: &O, entries: &mut AlignedBuf, limit: usize) -> xsort_io::Result<Option<(usize, usize)>> {
         let (data, t) = (self.data, self.terminator);
         let pieces = piece_bounds(data, t, rayon::current_num_threads() * 4);
         let counts: Vec<usize> = pieces.par_windows(2).map(|w| memchr::memchr_iter(t, &data[w[0]..w[1]]).count()).collect();
         let n: usize = counts.iter().sum();
+        if data.len().saturating_add(n.saturating_mul(BYTES_PER_LINE)) > limit {
+            return Ok(None);
+        }
         ensure_capacity(entries, n * 16)?;
         let mut rest = &mut entries.as_u128_mut()[..n];
         let mut slots = Vec::with_capacity(counts.len());
@@ -76,16 +82,18 @@ impl<'a> Chunk<'a> {
             rest = tail;
         }
         let mask = !0u128 << LOCATION_BITS;
-        slots.into_par_iter().zip(pieces.par_windows(2)).for_each(|(slot, w)| {
-            let mut start = w[0];
+        let longest = slots.into_par_iter().zip(pieces.par_windows(2)).map(|(slot, w)| {
+            let (mut start, mut longest) = (w[0], 0);
             for (e, end) in slot.iter_mut().zip(memchr::memchr_iter(t, &data[w[0]..w[1]])) {
                 let end = w[0] + end;
                 let line = &data[start..end];
                 *e = (order.prefix(line) & mask) | (start as u128) << LEN_BITS | (line.len() as u128).min(LEN_MAX);
+                longest = longest.max(line.len());
                 start = end + 1;
             }
+            longest
         });
-        Ok(n)
+        Ok(Some((n, longest.max().unwrap_or(0))))
     }
 }
 
@@ -421,8 +429,11 @@ mod tests {
     /// Indexes, sorts and lays out a chunk, then gathers each piece's output in blocks of `block`.
     fn sort_whole<O: RecordOrder>(order: &O, chunk: Chunk, unique: bool, method: Method, block: usize) -> Vec<u8> {
         let mut buf = AlignedBuf::new(4096).unwrap();
-        let n = chunk.make_entries(order, &mut buf).unwrap();
+        assert!(chunk.make_entries(order, &mut buf, chunk.data.len()).unwrap().is_none() || chunk.data.is_empty(), "over the limit");
+        assert_eq!(buf.capacity(), 4096, "no entries made for a chunk over the limit");
+        let (n, longest) = chunk.make_entries(order, &mut buf, usize::MAX).unwrap().unwrap();
         assert_eq!(n, memchr::memchr_iter(chunk.terminator, chunk.data).count());
+        assert_eq!(longest, chunk.data.split(|&b| b == chunk.terminator).map(<[u8]>::len).max().unwrap_or(0));
         let entries = &mut buf.as_u128_mut()[..n];
         let mut scratch = vec![0u128; n];
         let mut out = Vec::new();

@@ -22,6 +22,7 @@ use crate::merge::{merge_runs, MergeJob, MergeReport};
 use crate::output::{sort_while_writing, Destination};
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
+use crate::size::format_bytes;
 use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
 use chunk::{ensure_capacity, gather, sort_and_locate, Chunk, BYTES_PER_LINE, MAX_CHUNK_BYTES};
 use reader::LineReader;
@@ -101,6 +102,10 @@ pub struct LineSorter<O: RecordOrder> {
     cfg: TextConfig,
     order: O,
     counters: Arc<SortCounters>,
+    /// The longest line indexed so far, without its terminator.
+    longest_line: std::sync::atomic::AtomicU64,
+    /// The most a chunk held: its lines, their bookkeeping, and what the reader held beside them.
+    largest_chunk: std::sync::atomic::AtomicU64,
 }
 
 /// The reusable memory of the sort phase: the entries and the kernel's scratch (which then lays
@@ -119,7 +124,7 @@ impl Workspace {
 impl<O: RecordOrder> LineSorter<O> {
     /// A sorter of `cfg`'s lines by `order`.
     pub fn new(cfg: TextConfig, order: O) -> Self {
-        LineSorter { cfg, order, counters: Arc::default() }
+        LineSorter { cfg, order, counters: Arc::default(), longest_line: Default::default(), largest_chunk: Default::default() }
     }
 
     /// Live counters, for a progress display.
@@ -139,7 +144,7 @@ impl<O: RecordOrder> LineSorter<O> {
         // inputs does not fail later on big ones.
         let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
         let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
-        let plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io)?;
+        let mut plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io)?;
         self.counters.input_total.store(reader.known_len().unwrap_or(0), AtomicOrdering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
         let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
@@ -148,6 +153,8 @@ impl<O: RecordOrder> LineSorter<O> {
             TextMode::Sort => self.form_runs(&plan, &mut reader, &mut store, &dest)?,
             TextMode::Merge => (0, Some(self.input_runs(&mut reader, &mut store)?)),
         };
+        // The merge holds up to one line per run: it plans for the longest line sorted.
+        plan.longest_record = self.longest_line.load(AtomicOrdering::Relaxed).max(1);
         sampler.mark();
         let run_count = runs.as_ref().map_or(0, |r| r.len() as u64);
         let (lines, merge) = match runs {
@@ -162,10 +169,10 @@ impl<O: RecordOrder> LineSorter<O> {
     /// Makes the entries of one chunk of whole lines in `ws` and returns how many lines it has;
     /// None when they are so many that their bookkeeping with the chunk's bytes exceeds `limit`.
     fn index_chunk(&self, chunk: Chunk, limit: usize, ws: &mut Workspace) -> Result<Option<usize>> {
-        let n = chunk.make_entries(&self.order, &mut ws.entries)?;
-        if chunk.data.len() + n * BYTES_PER_LINE > limit {
+        let Some((n, longest)) = chunk.make_entries(&self.order, &mut ws.entries, limit)? else {
             return Ok(None);
-        }
+        };
+        self.longest_line.fetch_max(longest as u64, AtomicOrdering::Relaxed);
         ensure_capacity(&mut ws.scratch, n * 16)?;
         Ok(Some(n))
     }
@@ -221,6 +228,7 @@ impl<O: RecordOrder> LineSorter<O> {
             // Lines so short that their bookkeeping overflows the budget take the chunked path.
             let chunk = Chunk { data, terminator: cfg.terminator };
             if let Some(n) = self.index_chunk(chunk, limit, &mut ws)? {
+                self.largest_chunk.fetch_max((data.len() + n * BYTES_PER_LINE) as u64, AtomicOrdering::Relaxed);
                 intact()?;
                 self.counters.input.record(data.len() as u64, started, false);
                 write_out(&mut ws, chunk, n)?;
@@ -230,13 +238,17 @@ impl<O: RecordOrder> LineSorter<O> {
         }
         let expected = reader.known_len().map_or(limit, |n| (n as usize).saturating_add(cfg.inputs.len() + 1));
         let mut data_buf = AlignedBuf::new(expected.min(limit).max(4096))?;
+        // A chunk's lines and bookkeeping leave room for what the reader holds beyond them.
+        let room = limit.saturating_sub(reader::read_slack(data_buf.capacity())).max(limit / 2);
         let mut runs = Vec::new();
         let mut total = 0u64;
         loop {
-            let filled = reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= limit || bytes >= MAX_CHUNK_BYTES / 2)?;
+            let filled = reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= room || bytes >= MAX_CHUNK_BYTES / 2)?;
             let chunk = Chunk { data: &data_buf.as_slice()[..filled], terminator: cfg.terminator };
             // The fill stops at the budget, so the bookkeeping fits (a single huge line aside).
             let n = self.index_chunk(chunk, usize::MAX, &mut ws)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
+            let held = filled + n * BYTES_PER_LINE + reader::read_slack(data_buf.capacity());
+            self.largest_chunk.fetch_max(held as u64, AtomicOrdering::Relaxed);
             total += n as u64;
             if runs.is_empty() && reader.exhausted() {
                 write_out(&mut ws, chunk, n)?;
@@ -313,6 +325,7 @@ impl<O: RecordOrder> LineSorter<O> {
         let c = &self.counters;
         let phases = phases_of(c, 8 << 20, plan.write_block, merge.block, t0, &samples, cfg.threads);
         let bytes = c.input.snapshot().bytes;
+        let long_line_needs = long_line_needs(plan, self.largest_chunk.load(AtomicOrdering::Relaxed), runs, &merge);
         SortStats {
             version: env!("CARGO_PKG_VERSION"),
             records: lines,
@@ -330,9 +343,14 @@ impl<O: RecordOrder> LineSorter<O> {
             merge_fan_in: merge.fan_in,
             memory_budget_bytes: plan.budget,
             // Lines, their bookkeeping and the write pool, up to the budget (a mapped input is counted
-            // although it stays in the page cache).
-            memory_planned_bytes: (bytes + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64).min(plan.budget).max(merge.memory),
+            // although it stays in the page cache), or what the longest line needs beyond it.
+            memory_planned_bytes: (bytes + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64).min(plan.budget).max(merge.memory).max(long_line_needs),
             peak_rss_bytes: peak_rss_bytes(),
+            longest_line_bytes: plan.longest_record,
+            budget_exceeded: (long_line_needs > plan.budget).then(|| {
+                let (budget, line, needs) = (format_bytes(plan.budget), format_bytes(plan.longest_record), format_bytes(long_line_needs));
+                format!("budget {budget} exceeded: a {line} line needs {needs}")
+            }),
             elapsed_s: elapsed,
             cpu_user_s: u1 - u0,
             cpu_system_s: s1 - s0,
@@ -342,6 +360,17 @@ impl<O: RecordOrder> LineSorter<O> {
             samples,
         }
     }
+}
+
+/// The most the sort held by its plan: the largest chunk (`chunk`: lines, bookkeeping and the
+/// reader's slack) with the write pool, and, when runs were merged, the merge's blocks and one
+/// longest line per run merged at once (see [`MemoryPlan::merge_shape`]). Chunks end before the
+/// line that fills them and merges shrink to fit, so this exceeds the budget only when the
+/// longest line does not fit it.
+fn long_line_needs(plan: &MemoryPlan, chunk: u64, runs: u64, merge: &MergeReport) -> u64 {
+    let pool = (plan.write_block * plan.write_buffers) as u64;
+    let merged = if runs > 0 || merge.levels > 0 { plan.merge_bytes(merge.fan_in, merge.block) } else { 0 };
+    (chunk + pool).max(merged)
 }
 
 impl RecordOrder for crate::order::LineOrder {

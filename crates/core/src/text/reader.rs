@@ -1,10 +1,10 @@
 //! Reading text inputs into chunks of whole lines.
 //!
 //! The inputs are read in order, as one stream of lines: a file whose last line lacks its terminator
-//! gets one, as GNU sort does. A chunk ends at a line terminator; the partial line after it is
-//! carried into the next chunk. A chunk is full when its bytes plus the per-line bookkeeping the
-//! sorter needs reach the capacity. A line longer than the capacity still becomes one chunk: the
-//! buffer grows for it.
+//! gets one, as GNU sort does. A chunk ends at a line terminator, before the line whose bytes and
+//! per-line bookkeeping would take it past the caller's limit; what was read beyond stays in the
+//! buffer and starts the next chunk. A line longer than the limit still becomes one chunk: the
+//! buffer grows for it, by moving its pages rather than copying them.
 
 use crate::config::Input;
 use crate::error::{Result, SortError};
@@ -14,8 +14,9 @@ use std::sync::Arc;
 use xsort_io::error::os_text;
 use xsort_io::{AlignedBuf, IoCounters, OpenedInput};
 
-/// Bytes per read request.
+/// Bytes per read request, at most and at least.
 const READ_SIZE: usize = 8 << 20;
+const MIN_READ: usize = 16 << 10;
 
 /// An input being read.
 struct Open {
@@ -33,8 +34,12 @@ pub struct LineReader {
     pending: Vec<OpenedInput>,
     open: Option<Open>,
     terminator: u8,
-    /// Bytes of a line whose end has not been read yet.
-    carry: Vec<u8>,
+    /// What the last fill read beyond the chunk it returned (whole lines, then the start of a line
+    /// whose end has not been read yet): still in that buffer, at these offsets, moved to its front
+    /// by the next fill rather than copied aside, so a long line's start is never held twice.
+    carry: std::ops::Range<usize>,
+    /// The address of that buffer, to check that the next fill is given the same one.
+    carry_base: usize,
     counters: Arc<IoCounters>,
     /// Total bytes of the inputs if all are regular files.
     known_len: Option<u64>,
@@ -67,7 +72,7 @@ impl LineReader {
             pending.push(opened);
         }
         pending.reverse();
-        Ok(LineReader { pending, open: None, terminator, carry: Vec::new(), counters, known_len })
+        Ok(LineReader { pending, open: None, terminator, carry: 0..0, carry_base: 0, counters, known_len })
     }
 
     /// The only input's open file and length, when it is a regular file (for mapping it).
@@ -99,17 +104,24 @@ impl LineReader {
 
     /// Fills `buf` from its start with whole lines until `full(bytes, lines)` says the chunk is full or
     /// the inputs end, and returns the number of bytes filled (a multiple of whole lines, each with
-    /// its terminator). `buf` grows when one line does not fit.
+    /// its terminator). The chunk ends before the first line that would fill it (that line alone
+    /// when it is the first), even inside a read: what was read beyond is carried to the next
+    /// chunk. `buf` grows when one line does not fit.
     pub fn fill(&mut self, buf: &mut AlignedBuf, full: impl Fn(usize, usize) -> bool) -> Result<usize> {
         let t = self.terminator;
-        let mut filled = self.carry.len();
-        if filled > buf.capacity() {
-            grow(buf, 0, filled)?;
+        let carry = std::mem::take(&mut self.carry);
+        if !carry.is_empty() && buf.as_slice().as_ptr() as usize != self.carry_base {
+            return Err(SortError::Internal("lines carried over in one buffer, the next chunk asked for in another".into()));
         }
-        buf.as_mut_slice()[..filled].copy_from_slice(&self.carry);
-        self.carry.clear();
-        // The carry holds no terminator: nothing is complete yet.
-        let (mut lines, mut complete) = (0, 0);
+        buf.as_mut_slice().copy_within(carry.clone(), 0);
+        let mut filled = carry.len();
+        let carried = &buf.as_slice()[..filled];
+        let mut lines = memchr::memchr_iter(t, carried).count();
+        let mut complete = memchr::memrchr(t, carried).map_or(0, |i| i + 1);
+        if let Some(end) = full(filled, lines).then(|| first_full(carried, 0, 0, 0, t, &full)).flatten() {
+            (self.carry, self.carry_base) = (end..filled, buf.as_slice().as_ptr() as usize);
+            return Ok(end);
+        }
         loop {
             if complete > 0 && full(filled, lines) {
                 break;
@@ -124,7 +136,7 @@ impl LineReader {
             // A regular file is read up to the size it had when opened, as records are: what is
             // appended meanwhile (perhaps half a line, mid-write) is not part of this sort.
             let left = open.expected.map_or(u64::MAX, |e| e.saturating_sub(open.got));
-            let want = (buf.capacity() - filled).min(READ_SIZE).min(usize::try_from(left).unwrap_or(usize::MAX));
+            let want = (buf.capacity() - filled).min(read_size(buf.capacity())).min(usize::try_from(left).unwrap_or(usize::MAX));
             let started = std::time::Instant::now();
             let n = if want == 0 { 0 } else { read_some(&mut open.file, &open.name, &mut buf.as_mut_slice()[filled..filled + want])? };
             open.got += n as u64;
@@ -148,13 +160,21 @@ impl LineReader {
             }
             self.counters.record(n as u64, started, false);
             let fresh = &buf.as_slice()[filled..filled + n];
+            let (before, complete_before) = (lines, complete);
             lines += memchr::memchr_iter(t, fresh).count();
             if let Some(i) = memchr::memrchr(t, fresh) {
                 complete = filled + i + 1;
             }
+            // Short lines cost more in entries than in bytes: a chunk of them may fill within one
+            // read, and ends there.
+            if let Some(end) = full(filled + n, lines).then(|| first_full(&buf.as_slice()[..filled + n], filled, before, complete_before, t, &full)).flatten() {
+                complete = end;
+                filled += n;
+                break;
+            }
             filled += n;
         }
-        self.carry.extend_from_slice(&buf.as_slice()[complete..filled]);
+        (self.carry, self.carry_base) = (complete..filled, buf.as_slice().as_ptr() as usize);
         Ok(complete)
     }
 
@@ -174,17 +194,46 @@ impl LineReader {
     }
 }
 
+/// Bytes one read asks for into a buffer of `capacity` bytes: a sixteenth of it (within
+/// [`MIN_READ`] and [`READ_SIZE`]), so that what a chunk cut inside a read carries over, and the
+/// buffer's bytes read beyond the chunk, stay small beside the budget (see [`read_slack`]).
+fn read_size(capacity: usize) -> usize {
+    (capacity / 16).clamp(MIN_READ, READ_SIZE)
+}
+
+/// Memory a reader filling a buffer of `capacity` bytes touches beyond the chunk it returns: the
+/// rest of the read that filled it (a line that does not fit a chunk starts the next one).
+pub fn read_slack(capacity: usize) -> usize {
+    read_size(capacity)
+}
+
+/// Where a chunk of `data` that is full ends, looking at the lines after offset `from`: before
+/// the first line with which `full(bytes, lines)` holds (that line alone when it is the chunk's
+/// first), so that a chunk stays within its budget unless one line does not fit it. `before` is
+/// the lines complete before `from` and `prev_end` where the last of them ends (0: none). None
+/// when no line after `from` fills the chunk.
+fn first_full(data: &[u8], from: usize, before: usize, prev_end: usize, t: u8, full: &impl Fn(usize, usize) -> bool) -> Option<usize> {
+    let (mut lines, mut prev_end) = (before, prev_end);
+    memchr::memchr_iter(t, &data[from..]).find_map(|i| {
+        let end = from + i + 1;
+        lines += 1;
+        let cut = full(end, lines).then_some(if prev_end > 0 { prev_end } else { end });
+        prev_end = end;
+        cut
+    })
+}
+
 /// Reads what is available into `dst`; a failure names the input.
 fn read_some(file: &mut File, name: &Path, dst: &mut [u8]) -> Result<usize> {
     xsort_io::read_stream(file, dst).map_err(|e| SortError::BadInput { path: name.to_owned(), problem: format!("read failed: {}", os_text(&e)) })
 }
 
-/// Replaces `buf` with a larger one holding its first `keep` bytes.
-fn grow(buf: &mut AlignedBuf, keep: usize, at_least: usize) -> Result<()> {
-    let mut bigger = AlignedBuf::new(at_least.max(1 << 20))?;
-    bigger.as_mut_slice()[..keep].copy_from_slice(&buf.as_slice()[..keep]);
-    *buf = bigger;
-    Ok(())
+/// Grows `buf` to hold at least `at_least` bytes, keeping its contents (its first `_keep` bytes
+/// are those that matter). The pages move rather than being copied, so a long line never needs
+/// two buffers at once; the capacity doubles as a line grows (pages beyond the data are never
+/// touched, so they cost no memory).
+fn grow(buf: &mut AlignedBuf, _keep: usize, at_least: usize) -> Result<()> {
+    Ok(buf.grow(at_least.max(1 << 20))?)
 }
 
 fn cannot_read(path: &Path, e: &std::io::Error) -> SortError {
@@ -260,6 +309,22 @@ mod tests {
         let mut buf = AlignedBuf::new(4096).unwrap();
         let e = r.fill(&mut buf, |_, _| false).unwrap_err();
         assert_eq!(e.to_string(), format!("{}: file shrank while being read (expected 6 bytes)", d.path().join("f0").display()));
+    }
+
+    #[test]
+    fn a_chunk_ends_at_the_line_that_fills_it_even_inside_a_read() {
+        // 4-byte lines under a budget of 100 bytes + 10 per line: 7 lines fit a chunk (the 8th
+        // would fill it), although one read brings them all.
+        let data: Vec<u8> = (0..1000).flat_map(|i| format!("{:03}\n", i % 1000).into_bytes()).collect();
+        let (_d, mut r) = reader_of(&[&data]);
+        let mut buf = AlignedBuf::new(1 << 20).unwrap();
+        let mut got = Vec::new();
+        while !r.exhausted() {
+            let n = r.fill(&mut buf, |bytes, lines| bytes + lines * 10 >= 100).unwrap();
+            assert!(n <= 28, "a chunk of {n} bytes went past its budget");
+            got.extend_from_slice(&buf.as_slice()[..n]);
+        }
+        assert_eq!(got, data);
     }
 
     #[test]
