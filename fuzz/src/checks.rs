@@ -105,7 +105,8 @@ fn check_spec(s: &NsortSpec) {
     s.out_file.iter().chain(&s.temp_dirs).for_each(check_file);
     // The keys of fixed-size records must be keys the sorter takes (the CLI maps them so).
     if let (Some(r), None) = (s.record_size, s.record_delimiter) {
-        let parts: Vec<KeyPart> = s.keys.iter().map(|k| KeyPart::typed(k.offset, k.size, key_type(k.field_type, k.endian), k.descending)).collect();
+        let parts: Vec<KeyPart> =
+            s.keys.iter().map(|k| KeyPart::typed(k.offset, k.size, key_type(k.field_type, k.endian), k.descending)).collect();
         if let Err(e) = KeySpec::new(parts).resolve(r) {
             panic!("spec keys {:?} do not resolve against the {r}-byte record: {e}", s.keys);
         }
@@ -500,7 +501,8 @@ fn check_key_fields(cfg: &LineOrderConfig, key: &KeyField, lines: &[&[u8]]) {
     let mut flags = if key.has_own_flags() { key.flags() } else { cfg.global };
     let (blank_start, blank_end) = (flags.blank_start, flags.blank_end);
     (flags.blank_start, flags.blank_end) = (false, false);
-    let whole = LineOrderConfig { keys: vec![], global: flags, separator: None, stable: true, unique: false, random_seed: cfg.random_seed.clone() };
+    let whole =
+        LineOrderConfig { keys: vec![], global: flags, separator: None, stable: true, unique: false, random_seed: cfg.random_seed.clone() };
     let Ok(whole) = LineOrder::new(whole) else { return };
     let text = |line: &'_ [u8]| -> Vec<u8> {
         let (b, e) = key_range(line, key.positions(), cfg.separator, blank_start, blank_end);

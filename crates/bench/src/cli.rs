@@ -303,12 +303,8 @@ impl Settings {
         if args.threads == Some(0) {
             bail!("--threads must be at least 1");
         }
-        let dir = args.dir.unwrap_or_else(|| {
-            std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"))
-        });
-        let dir = dir
-            .canonicalize()
-            .with_context(|| format!("--dir {}: not a usable directory", dir.display()))?;
+        let dir = args.dir.unwrap_or_else(|| std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp")));
+        let dir = dir.canonicalize().with_context(|| format!("--dir {}: not a usable directory", dir.display()))?;
         let mut temp = Vec::new();
         for t in &args.temp {
             temp.push(t.canonicalize().with_context(|| format!("-T {}: not a usable directory", t.display()))?);

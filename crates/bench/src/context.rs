@@ -145,9 +145,9 @@ pub fn collect(dirs: &[(&str, &Path)], xsort: &Path, energy: &Probe, powercap: &
                 .and_then(|s| Some(s.split('[').nth(1)?.split(']').next()?.to_string())),
         },
         kernel: read_trim("/proc/sys/kernel/osrelease"),
-        os: fs::read_to_string("/etc/os-release").ok().and_then(|t| {
-            t.lines().find_map(|l| Some(l.strip_prefix("PRETTY_NAME=")?.trim_matches('"').to_string()))
-        }),
+        os: fs::read_to_string("/etc/os-release")
+            .ok()
+            .and_then(|t| t.lines().find_map(|l| Some(l.strip_prefix("PRETTY_NAME=")?.trim_matches('"').to_string()))),
         dirs: dirs.iter().map(|(role, p)| dir_info(role, p)).collect(),
         block_devices: block_devices(),
         xsort: build_of(xsort, true),

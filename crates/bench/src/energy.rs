@@ -66,11 +66,8 @@ pub fn probe(root: &Path) -> Probe {
         return Probe::NotMeasured(format!("no power counter: no RAPL zone under {}", root.display()));
     }
     let depth = |z: &Zone| z.id.matches(':').count();
-    let mut chosen: Vec<Zone> = all
-        .iter()
-        .filter(|z| (depth(z) == 1 && z.name != "psys") || (depth(z) == 2 && z.name == "dram"))
-        .cloned()
-        .collect();
+    let mut chosen: Vec<Zone> =
+        all.iter().filter(|z| (depth(z) == 1 && z.name != "psys") || (depth(z) == 2 && z.name == "dram")).cloned().collect();
     if chosen.is_empty() {
         chosen = all.iter().filter(|z| z.name == "psys").cloned().collect();
     }

@@ -47,9 +47,8 @@ pub struct Floor {
 pub fn measure(input: &Path, scratch: &Path, cfg: Config) -> Result<Floor> {
     let transfer = cfg.transfer.div_ceil(4096).max(1) * 4096;
     let inflight = cfg.inflight.max(1);
-    let mut bufs = (0..inflight)
-        .map(|_| AlignedBuf::new(transfer).map_err(|e| anyhow!("floor buffer: {e}")))
-        .collect::<Result<Vec<_>>>()?;
+    let mut bufs =
+        (0..inflight).map(|_| AlignedBuf::new(transfer).map_err(|e| anyhow!("floor buffer: {e}"))).collect::<Result<Vec<_>>>()?;
     let (read_s, bytes, read_mode) = read(input, &mut bufs, transfer)?;
     for b in bufs.iter_mut() {
         xsort_sortbench::fill_records(b, 0, xsort_sortbench::GenOptions::default());
@@ -126,7 +125,12 @@ fn write(path: &Path, bytes: u64, bufs: &[AlignedBuf], transfer: usize) -> Resul
     let (file, mode) = match OpenOptions::new().write(true).create(true).truncate(true).custom_flags(libc::O_DIRECT).open(path) {
         Ok(f) => (f, "direct"),
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (
-            OpenOptions::new().write(true).create(true).truncate(true).open(path).with_context(|| format!("creating {}", path.display()))?,
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(path)
+                .with_context(|| format!("creating {}", path.display()))?,
             "buffered",
         ),
         Err(e) => return Err(e).with_context(|| format!("creating {} for the floor's direct write", path.display())),

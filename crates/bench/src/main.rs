@@ -100,15 +100,12 @@ fn bench(args: Args, argv: Vec<String>) -> Result<bool> {
         Probe::NotMeasured(_) => None,
     };
     let temps = s.temp_dirs(&work.path);
-    let mut devices: Vec<String> = std::iter::once(work.path.as_path())
-        .chain(temps.iter().map(PathBuf::as_path))
-        .filter_map(context::disk_of_path)
-        .collect();
+    let mut devices: Vec<String> =
+        std::iter::once(work.path.as_path()).chain(temps.iter().map(PathBuf::as_path)).filter_map(context::disk_of_path).collect();
     devices.sort();
     devices.dedup();
     let temp_is_work = temps.iter().any(|t| t == &work.path);
-    let mut dirs: Vec<(&str, &Path)> =
-        vec![(if temp_is_work { "data, output and temp" } else { "data and output" }, work.path.as_path())];
+    let mut dirs: Vec<(&str, &Path)> = vec![(if temp_is_work { "data, output and temp" } else { "data and output" }, work.path.as_path())];
     dirs.extend(temps.iter().filter(|t| *t != &work.path).map(|t| ("temp", t.as_path())));
     dirs.push(("reports", s.out.as_path()));
     let ctx = context::collect(&dirs, &s.xsort, &probe, &s.powercap);

@@ -22,11 +22,8 @@ impl Progress {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::new_spinner(),
         };
-        let template = if total.is_some() {
-            "{elapsed_precise} [{bar:30}] run {pos}/{len} {msg}"
-        } else {
-            "{elapsed_precise} {spinner} {msg}"
-        };
+        let template =
+            if total.is_some() { "{elapsed_precise} [{bar:30}] run {pos}/{len} {msg}" } else { "{elapsed_precise} {spinner} {msg}" };
         if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style.progress_chars("=> "));
         }

@@ -124,12 +124,7 @@ impl Runner<'_> {
         let err_file = File::create(&stderr).with_context(|| format!("creating {}", stderr.display()))?;
         let monitor = Monitor::start(self.devices.clone(), self.energy.clone());
         let t0 = Instant::now();
-        let child = Command::new(&s.xsort)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(err_file))
-            .spawn();
+        let child = Command::new(&s.xsort).args(&args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::from(err_file)).spawn();
         let waited = child.map_err(anyhow::Error::from).and_then(|c| wait4(c.id()));
         let wall_s = t0.elapsed().as_secs_f64();
         let machine = monitor.finish();
@@ -251,10 +246,7 @@ pub fn shell_words(program: &Path, args: &[String]) -> String {
             format!("'{}'", w.replace('\'', r"'\''"))
         }
     };
-    std::iter::once(quote(&program.display().to_string()))
-        .chain(args.iter().map(|a| quote(a)))
-        .collect::<Vec<_>>()
-        .join(" ")
+    std::iter::once(quote(&program.display().to_string())).chain(args.iter().map(|a| quote(a))).collect::<Vec<_>>().join(" ")
 }
 
 /// Waits for the child and returns (status, (user s, system s, max RSS bytes)).

@@ -31,20 +31,8 @@ impl Summary {
         v.sort_by(f64::total_cmp);
         let n = v.len();
         let mean = v.iter().sum::<f64>() / n as f64;
-        let var = if n > 1 {
-            v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64
-        } else {
-            0.0
-        };
-        Some(Summary {
-            n,
-            min: v[0],
-            median: quantile(&v, 0.5),
-            mean,
-            p90: quantile(&v, 0.9),
-            max: v[n - 1],
-            stddev: var.sqrt(),
-        })
+        let var = if n > 1 { v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        Some(Summary { n, min: v[0], median: quantile(&v, 0.5), mean, p90: quantile(&v, 0.9), max: v[n - 1], stddev: var.sqrt() })
     }
 }
 

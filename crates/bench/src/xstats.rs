@@ -74,8 +74,7 @@ mod tests {
 
     #[test]
     fn tolerant_of_missing_and_extra_fields() {
-        let s: XsortStats = serde_json::from_str(r#"{"records": 5, "new_field": 1, "phases": [{"name": "input read"}]}"#)
-            .expect("parse");
+        let s: XsortStats = serde_json::from_str(r#"{"records": 5, "new_field": 1, "phases": [{"name": "input read"}]}"#).expect("parse");
         assert_eq!(s.records, 5);
         assert_eq!(s.phases[0].name, "input read");
         assert!(s.samples.is_empty());

@@ -51,7 +51,24 @@ fn datamation_small() {
 #[test]
 fn throughput_ascii_skewed_warm_unsynced() {
     let _ = xsort();
-    let mut args = vec!["throughput", "--runs", "2", "--records", "2000", "--format", "ascii", "-s", "--cache", "warm", "--sync", "off", "--threads", "1", "-S", "64M"];
+    let mut args = vec![
+        "throughput",
+        "--runs",
+        "2",
+        "--records",
+        "2000",
+        "--format",
+        "ascii",
+        "-s",
+        "--cache",
+        "warm",
+        "--sync",
+        "off",
+        "--threads",
+        "1",
+        "-S",
+        "64M",
+    ];
     args.extend(no_power());
     let b = bench(&args);
     assert_eq!(b.code(), Some(0), "stderr: {}", b.stderr());

@@ -64,7 +64,9 @@ fn bash_completes_options() {
     let p = prefix.path();
     let st = Command::new("bash").arg(script()).arg(p).env("XSORT_INSTALL_FROM", built()).output().expect("run install.sh");
     assert!(st.status.success(), "install.sh failed: {}", String::from_utf8_lossy(&st.stderr));
-    for (name, typed, expect) in [("xsort", "--record-s", "--record-size"), ("xsort-bench", "--floor-t", "--floor-transfer"), ("valsort", "-", "-q")] {
+    for (name, typed, expect) in
+        [("xsort", "--record-s", "--record-size"), ("xsort-bench", "--floor-t", "--floor-transfer"), ("valsort", "-", "-q")]
+    {
         let file = p.join(format!("share/bash-completion/completions/{name}"));
         let fun = format!("_{}", name.replace('-', "__"));
         let script = format!(
@@ -73,6 +75,10 @@ fn bash_completes_options() {
         );
         let out = Command::new("bash").arg("-c").arg(&script).output().expect("bash");
         let words = String::from_utf8_lossy(&out.stdout);
-        assert!(words.lines().any(|w| w.trim() == expect), "{name} {typed}<TAB> offers {words:?} (stderr {})", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            words.lines().any(|w| w.trim() == expect),
+            "{name} {typed}<TAB> offers {words:?} (stderr {})",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

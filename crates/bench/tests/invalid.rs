@@ -36,10 +36,8 @@ fn unsorted_copy_is_invalid_and_excluded() {
 fn corrupted_byte_fails_the_checksum() {
     let x = xsort();
     // A real sort, then one payload byte (not the key) changed: order holds, the checksum does not.
-    let (_d, sort) = broken(&format!(
-        "{} \"$@\" || exit 2\nprintf 'Z' | dd of=\"$out\" bs=1 seek=50 conv=notrunc 2>/dev/null",
-        x.display()
-    ));
+    let (_d, sort) =
+        broken(&format!("{} \"$@\" || exit 2\nprintf 'Z' | dd of=\"$out\" bs=1 seek=50 conv=notrunc 2>/dev/null", x.display()));
     let b = bench(&["throughput", "--runs", "2", "--records", "1000", "--xsort", &sort, "--powercap", "/nonexistent"]);
     assert_eq!(b.code(), Some(1), "stderr: {}", b.stderr());
     let v = b.json();

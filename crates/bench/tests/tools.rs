@@ -12,7 +12,12 @@ fn floor_measures_a_file_and_leaves_no_scratch() {
     std::fs::write(&input, vec![42u8; 3 << 20]).expect("write");
     let scratch = dir.path().join("scratch");
     std::fs::create_dir(&scratch).expect("mkdir");
-    let out = Command::new(BENCH).args(["floor", "--json", "--transfer", "64KiB", "--inflight", "2", "--scratch"]).arg(&scratch).arg(&input).output().expect("run");
+    let out = Command::new(BENCH)
+        .args(["floor", "--json", "--transfer", "64KiB", "--inflight", "2", "--scratch"])
+        .arg(&scratch)
+        .arg(&input)
+        .output()
+        .expect("run");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(v["bytes"], 3 << 20);

@@ -147,7 +147,12 @@ pub struct Args {
     pub version_sort: bool,
 
     /// Lines: sort according to WORD (see --help-all).
-    #[arg(long = "sort", value_name = "WORD", help_heading = "Ordering of lines (as GNU sort)", long_help = "Lines: sort according to WORD: general-numeric -g, human-numeric -h, month -M, numeric -n, random -R, version -V.")]
+    #[arg(
+        long = "sort",
+        value_name = "WORD",
+        help_heading = "Ordering of lines (as GNU sort)",
+        long_help = "Lines: sort according to WORD: general-numeric -g, human-numeric -h, month -M, numeric -n, random -R, version -V."
+    )]
     pub sort_word: Vec<String>,
 
     /// Lines: get random bytes from FILE (for -R).
@@ -155,15 +160,33 @@ pub struct Args {
     pub random_source: Option<PathBuf>,
 
     /// Lines: sort via a key; KEYDEF gives location and type.
-    #[arg(short = 'k', long = "key", value_name = "KEYDEF", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: sort via a key; KEYDEF gives location and type (F[.C][OPTS][,F[.C][OPTS]]).")]
+    #[arg(
+        short = 'k',
+        long = "key",
+        value_name = "KEYDEF",
+        help_heading = "Lines: keys and modes (as GNU sort)",
+        long_help = "Lines: sort via a key; KEYDEF gives location and type (F[.C][OPTS][,F[.C][OPTS]])."
+    )]
     pub keys: Vec<String>,
 
     /// Lines: fields end at SEP, not at blanks.
-    #[arg(short = 't', long = "field-separator", value_name = "SEP", allow_hyphen_values = true, help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: use SEP instead of non-blank to blank transition to find fields.")]
+    #[arg(
+        short = 't',
+        long = "field-separator",
+        value_name = "SEP",
+        allow_hyphen_values = true,
+        help_heading = "Lines: keys and modes (as GNU sort)",
+        long_help = "Lines: use SEP instead of non-blank to blank transition to find fields."
+    )]
     pub separator: Vec<String>,
 
     /// Lines: output only the first of lines with equal keys.
-    #[arg(short = 'u', long = "unique", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: output only the first of lines with equal keys (with -c, check for strict order).")]
+    #[arg(
+        short = 'u',
+        long = "unique",
+        help_heading = "Lines: keys and modes (as GNU sort)",
+        long_help = "Lines: output only the first of lines with equal keys (with -c, check for strict order)."
+    )]
     pub unique: bool,
 
     /// Lines: line delimiter is NUL, not newline.
@@ -175,7 +198,11 @@ pub struct Args {
     pub merge: bool,
 
     /// Lines: check for sorted input; do not sort.
-    #[arg(short = 'c', help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: check for sorted input; do not sort (diagnose the first disorder).")]
+    #[arg(
+        short = 'c',
+        help_heading = "Lines: keys and modes (as GNU sort)",
+        long_help = "Lines: check for sorted input; do not sort (diagnose the first disorder)."
+    )]
     pub check_diagnose: bool,
 
     /// Lines: like -c, but do not report the first bad line.
@@ -187,11 +214,20 @@ pub struct Args {
     pub check: Option<String>,
 
     /// Lines: annotate the keys, warn about questionable usage.
-    #[arg(long = "debug", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: annotate the part of the line used to sort, and warn about questionable usage.")]
+    #[arg(
+        long = "debug",
+        help_heading = "Lines: keys and modes (as GNU sort)",
+        long_help = "Lines: annotate the part of the line used to sort, and warn about questionable usage."
+    )]
     pub debug: bool,
 
     /// Lines: read the NUL-terminated input names in F.
-    #[arg(long = "files0-from", value_name = "F", help_heading = "Lines: keys and modes (as GNU sort)", long_help = "Lines: read input from the files named by NUL-terminated names in file F ('-': standard input).")]
+    #[arg(
+        long = "files0-from",
+        value_name = "F",
+        help_heading = "Lines: keys and modes (as GNU sort)",
+        long_help = "Lines: read input from the files named by NUL-terminated names in file F ('-': standard input)."
+    )]
     pub files0_from: Option<PathBuf>,
 
     /// Lines: merge at most N inputs at once.
@@ -207,7 +243,13 @@ pub struct Args {
     pub outputs: Vec<PathBuf>,
 
     /// Memory budget: SIZE or N% of memory.
-    #[arg(short = 'S', long = "memory", visible_alias = "buffer-size", value_name = "SIZE", long_help = "Memory budget: SIZE[K|M|G|T] or N% of physical memory.")]
+    #[arg(
+        short = 'S',
+        long = "memory",
+        visible_alias = "buffer-size",
+        value_name = "SIZE",
+        long_help = "Memory budget: SIZE[K|M|G|T] or N% of physical memory."
+    )]
     pub memory: Option<String>,
 
     /// Worker threads (default and most: the CPUs available).
@@ -215,7 +257,12 @@ pub struct Args {
     pub parallel: Option<usize>,
 
     /// Temp directory (repeatable; default $TMPDIR, /tmp).
-    #[arg(short = 'T', long = "temporary-directory", value_name = "DIR", long_help = "Directory for temp runs; repeat to spread temp I/O over several (default: $TMPDIR or /tmp).")]
+    #[arg(
+        short = 'T',
+        long = "temporary-directory",
+        value_name = "DIR",
+        long_help = "Directory for temp runs; repeat to spread temp I/O over several (default: $TMPDIR or /tmp)."
+    )]
     pub temp_dirs: Vec<PathBuf>,
 
     /// Compress temp runs with PROG (PROG -d expands).
@@ -231,7 +278,12 @@ pub struct Args {
     pub record_size: Option<usize>,
 
     /// Key OFF:LEN[:TYPE][:r] (repeatable; see --help-all).
-    #[arg(long = "key-bytes", value_name = "KEY", help_heading = "Fixed-size records", long_help = "Key OFFSET:LENGTH[:TYPE][:r]: LENGTH bytes at OFFSET of TYPE (char, dec, u8, i64le, f64be...: see below), ':r' descending; repeat for several keys in priority order.")]
+    #[arg(
+        long = "key-bytes",
+        value_name = "KEY",
+        help_heading = "Fixed-size records",
+        long_help = "Key OFFSET:LENGTH[:TYPE][:r]: LENGTH bytes at OFFSET of TYPE (char, dec, u8, i64le, f64be...: see below), ':r' descending; repeat for several keys in priority order."
+    )]
     pub key_bytes: Vec<String>,
 
     /// In-memory sort kernel.
@@ -239,7 +291,13 @@ pub struct Args {
     pub method: Option<String>,
 
     /// Nsort statements (repeatable; see --help-all).
-    #[arg(long = "spec", value_name = "STATEMENTS", allow_hyphen_values = true, help_heading = "Fixed-size records", long_help = "Nsort statements, e.g. '-format=size:100 -key=...' (repeatable).")]
+    #[arg(
+        long = "spec",
+        value_name = "STATEMENTS",
+        allow_hyphen_values = true,
+        help_heading = "Fixed-size records",
+        long_help = "Nsort statements, e.g. '-format=size:100 -key=...' (repeatable)."
+    )]
     pub spec: Vec<String>,
 
     /// Print statistics to standard error after the sort.
@@ -251,7 +309,11 @@ pub struct Args {
     pub stats_json: Option<PathBuf>,
 
     /// Show progress even when stderr is not a terminal.
-    #[arg(long = "progress", conflicts_with = "no_progress", long_help = "Show progress even when standard error is not a terminal: there, one line per second and a last line when done (on a terminal: a bar redrawn in place, from the first second).")]
+    #[arg(
+        long = "progress",
+        conflicts_with = "no_progress",
+        long_help = "Show progress even when standard error is not a terminal: there, one line per second and a last line when done (on a terminal: a bar redrawn in place, from the first second)."
+    )]
     pub progress: bool,
 
     /// Never show a progress bar.
@@ -267,7 +329,11 @@ pub struct Args {
     pub buffered: bool,
 
     /// Bytes per read or write request (default 8M).
-    #[arg(long = "transfer-size", value_name = "SIZE", long_help = "Bytes per read or write request for input, output and temp files (default 8M).")]
+    #[arg(
+        long = "transfer-size",
+        value_name = "SIZE",
+        long_help = "Bytes per read or write request for input, output and temp files (default 8M)."
+    )]
     pub transfer_size: Option<String>,
 
     /// Pre-fault the sort buffer before reading (Nsort's -touch).

@@ -115,7 +115,10 @@ mod tests {
             }
         }
         let e = anyhow::Error::new(Quoting(std::io::Error::from_raw_os_error(libc::EAGAIN))).context("cannot start worker threads");
-        assert_eq!(format!("{e:#}"), "cannot start worker threads: Resource temporarily unavailable (os error 11): Resource temporarily unavailable (os error 11)");
+        assert_eq!(
+            format!("{e:#}"),
+            "cannot start worker threads: Resource temporarily unavailable (os error 11): Resource temporarily unavailable (os error 11)"
+        );
         assert_eq!(message(&e), "cannot start worker threads: Resource temporarily unavailable");
         let e = anyhow::Error::new(std::io::Error::from_raw_os_error(libc::EACCES)).context("f: cannot write statistics");
         assert_eq!(message(&e), "f: cannot write statistics: Permission denied");

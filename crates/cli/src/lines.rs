@@ -190,7 +190,11 @@ pub fn rewrite_obsolete_keys(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsS
             out.push(arg);
             continue;
         };
-        let end = it.peek().and_then(|n| n.to_str()).filter(|n| n.len() > 1 && n.starts_with('-') && n.as_bytes()[1].is_ascii_digit()).map(str::to_owned);
+        let end = it
+            .peek()
+            .and_then(|n| n.to_str())
+            .filter(|n| n.len() > 1 && n.starts_with('-') && n.as_bytes()[1].is_ascii_digit())
+            .map(str::to_owned);
         match KeyField::parse_obsolete(&start[1..], end.as_deref().map(|e| &e[1..])) {
             Ok(Some(_)) | Err(_) => {
                 if end.is_some() {
@@ -212,12 +216,30 @@ pub fn rewrite_obsolete_keys(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsS
 fn takes_value(arg: &std::ffi::OsStr) -> bool {
     let Some(a) = arg.to_str() else { return false };
     const LONG: &[&str] = &[
-        "--key", "--field-separator", "--output", "--buffer-size", "--memory", "--temporary-directory", "--parallel", "--batch-size",
-        "--files0-from", "--random-source", "--sort", "--compress-program", "--record-size", "--key-bytes", "--spec", "--stats-json", "--transfer-size", "--method",
+        "--key",
+        "--field-separator",
+        "--output",
+        "--buffer-size",
+        "--memory",
+        "--temporary-directory",
+        "--parallel",
+        "--batch-size",
+        "--files0-from",
+        "--random-source",
+        "--sort",
+        "--compress-program",
+        "--record-size",
+        "--key-bytes",
+        "--spec",
+        "--stats-json",
+        "--transfer-size",
+        "--method",
     ];
     match a.strip_prefix("--") {
         Some(_) => !a.contains('=') && LONG.iter().any(|l| l.starts_with(a) && a.len() > 3),
-        None => a.len() >= 2 && a.starts_with('-') && a[1..].bytes().all(|b| b.is_ascii_alphabetic()) && a.ends_with(['k', 't', 'o', 'S', 'T']),
+        None => {
+            a.len() >= 2 && a.starts_with('-') && a[1..].bytes().all(|b| b.is_ascii_alphabetic()) && a.ends_with(['k', 't', 'o', 'S', 'T'])
+        }
     }
 }
 
@@ -245,7 +267,9 @@ fn memory_size(s: &str) -> Result<MemorySize> {
     match parse_memory_size(s) {
         Ok(m) => Ok(m),
         Err(SizeError::Zero(_)) => Ok(MemorySize::Bytes(1)),
-        Err(SizeError::PercentOutOfRange(_)) if s.trim().trim_end_matches('%').parse::<f64>().is_ok_and(|p| p > 100.0) => Ok(MemorySize::PercentOfRam(100.0)),
+        Err(SizeError::PercentOutOfRange(_)) if s.trim().trim_end_matches('%').parse::<f64>().is_ok_and(|p| p > 100.0) => {
+            Ok(MemorySize::PercentOfRam(100.0))
+        }
         Err(_) => bail!("invalid -S argument '{s}'"),
     }
 }
@@ -258,7 +282,8 @@ fn batch_size(s: &str) -> Result<usize> {
     }
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes into the struct we pass.
-    let max = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 { (lim.rlim_cur as u128).saturating_sub(3) } else { u128::MAX };
+    let max =
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 { (lim.rlim_cur as u128).saturating_sub(3) } else { u128::MAX };
     if n > max {
         bail!("--batch-size argument '{s}' too large\nmaximum --batch-size argument with current rlimit is {max}");
     }
@@ -378,7 +403,9 @@ pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
                 xsort_io::stdio::stdin_input()?;
                 std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
             }
-            Input::Path(p) => data.extend(std::fs::read(p).map_err(|e| anyhow!("cannot read: {}: {}", p.display(), xsort_io::error::os_text(&e)))?),
+            Input::Path(p) => {
+                data.extend(std::fs::read(p).map_err(|e| anyhow!("cannot read: {}: {}", p.display(), xsort_io::error::os_text(&e)))?)
+            }
         }
         if data.len() > start && data.last() != Some(&t) {
             data.push(t);

@@ -74,7 +74,8 @@ mod tests {
     #[test]
     fn only_orders_that_compare_text_warn() {
         let e = [("LANG", "en_US.UTF-8")];
-        let warns = |keys: &[&str], global: &str, stable: bool, unique: bool| warning(&order(keys, global, stable, unique), env(&e)).is_some();
+        let warns =
+            |keys: &[&str], global: &str, stable: bool, unique: bool| warning(&order(keys, global, stable, unique), env(&e)).is_some();
         assert!(warns(&[], "", false, false), "whole lines");
         assert!(warns(&["2,2"], "", true, false), "a text key");
         assert!(warns(&["2,2", "1,1n"], "", true, false), "one text key among numeric ones");

@@ -55,7 +55,9 @@ fn main() -> ExitCode {
     // A panic is a bug in xsort; it must still end as one line and exit status 2. Unwinding drops the
     // partial output (removing it) before we get here.
     // The panic's report ("panicked at FILE:LINE:COL:\nMESSAGE") goes on the one line.
-    std::panic::set_hook(Box::new(|info| eprintln!("xsort: internal error: {}", exit::without_os_error_numbers(&info.to_string()).replace('\n', " "))));
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("xsort: internal error: {}", exit::without_os_error_numbers(&info.to_string()).replace('\n', " "))
+    }));
     match std::panic::catch_unwind(|| run(args)) {
         Ok(Ok(status)) => ExitCode::from(status),
         Ok(Err(e)) => {
@@ -93,7 +95,9 @@ fn run(args: args::Args) -> Result<u8> {
     warn(&settings.warnings);
     start_workers(settings.config.threads)?;
     let sorter = xsort_core::Sorter::new(settings.config.clone());
-    sort_and_report(settings.progress, sorter.counters(), settings.stats, settings.stats_json.as_deref(), &settings.config.output, || sorter.run())
+    sort_and_report(settings.progress, sorter.counters(), settings.stats, settings.stats_json.as_deref(), &settings.config.output, || {
+        sorter.run()
+    })
 }
 
 /// Sorts, merges or checks text lines.

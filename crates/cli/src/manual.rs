@@ -113,6 +113,9 @@ mod tests {
     #[test]
     fn sections_keep_their_lines() {
         let roff = roff_sections("Examples:\n  xsort -k2,2n -o out in\n.hidden\n\nExit status: 0 on success\n");
-        assert_eq!(roff, ".SH \"EXAMPLES\"\n.nf\n  xsort \\-k2,2n \\-o out in\n\\&.hidden\n\n.fi\n.SH \"EXIT STATUS\"\n.nf\n0 on success\n.fi\n");
+        assert_eq!(
+            roff,
+            ".SH \"EXAMPLES\"\n.nf\n  xsort \\-k2,2n \\-o out in\n\\&.hidden\n\n.fi\n.SH \"EXIT STATUS\"\n.nf\n0 on success\n.fi\n"
+        );
     }
 }

@@ -6,9 +6,9 @@ use crate::args::Args;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use xsort_core::size::{parse_byte_count, parse_memory_size};
 use xsort_core::fold::SumField;
 use xsort_core::key::{ByteOrder, KeyType};
+use xsort_core::size::{parse_byte_count, parse_memory_size};
 use xsort_core::spec::{self, Endian, FieldType, FileSpec, NsortSpec};
 use xsort_core::{Input, IoSettings, KeyPart, KeySpec, Method, Output, SortConfig};
 
@@ -51,7 +51,13 @@ impl Settings {
         config.folding.sums = spec
             .summarize
             .iter()
-            .map(|f| SumField { name: f.name.clone(), offset: f.offset, len: f.size, signed: f.field_type == FieldType::Integer, order: byte_order(f.endian) })
+            .map(|f| SumField {
+                name: f.name.clone(),
+                offset: f.offset,
+                len: f.size,
+                signed: f.field_type == FieldType::Integer,
+                order: byte_order(f.endian),
+            })
             .collect();
 
         Ok(Settings { config, stats: c.stats, stats_json: args.stats_json, progress: c.progress, warnings: c.warnings })
@@ -289,7 +295,8 @@ mod tests {
         assert_eq!(parse_key_bytes("0:4:f32le").unwrap(), KeyPart::typed(0, 4, KeyType::Float(ByteOrder::Little), false));
         assert_eq!(parse_key_bytes("3:12:dec:r").unwrap(), KeyPart::typed(3, 12, KeyType::Decimal, true));
         assert_eq!(parse_key_bytes("3:1:i8").unwrap(), KeyPart::typed(3, 1, KeyType::Signed(ByteOrder::Big), false));
-        for bad in ["", "5", "a:b", "1:0", "1:2:x", "1:2:r:3", "-1:2", "1:2:r:r", "1:8:u64le:r:r", "1:8:r:u64le", "1:0:dec", "1:2:i16le:x"] {
+        for bad in ["", "5", "a:b", "1:0", "1:2:x", "1:2:r:3", "-1:2", "1:2:r:r", "1:8:u64le:r:r", "1:8:r:u64le", "1:0:dec", "1:2:i16le:x"]
+        {
             let e = parse_key_bytes(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("invalid --key-bytes '{bad}'")), "{e}");
         }

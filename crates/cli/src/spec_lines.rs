@@ -74,7 +74,15 @@ pub fn settings(args: &Args) -> Result<Option<SpecLines>> {
     cfg.compress_program = c.compress_program;
 
     let threads = c.threads;
-    Ok(Some(SpecLines { cfg, order, threads, stats: c.stats, stats_json: args.stats_json.clone(), progress: c.progress, warnings: c.warnings }))
+    Ok(Some(SpecLines {
+        cfg,
+        order,
+        threads,
+        stats: c.stats,
+        stats_json: args.stats_json.clone(),
+        progress: c.progress,
+        warnings: c.warnings,
+    }))
 }
 
 /// Sorts; returns the exit status.
@@ -89,11 +97,7 @@ pub fn run(s: SpecLines) -> Result<u8> {
 /// GNU's `-t` and `-k` keys for the spec's keys (see the module documentation).
 fn gnu_keys(spec: &NsortSpec, terminator: u8) -> Result<(Option<u8>, Vec<KeyField>)> {
     let delimited = spec.fields.iter().any(|f| f.delimiter.is_some());
-    let separator = if delimited {
-        spec.fields.iter().filter_map(|f| f.delimiter).find(|&d| d != terminator)
-    } else {
-        Some(terminator)
-    };
+    let separator = if delimited { spec.fields.iter().filter_map(|f| f.delimiter).find(|&d| d != terminator) } else { Some(terminator) };
     let mut keys = Vec::with_capacity(spec.keys.len());
     for key in &spec.keys {
         let mut flags = String::new();

@@ -31,7 +31,9 @@ impl StatsFile {
         let cannot = || format!("{}: cannot write statistics", path.display());
         let (file, created) = match OpenOptions::new().write(true).create_new(true).open(path) {
             Ok(f) => (f, true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (OpenOptions::new().write(true).open(path).with_context(cannot)?, false),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                (OpenOptions::new().write(true).open(path).with_context(cannot)?, false)
+            }
             Err(e) => return Err(e).with_context(cannot),
         };
         Ok(StatsFile { file, path: path.to_owned(), created })

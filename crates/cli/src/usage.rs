@@ -100,7 +100,10 @@ mod tests {
     fn typos_get_a_suggestion() {
         assert_eq!(refused(&["--sortt"]), "unrecognized option '--sortt'; did you mean '--sort'?");
         assert_eq!(refused(&["--recrod-size=100"]), "unrecognized option '--recrod-size=100'; did you mean '--record-size'?");
-        assert_eq!(refused(&["--s=x"]), "option '--s=x' is ambiguous; possibilities: '--sort' '--stable' '--spec' '--stats' '--stats-json' '--sync'");
+        assert_eq!(
+            refused(&["--s=x"]),
+            "option '--s=x' is ambiguous; possibilities: '--sort' '--stable' '--spec' '--stats' '--stats-json' '--sync'"
+        );
         assert_eq!(refused(&["--zzzz"]), "unrecognized option '--zzzz'");
         assert_eq!(refused(&["-j"]), "invalid option -- 'j'");
     }

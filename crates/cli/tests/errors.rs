@@ -186,7 +186,8 @@ const SMALL_DISK: &str = "trap '' XFSZ; ulimit -f 1000";
 fn output_file_system_full() {
     let c = Case::new();
     for extra in [&[][..], &["--buffered"][..]] {
-        let msg = fail(c.fx.cmd_under_sh(SMALL_DISK).args(["--record-size=100", "--key-bytes=0:10"]).args(extra).args(["-o", "out", "good"]));
+        let msg =
+            fail(c.fx.cmd_under_sh(SMALL_DISK).args(["--record-size=100", "--key-bytes=0:10"]).args(extra).args(["-o", "out", "good"]));
         // The user named 'out', not the unnamed (or hidden) file that was to replace it.
         assert!(msg.starts_with("xsort: out: "), "message should name the output 'out': {msg}");
         c.assert_untouched();

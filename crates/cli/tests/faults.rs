@@ -29,7 +29,11 @@ struct Tmpfs {
 impl Tmpfs {
     fn mount(dir: &Path, size: &str) -> Tmpfs {
         std::fs::create_dir_all(dir).expect("create mount point");
-        let out = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size},mode=1777"), "tmpfs"]).arg(dir).output().expect("run mount");
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=1777"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .expect("run mount");
         assert!(
             out.status.success(),
             "the fault matrix needs to mount a small tmpfs (run as root): mount {}: {}",
@@ -49,7 +53,8 @@ impl Drop for Tmpfs {
 
 /// The names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).expect("read_dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).expect("read_dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -248,7 +253,13 @@ fn change_input_during_sort(job: &Job, points: usize, seed: u64, change: impl Fn
         let target = std::fs::read(job.fx.path("out")).unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         match out.status.code() {
-            Some(0) => assert!(target == job.expected || target == expected_after, "{what}: exit 0 with an output that sorts neither version ({} bytes; before {}, after {})", target.len(), job.expected.len(), expected_after.len()),
+            Some(0) => assert!(
+                target == job.expected || target == expected_after,
+                "{what}: exit 0 with an output that sorts neither version ({} bytes; before {}, after {})",
+                target.len(),
+                job.expected.len(),
+                expected_after.len()
+            ),
             Some(2) => {
                 assert_eq!(target, OLD, "{what}: failed but replaced the target");
                 assert_eq!(err.lines().count(), 1, "{what}: {err}");
@@ -301,7 +312,9 @@ fn concurrent_sorts_onto_one_target_leave_one_complete_output() {
         let children: Vec<_> = (0..4)
             .map(|w| {
                 let mut c = fx.cmd();
-                c.args(["--record-size=100", "-S", "1M", "-T", "t", "-o", "out", &format!("in{w}")]).stdout(Stdio::null()).stderr(Stdio::piped());
+                c.args(["--record-size=100", "-S", "1M", "-T", "t", "-o", "out", &format!("in{w}")])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped());
                 c.spawn().expect("spawn xsort")
             })
             .collect();

@@ -133,8 +133,11 @@ fn check_private(extra: &[&str]) {
     // The partial output and at least one run are open: two files of the shared directory.
     let prefix = format!("{}/", shared.display());
     let in_shared = |pid: u32| -> Vec<std::path::PathBuf> {
-        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_else(|_| Vec::new());
-        let ours = |fd: &std::path::PathBuf| std::fs::read_link(fd).is_ok_and(|l| l.to_string_lossy().starts_with(&prefix) && !l.ends_with("in"));
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_else(|_| Vec::new());
+        let ours =
+            |fd: &std::path::PathBuf| std::fs::read_link(fd).is_ok_and(|l| l.to_string_lossy().starts_with(&prefix) && !l.ends_with("in"));
         fds.into_iter().filter(ours).collect()
     };
     wait_for(&mut child, "the output and a temp run", || in_shared(pid).len() >= 2);
@@ -225,7 +228,8 @@ fn an_input_that_is_another_link_of_the_target_is_read_before_the_rewrite() {
     let fx = Fixture::new();
     let input = random_lines(30_000, 7);
     let sorted = sorted_lines(&input);
-    let cases: [&[&str]; 5] = [&[], &["-S", TINY, "-T", "tmp"], &["--record-size=1"], &["--record-size=1", "-S", TINY, "-T", "tmp"], &["-m"]];
+    let cases: [&[&str]; 5] =
+        [&[], &["-S", TINY, "-T", "tmp"], &["--record-size=1"], &["--record-size=1", "-S", TINY, "-T", "tmp"], &["-m"]];
     for extra in cases {
         // -m merges an input that is already sorted; the others sort the shuffled lines.
         let data = if extra == ["-m"] { &sorted } else { &input };
@@ -322,7 +326,8 @@ fn a_directory_that_allows_no_new_file_is_named_and_an_existing_target_in_it_is_
     let o = as_nobody(bin()).args(["-T"]).arg(&shared).arg("-o").arg(closed.join("new")).arg(&inp).output().unwrap();
     let msg = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{msg}");
-    let expected = format!("xsort: {}: cannot create a file in directory '{}': Permission denied\n", closed.join("new").display(), closed.display());
+    let expected =
+        format!("xsort: {}: cannot create a file in directory '{}': Permission denied\n", closed.join("new").display(), closed.display());
     assert_eq!(msg, expected);
     // An existing file nobody may write: written in place, as GNU sort does, the output waiting in -T.
     let out = fx.write("closed/mine", b"old\n");

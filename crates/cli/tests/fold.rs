@@ -71,7 +71,10 @@ fn unique_keeps_the_first_record_of_each_key() {
 
 #[test]
 fn summarize_sums_the_named_fields() {
-    fold_runs(&["--spec", "-field=name:k,off:0,size:2,character -field=name:n,off:6,size:4,unsigned,little_endian -key=k -summarize=n"], true);
+    fold_runs(
+        &["--spec", "-field=name:k,off:0,size:2,character -field=name:n,off:6,size:4,unsigned,little_endian -key=k -summarize=n"],
+        true,
+    );
 }
 
 #[test]
@@ -84,7 +87,14 @@ fn summarize_overflow_is_an_error() {
     }
     fx.write("in", &data);
     fx.write("out", b"keep");
-    let msg = fail(fx.cmd().args(["--record-size=2", "--spec", "-field=name:k,off:0,size:1 -field=name:n,off:1,size:1,unsigned -key=k -summarize=n", "-o", "out", "in"]));
+    let msg = fail(fx.cmd().args([
+        "--record-size=2",
+        "--spec",
+        "-field=name:k,off:0,size:1 -field=name:n,off:1,size:1,unsigned -key=k -summarize=n",
+        "-o",
+        "out",
+        "in",
+    ]));
     assert!(msg.contains("overflows") && msg.contains("'n'"), "{msg}");
     let msg = fail(fx.cmd().args(["--record-size=2", "--spec", "-field=name:k,off:0,size:1 -key=k -summarize=k", "-o", "out", "in"]));
     assert!(msg.contains("-summarize=k") && msg.contains("integer"), "{msg}");

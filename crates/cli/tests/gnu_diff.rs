@@ -95,15 +95,47 @@ fn number(g: &mut Gen) -> String {
         }
         5 => {
             let hex: String = (0..g.range(1, 4)).map(|_| *g.pick(&['0', '1', '8', 'a', 'F', 'c'])).collect();
-            let frac = if g.pct(40) { format!(".{}", { let n = g.range(0, 2); g.digits(n) }) } else { String::new() };
+            let frac = if g.pct(40) {
+                format!(".{}", {
+                    let n = g.range(0, 2);
+                    g.digits(n)
+                })
+            } else {
+                String::new()
+            };
             let exp = if g.pct(70) { format!("{}{}{}", g.pick(&["p", "P"]), sign(g), g.range(0, 12)) } else { String::new() };
             format!("{}{}{hex}{frac}{exp}", sign(g), g.pick(&["0x", "0X"]))
         }
-        6 => g.pick(&["inf", "-inf", "+inf", "INF", "Infinity", "-Infinity", "infinity", "nan", "NaN", "-nan", "NAN", "nan(12)", "-NaN", "in", "na"]).to_string(),
+        6 => g
+            .pick(&[
+                "inf",
+                "-inf",
+                "+inf",
+                "INF",
+                "Infinity",
+                "-Infinity",
+                "infinity",
+                "nan",
+                "NaN",
+                "-nan",
+                "NAN",
+                "nan(12)",
+                "-NaN",
+                "in",
+                "na",
+            ])
+            .to_string(),
         7 => g.pick(&["0", "-0", "+0", "0.0", "-0.0", "00", "-.0", ".0", "0e5", "-0e-3", "-000", "0x0", "-0x0p1", "0.", "-0."]).to_string(),
         8 | 9 => {
             let n = g.range(1, 4);
-            let frac = if g.pct(30) { format!(".{}", { let n = g.range(1, 2); g.digits(n) }) } else { String::new() };
+            let frac = if g.pct(30) {
+                format!(".{}", {
+                    let n = g.range(1, 2);
+                    g.digits(n)
+                })
+            } else {
+                String::new()
+            };
             let suf = g.pick(&["K", "M", "G", "T", "k", "P", "E", "Z", "Y", "", "m", "g", "KB", "Ki", "R", "Q"]);
             format!("{}{}{frac}{suf}", sign(g), g.digits(n))
         }
@@ -120,12 +152,38 @@ fn number(g: &mut Gen) -> String {
         }
         13 => g
             .pick(&[
-                "1e500", "-1e500", "1e-5000", "123456789012345678901234567890", "0.000000000000000000001", "-99999999999999999999.5",
-                "1.7976931348623157e308", "4.9e-324", "0x1p-16445", "1e4932", "+5", "++5", "1024", "1K", "1.5K", "1500", "0.5K", "1k",
-                "-1K", "-0K", "1KK", "1 K", "00000000000000000000001", "1.000000000000000000001",
+                "1e500",
+                "-1e500",
+                "1e-5000",
+                "123456789012345678901234567890",
+                "0.000000000000000000001",
+                "-99999999999999999999.5",
+                "1.7976931348623157e308",
+                "4.9e-324",
+                "0x1p-16445",
+                "1e4932",
+                "+5",
+                "++5",
+                "1024",
+                "1K",
+                "1.5K",
+                "1500",
+                "0.5K",
+                "1k",
+                "-1K",
+                "-0K",
+                "1KK",
+                "1 K",
+                "00000000000000000000001",
+                "1.000000000000000000001",
             ])
             .to_string(),
-        12 => g.pick(&["+", "-", ".", "-.", "1.2.3", "1e", "0x", "--1", "+-1", "1-", "e5", "1e+", "0x1p", "1,", ",5", "1.5.", "- 1", "+ 2", "12abc", "0x1.8p1", "1.5e3K", "٣"]).to_string(),
+        12 => g
+            .pick(&[
+                "+", "-", ".", "-.", "1.2.3", "1e", "0x", "--1", "+-1", "1-", "e5", "1e+", "0x1p", "1,", ",5", "1.5.", "- 1", "+ 2",
+                "12abc", "0x1.8p1", "1.5e3K", "٣",
+            ])
+            .to_string(),
         _ => format!("{}{}", sign(g), g.below(60)),
     };
     lead + &body
@@ -244,7 +302,8 @@ fn random_spec(g: &mut Gen, zero: bool) -> FileSpec {
         7 | 8 => g.range(40, 300),
         _ => g.range(300, 2000),
     };
-    let profile = *g.pick(&[Profile::Numbers, Profile::Numbers, Profile::Months, Profile::Versions, Profile::Words, Profile::Mixed, Profile::Mixed]);
+    let profile =
+        *g.pick(&[Profile::Numbers, Profile::Numbers, Profile::Months, Profile::Versions, Profile::Words, Profile::Mixed, Profile::Mixed]);
     FileSpec {
         lines,
         profile,
@@ -542,7 +601,8 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
         90..=97 => "error",
         _ => "long",
     };
-    let mut c = Case { seed, kind, files: Vec::new(), stdin: None, args: Vec::new(), compare_files: Vec::new(), random: None, shrink: Vec::new() };
+    let mut c =
+        Case { seed, kind, files: Vec::new(), stdin: None, args: Vec::new(), compare_files: Vec::new(), random: None, shrink: Vec::new() };
     match kind {
         "sort" | "multi" | "zero" | "long" | "spill" => {
             let zero = kind == "zero" || g.pct(3);
@@ -812,13 +872,21 @@ fn uses_general_numeric(args: &[String]) -> bool {
 fn uses_type(args: &[String], letter: char, long: &[&str]) -> bool {
     let mut prev_k = false;
     for a in args {
-        let is_key = prev_k || a.starts_with("-k") || a.starts_with("--key=") || a.starts_with('+') || (a.starts_with('-') && a[1..].starts_with(|c: char| c.is_ascii_digit()));
+        let is_key = prev_k
+            || a.starts_with("-k")
+            || a.starts_with("--key=")
+            || a.starts_with('+')
+            || (a.starts_with('-') && a[1..].starts_with(|c: char| c.is_ascii_digit()));
         let flags = if is_key {
             a.trim_start_matches(|c: char| !c.is_ascii_alphabetic() || c == 'k').to_string()
         } else if a.starts_with("--") {
             String::new()
         } else if let Some(f) = a.strip_prefix('-') {
-            if f.starts_with(['t', 'o', 'S', 'T']) { String::new() } else { f.to_string() }
+            if f.starts_with(['t', 'o', 'S', 'T']) {
+                String::new()
+            } else {
+                f.to_string()
+            }
         } else {
             String::new()
         };
@@ -1392,7 +1460,8 @@ fn xsort_matches_gnu_sort() {
     }
     let fixture = common::Fixture::new();
     let work = fixture.mkdir("work");
-    let gnu_path = PathBuf::from(String::from_utf8(Command::new("sh").arg("-c").arg("command -v sort").output().unwrap().stdout).unwrap().trim());
+    let gnu_path =
+        PathBuf::from(String::from_utf8(Command::new("sh").arg("-c").arg("command -v sort").output().unwrap().stdout).unwrap().trim());
     let runner = Runner { xsort: PathBuf::from(bin()), gnu: gnu_path, work: work.clone() };
     let gnu = GnuSort { scratch: fixture.mkdir("scratch") };
     let n = env_num("XSORT_GNU_DIFF_CASES").map_or(DEFAULT_CASES, |n| n as usize);

@@ -19,7 +19,12 @@ fn options_listed(help: &str) -> Vec<String> {
         .lines()
         .filter_map(|l| {
             let l = l.trim_start();
-            let l = l.strip_prefix("-").and_then(|r| r.get(1..)).map(|r| r.trim_start_matches(", ")).filter(|r| r.starts_with("--")).or(Some(l))?;
+            let l = l
+                .strip_prefix("-")
+                .and_then(|r| r.get(1..))
+                .map(|r| r.trim_start_matches(", "))
+                .filter(|r| r.starts_with("--"))
+                .or(Some(l))?;
             let name = l.strip_prefix("--")?.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).next()?;
             (!name.is_empty()).then(|| name.to_string())
         })
@@ -54,11 +59,16 @@ fn ambiguous_prefix_is_refused_as_gnu_does() {
     let (out, err, code) = xsort(&["--stat"]);
     assert_eq!(code, 2);
     assert_eq!(out, "");
-    assert_eq!(err, "xsort: option '--stat' is ambiguous; possibilities: '--stats' '--stats-json'\nTry 'xsort --help' for more information.\n");
+    assert_eq!(
+        err,
+        "xsort: option '--stat' is ambiguous; possibilities: '--stats' '--stats-json'\nTry 'xsort --help' for more information.\n"
+    );
     let (_, err, code) = xsort(&["--s=x", "in"]);
     assert_eq!(code, 2);
     assert!(
-        err.starts_with("xsort: option '--s=x' is ambiguous; possibilities: '--sort' '--stable' '--spec' '--stats' '--stats-json' '--sync'\n"),
+        err.starts_with(
+            "xsort: option '--s=x' is ambiguous; possibilities: '--sort' '--stable' '--spec' '--stats' '--stats-json' '--sync'\n"
+        ),
         "{err}"
     );
 }

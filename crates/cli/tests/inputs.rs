@@ -196,7 +196,8 @@ fn an_input_that_cannot_be_opened_is_reported_before_its_size() {
 
 /// Files of procfs and sysfs whose content is stable while a test runs. procfs says they hold 0
 /// bytes, sysfs says 4096; sysfs refuses mmap and O_DIRECT.
-const PSEUDO_FILES: [&str; 4] = ["/proc/version", "/proc/filesystems", "/sys/devices/system/cpu/possible", "/sys/kernel/mm/transparent_hugepage/enabled"];
+const PSEUDO_FILES: [&str; 4] =
+    ["/proc/version", "/proc/filesystems", "/sys/devices/system/cpu/possible", "/sys/kernel/mm/transparent_hugepage/enabled"];
 
 /// The pseudo files of [`PSEUDO_FILES`] this machine has, with their content as read now; at least
 /// one of procfs and one of sysfs must be there.
@@ -291,7 +292,16 @@ fn a_closed_standard_input_is_an_error_when_it_is_an_input() {
     fx.write("f", b"b\na\n");
     fx.write("out", b"OLD\n");
     const MSG: &str = "xsort: read failed: -: Bad file descriptor";
-    let cases: [&[&str]; 8] = [&[], &["-"], &["f", "-", "-o", "out"], &["--record-size=1"], &["--record-size=1", "f", "-", "-o", "out"], &["-m", "f", "-"], &["-c"], &["--files0-from=-"]];
+    let cases: [&[&str]; 8] = [
+        &[],
+        &["-"],
+        &["f", "-", "-o", "out"],
+        &["--record-size=1"],
+        &["--record-size=1", "f", "-", "-o", "out"],
+        &["-m", "f", "-"],
+        &["-c"],
+        &["--files0-from=-"],
+    ];
     for args in cases {
         let msg = fail(&mut with_closed(&fx, "<&-", args));
         assert_eq!(msg, MSG, "{args:?}");
@@ -332,7 +342,11 @@ fn assert_mapped(fx: &Fixture, args: &[&str], data: &[u8], expected: &[u8]) {
     assert!(std::fs::read(fx.path("out")).unwrap() == expected, "{args:?}: output differs from the reference");
     let stats = read_stats(&fx.path("stats.json"));
     let input = stats["phases"].as_array().unwrap().iter().find(|p| p["name"] == "input read").expect("input phase");
-    assert_eq!((input["transfers"].as_u64(), input["bytes"].as_u64()), (Some(1), Some(data.len() as u64)), "{args:?} did not map its input: {input}");
+    assert_eq!(
+        (input["transfers"].as_u64(), input["bytes"].as_u64()),
+        (Some(1), Some(data.len() as u64)),
+        "{args:?} did not map its input: {input}"
+    );
     std::fs::remove_file(fx.path("stats.json")).unwrap();
 }
 
@@ -360,7 +374,10 @@ fn truncation_race(fx: &Fixture, args: &[&str], data: &[u8], cut: impl Fn(usize)
         match out.status.code() {
             Some(0) => {
                 let got = std::fs::read(fx.path("out")).unwrap();
-                assert!(got == sort(data) || got == sort(&data[..at]), "exit 0 but the output is neither the whole sort nor that of the cut input: {ctx}");
+                assert!(
+                    got == sort(data) || got == sort(&data[..at]),
+                    "exit 0 but the output is neither the whole sort nor that of the cut input: {ctx}"
+                );
             }
             Some(2) => {
                 assert_eq!(stderr, expected_msg, "{ctx}");

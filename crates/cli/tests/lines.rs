@@ -101,7 +101,18 @@ fn long_lines_and_nul_terminated_records_spill_correctly() {
     fx.write("long", &data);
     let out = ok(fx.cmd().args(["-S", "256K", "long"]));
     assert_eq!(out.stdout, gnu(&fx, &["long"], None));
-    let z: Vec<u8> = random_lines(3000, 5).iter().map(|&b| if b == b'\n' { 0 } else if b == b'-' { b'\n' } else { b }).collect();
+    let z: Vec<u8> = random_lines(3000, 5)
+        .iter()
+        .map(|&b| {
+            if b == b'\n' {
+                0
+            } else if b == b'-' {
+                b'\n'
+            } else {
+                b
+            }
+        })
+        .collect();
     fx.write("z", &z);
     let out = ok(fx.cmd().args(["-z", "-S", "256K", "-k2,2n", "z"]));
     assert_eq!(out.stdout, gnu(&fx, &["-z", "-k2,2n", "z"], None));

@@ -73,7 +73,12 @@ fn lines_longer_than_the_budget_take_a_small_multiple_of_their_length() {
     let temp = fx.mkdir("t");
     let budget = 8 * MIB;
 
-    let (status, peak) = peak_rss(fx.cmd().args(["-S", "8M", "-T", "t", "--stats", "--stats-json", "s.json", "-o", "out", "in"]), &fx.path("err"), &fx.path("s.json"), Duration::from_secs(60));
+    let (status, peak) = peak_rss(
+        fx.cmd().args(["-S", "8M", "-T", "t", "--stats", "--stats-json", "s.json", "-o", "out", "in"]),
+        &fx.path("err"),
+        &fx.path("s.json"),
+        Duration::from_secs(60),
+    );
     let report = std::fs::read_to_string(fx.path("err")).unwrap();
     assert_eq!(status, 0, "{report}");
     // The aim: the budget, three times the longest line, and a small constant (the process itself).
@@ -113,7 +118,12 @@ fn short_lines_keep_their_bookkeeping_within_the_budget() {
     }
     fx.write("in", &input);
     fx.mkdir("t");
-    let (status, peak) = peak_rss(fx.cmd().args(["-S", "8M", "-T", "t", "--stats-json", "s.json", "-o", "out", "in"]), &fx.path("err"), &fx.path("s.json"), Duration::from_secs(60));
+    let (status, peak) = peak_rss(
+        fx.cmd().args(["-S", "8M", "-T", "t", "--stats-json", "s.json", "-o", "out", "in"]),
+        &fx.path("err"),
+        &fx.path("s.json"),
+        Duration::from_secs(60),
+    );
     assert_eq!(status, 0, "{}", std::fs::read_to_string(fx.path("err")).unwrap());
     assert!(peak <= 8 * MIB + 10 * MIB, "peak RSS {} MiB under an 8 MiB budget", peak / MIB);
     let stats = read_stats(&fx.path("s.json"));

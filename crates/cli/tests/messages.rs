@@ -71,7 +71,10 @@ fn a_full_temp_disk_is_named_with_its_cause() {
     let lines = failure_lines(fx.cmd().args(["-S", "1M", "-T", &dir, "--compress-program", "gzip", "-o", "out", "in"]));
     let ours: Vec<&String> = lines.iter().filter(|l| l.starts_with("xsort:")).collect();
     assert_eq!(ours.len(), 1, "one xsort line: {lines:?}");
-    assert_eq!(ours[0], &format!("xsort: {dir}: compress program 'gzip' failed writing a temp run: No space left on device (exit status 1)"));
+    assert_eq!(
+        ours[0],
+        &format!("xsort: {dir}: compress program 'gzip' failed writing a temp run: No space left on device (exit status 1)")
+    );
     assert!(lines.iter().all(|l| l.is_empty() || l.starts_with("xsort:") || l.starts_with("gzip:")), "{lines:?}");
 
     // Without a compress program: the write itself fails, named by the temp directory.
@@ -129,7 +132,10 @@ fn os_errors_read_the_same_everywhere() {
         failure_lines(&mut c)
     };
     let json = format!("{}/s.json", locked.display());
-    assert_eq!(as_other(&["--stats-json", &json, "-o", "/dev/null", "in"]), [format!("xsort: {json}: cannot write statistics: Permission denied")]);
+    assert_eq!(
+        as_other(&["--stats-json", &json, "-o", "/dev/null", "in"]),
+        [format!("xsort: {json}: cannot write statistics: Permission denied")]
+    );
     let lines = as_other(&["-S", "256K", "-T", "locked", "-o", "/dev/null", "in"]);
     assert!(lines.len() == 1 && lines[0].ends_with(": Permission denied"), "{lines:?}");
     let lines = failure_lines(fx.cmd().args(["-R", "--random-source", "locked", "in"]));

@@ -79,7 +79,13 @@ fn one_pass_gensort_is_valsort_clean_without_temp_file() {
     let temp = fx.mkdir("temp");
     watch_dir(&temp);
     watch_dir(&fx.tmp());
-    ok(fx.cmd().args(["--record-size=100", "--key-bytes=0:10", "-T"]).arg(&temp).args(["--stats-json", "s.json", "-o", "out.dat", "in.dat"]));
+    ok(fx.cmd().args(["--record-size=100", "--key-bytes=0:10", "-T"]).arg(&temp).args([
+        "--stats-json",
+        "s.json",
+        "-o",
+        "out.dat",
+        "in.dat",
+    ]));
     assert_valsort_clean(&fx.path("out.dat"), n, sum);
     let out = std::fs::read(fx.path("out.dat")).unwrap();
     assert_eq!(xsort_sortbench::checksum_of(&out), sum);

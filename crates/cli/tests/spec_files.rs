@@ -72,10 +72,16 @@ fn specification_files_that_loop_or_fail_are_one_line_errors() {
     fx.write("a.spec", b"-format=size:100\n-specification=b.spec\n");
     fx.write("b.spec", b"-stat\n\n-specification=a.spec\n");
     let msg = fail(fx.cmd().args(["--spec", "-specification=a.spec", "-o", "out", "ns.dat"]));
-    assert_eq!(msg, "xsort: --spec: b.spec:3: invalid statement '-specification=a.spec': 'a.spec' includes itself: a.spec -> b.spec -> a.spec");
+    assert_eq!(
+        msg,
+        "xsort: --spec: b.spec:3: invalid statement '-specification=a.spec': 'a.spec' includes itself: a.spec -> b.spec -> a.spec"
+    );
     fx.write("bad.spec", b"-format=size:100\n-in_file=ns.dat,\n  direct, count=lots\n");
     let msg = fail(fx.cmd().args(["--spec", "-specification=bad.spec", "-o", "out"]));
-    assert_eq!(msg, "xsort: --spec: bad.spec:2: invalid statement '-in_file=ns.dat,direct,count=lots': count must be a whole number, not 'lots'");
+    assert_eq!(
+        msg,
+        "xsort: --spec: bad.spec:2: invalid statement '-in_file=ns.dat,direct,count=lots': count must be a whole number, not 'lots'"
+    );
     let msg = fail(fx.cmd().args(["--spec", "-specification=none.spec", "-o", "out"]));
     assert_eq!(msg, "xsort: --spec: invalid statement '-specification=none.spec': cannot read 'none.spec': No such file or directory");
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"kept");

@@ -77,7 +77,8 @@ fn spec_temp_statement_is_used_when_spilling() {
 fn spec_split_over_several_arguments_and_stdin() {
     let fx = Fixture::new();
     let data = alphabet_records(10_000, 20, b"abc", 1);
-    let spec = ["-format=size:20", "-field=name:a,size:3,off:2,character -field=name:b,size:4,off:10,character", "-key=b,descending -key=a"];
+    let spec =
+        ["-format=size:20", "-field=name:a,size:3,off:2,character -field=name:b,size:4,off:10,character", "-key=b,descending -key=a"];
     let mut cmd = fx.cmd();
     for s in spec {
         cmd.arg("--spec").arg(s);
@@ -121,7 +122,11 @@ fn spec_wrong_statement_fails_quoting_it() {
 /// report and the JSON, having checked the output with valsort.
 fn sort_with_stats(fx: &Fixture, n: u64, extra: &[&str]) -> (String, Value) {
     let sum = gensort(&fx.path("in.dat"), 0, n, false);
-    let out = ok(fx.cmd().args(["--record-size=100", "--key-bytes=0:10", "--stats", "--stats-json", "s.json"]).args(extra).args(["-o", "out.dat", "in.dat"]));
+    let out = ok(fx
+        .cmd()
+        .args(["--record-size=100", "--key-bytes=0:10", "--stats", "--stats-json", "s.json"])
+        .args(extra)
+        .args(["-o", "out.dat", "in.dat"]));
     assert_valsort_clean(&fx.path("out.dat"), n, sum);
     (String::from_utf8(out.stderr).unwrap(), read_stats(&fx.path("s.json")))
 }

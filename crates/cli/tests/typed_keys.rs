@@ -69,7 +69,21 @@ fn f64_value(r: &mut Rng) -> f64 {
 
 fn f32_value(r: &mut Rng) -> f32 {
     match r.below(4) {
-        0 => pick(r, &[0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, f32::MIN, f32::MAX, f32::from_bits(1), -f32::from_bits(0x007F_FFFF)]),
+        0 => pick(
+            r,
+            &[
+                0.0,
+                -0.0,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NAN,
+                -f32::NAN,
+                f32::MIN,
+                f32::MAX,
+                f32::from_bits(1),
+                -f32::from_bits(0x007F_FFFF),
+            ],
+        ),
         1 => (r.below(9) as f32 - 4.0) * 0.25,
         2 => f32::from_bits(r.next_u64() as u32),
         _ => r.next_u64() as i32 as f32,
@@ -182,7 +196,12 @@ struct TKey {
 
 fn tkey(spec: &str) -> TKey {
     let p: Vec<&str> = spec.split(':').collect();
-    TKey { offset: p[0].parse().unwrap(), len: p[1].parse().unwrap(), ty: p.get(2).copied().unwrap_or("char").to_string(), descending: p.last() == Some(&"r") }
+    TKey {
+        offset: p[0].parse().unwrap(),
+        len: p[1].parse().unwrap(),
+        ty: p.get(2).copied().unwrap_or("char").to_string(),
+        descending: p.last() == Some(&"r"),
+    }
 }
 
 fn decode(k: &TKey, rec: &[u8]) -> Val {
@@ -254,8 +273,15 @@ fn assert_typed_sorted(out: &[u8], input: &[u8], keys: &[&str], what: &str) {
     let recs: Vec<&[u8]> = a.clone();
     for (i, w) in recs.windows(2).enumerate() {
         match compare_typed(w[0], w[1], &keys) {
-            Ordering::Greater => panic!("{what}: records {i} and {} out of order: {:?} then {:?}", i + 1, keys.iter().map(|k| decode(k, w[0])).collect::<Vec<_>>(), keys.iter().map(|k| decode(k, w[1])).collect::<Vec<_>>()),
-            Ordering::Equal => assert!(seq(w[0]) < seq(w[1]), "{what}: records {i} and {} have equal keys but are not in input order", i + 1),
+            Ordering::Greater => panic!(
+                "{what}: records {i} and {} out of order: {:?} then {:?}",
+                i + 1,
+                keys.iter().map(|k| decode(k, w[0])).collect::<Vec<_>>(),
+                keys.iter().map(|k| decode(k, w[1])).collect::<Vec<_>>()
+            ),
+            Ordering::Equal => {
+                assert!(seq(w[0]) < seq(w[1]), "{what}: records {i} and {} have equal keys but are not in input order", i + 1)
+            }
             Ordering::Less => {}
         }
     }
@@ -359,7 +385,12 @@ fn several_typed_keys_mixed_with_bytes() {
 fn one_pass_and_radix_vs_merge_agree() {
     let d = typed_records(3000, 11);
     for method in ["radix", "merge"] {
-        let args = vec![format!("--record-size={REC}"), format!("--key-bytes={F64LE}:8:f64le"), format!("--key-bytes={I64LE}:8:i64le:r"), format!("--method={method}")];
+        let args = vec![
+            format!("--record-size={REC}"),
+            format!("--key-bytes={F64LE}:8:f64le"),
+            format!("--key-bytes={I64LE}:8:i64le:r"),
+            format!("--method={method}"),
+        ];
         let out = sort_with(&d, &args, false);
         assert_typed_sorted(&out, &d, &[&format!("{F64LE}:8:f64le"), &format!("{I64LE}:8:i64le:r")], method);
     }

@@ -59,7 +59,15 @@ pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize
 
 /// Sorts the entries of records in `data`: the kernel on the packed integers, then, when the prefix
 /// does not hold the whole key, a comparison sort of each group of equal prefixes.
-pub fn sort(method: Method, key: &ResolvedKey, layout: EntryLayout, record_size: usize, data: &[u8], entries: &mut [u128], scratch: &mut [u128]) {
+pub fn sort(
+    method: Method,
+    key: &ResolvedKey,
+    layout: EntryLayout,
+    record_size: usize,
+    data: &[u8],
+    entries: &mut [u128],
+    scratch: &mut [u128],
+) {
     xsort_kernels::sort_entries(method, entries, &mut scratch[..entries.len()], layout.prefix_bytes.max(1));
     sort_ties(key, layout, record_size, data, entries);
 }
@@ -67,7 +75,13 @@ pub fn sort(method: Method, key: &ResolvedKey, layout: EntryLayout, record_size:
 /// [`sort`] that hands the sorted entries to `emit` in consecutive ascending pieces, each as soon as
 /// it is final (see [`xsort_kernels::sort_entries_in_pieces`]), so that they can be written out while
 /// the rest are sorted. Equal prefixes never straddle two pieces.
-pub fn sort_in_pieces<'a>(ctx: &SortContext, data: &[u8], entries: &'a mut [u128], scratch: &'a mut [u128], mut emit: impl FnMut(&'a [u128])) {
+pub fn sort_in_pieces<'a>(
+    ctx: &SortContext,
+    data: &[u8],
+    entries: &'a mut [u128],
+    scratch: &'a mut [u128],
+    mut emit: impl FnMut(&'a [u128]),
+) {
     let (n, layout) = (entries.len(), ctx.layout);
     xsort_kernels::sort_entries_in_pieces(ctx.method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, _| {
         sort_ties(ctx.key, layout, ctx.record_size, data, piece);
@@ -106,9 +120,9 @@ fn sort_ties(key: &ResolvedKey, layout: EntryLayout, record_size: usize, data: &
 /// independently, even when records straddle block boundaries.
 pub fn gather(layout: EntryLayout, entries: &[u128], data: &[u8], record_size: usize, first_byte: u64, dst: &mut [u8]) {
     const PIECE: usize = 256 << 10;
-    dst.par_chunks_mut(PIECE).enumerate().for_each(|(i, piece)| {
-        gather_serial(layout, entries, data, record_size, first_byte + (i * PIECE) as u64, piece)
-    });
+    dst.par_chunks_mut(PIECE)
+        .enumerate()
+        .for_each(|(i, piece)| gather_serial(layout, entries, data, record_size, first_byte + (i * PIECE) as u64, piece));
 }
 
 /// Records (or lines) ahead whose bytes a gather asks the CPU to fetch while it copies the current

@@ -12,7 +12,10 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 use xsort_io::error::os_text;
-use xsort_io::{align_down, align_up, page_cache_fraction, read_region, AlignedBuf, DirectFile, IoCounters, OpenedInput, ReadConfig, RegularInput, IO_ALIGN};
+use xsort_io::{
+    align_down, align_up, page_cache_fraction, read_region, AlignedBuf, DirectFile, IoCounters, OpenedInput, ReadConfig, RegularInput,
+    IO_ALIGN,
+};
 
 use crate::config::{Input, IoSettings};
 
@@ -64,17 +67,21 @@ struct Segment {
 impl InputSet {
     /// Opens every input and checks the lengths of regular files now, before any output exists.
     pub fn open(inputs: &[Input], record_size: usize, io: IoSettings, counters: Arc<IoCounters>) -> Result<Self> {
-        let sources = inputs.iter().enumerate().map(|(i, input)| open_source(input, record_size, io.direct, i == 0)).collect::<Result<Vec<_>>>()?;
+        let sources =
+            inputs.iter().enumerate().map(|(i, input)| open_source(input, record_size, io.direct, i == 0)).collect::<Result<Vec<_>>>()?;
         let read_cfg = ReadConfig { transfer_size: align_up(io.transfer_size.max(IO_ALIGN)), in_flight: io.count.max(1) };
         Ok(InputSet { sources, current: 0, record_size, read_cfg, counters })
     }
 
     /// Total bytes of the inputs, if every one is a regular file.
     pub fn known_len(&self) -> Option<u64> {
-        self.sources.iter().map(|s| match s {
-            Source::File(f) => Some(f.len),
-            Source::Stream { .. } => None,
-        }).sum()
+        self.sources
+            .iter()
+            .map(|s| match s {
+                Source::File(f) => Some(f.len),
+                Source::Stream { .. } => None,
+            })
+            .sum()
     }
 
     /// The only input's open file and length, when it is a non-empty regular file mostly in the page
@@ -86,7 +93,8 @@ impl InputSet {
         }
         let path = f.input.path().to_owned();
         // A second descriptor of the same open file (dup), not a second open.
-        let file = f.input.file().map_err(cannot_read)?.try_clone().map_err(|e| xsort_io::IoError::meta(&path, "duplicate descriptor", e))?;
+        let file =
+            f.input.file().map_err(cannot_read)?.try_clone().map_err(|e| xsort_io::IoError::meta(&path, "duplicate descriptor", e))?;
         Ok(Some((file, f.len, path)))
     }
 
@@ -236,7 +244,8 @@ fn fill_from_file(
             done = complete;
         }
     };
-    let got = carried + read_region(file, aligned_pos + carried as u64, &mut buf.as_mut_slice()[..end], at + carried, cfg, counters, &mut report)?;
+    let got = carried
+        + read_region(file, aligned_pos + carried as u64, &mut buf.as_mut_slice()[..end], at + carried, cfg, counters, &mut report)?;
     if got < want {
         return Err(shrank(f.input.path(), f.len));
     }

@@ -130,7 +130,9 @@ impl RunCursor {
                 // A stream is asked for exactly what is left, never for bytes beyond the run.
                 Some(d) => svc.request_stream(d.output(), d.name(), rest.min(self.block), buf)?,
                 // The last block of a run asks only for the run's rest (aligned), not the next extent's data.
-                None => svc.request(self.file.clone(), self.run.offset + self.next_request, xsort_io::align_up(rest).min(self.block), buf)?,
+                None => {
+                    svc.request(self.file.clone(), self.run.offset + self.next_request, xsort_io::align_up(rest).min(self.block), buf)?
+                }
             };
             self.pending = Some((rx, self.next_request));
             self.next_request += self.block as u64;
@@ -262,7 +264,14 @@ fn less(c: &[RunCursor], order: &impl RecordOrder, exact: bool, a: usize, b: usi
 
 /// Merges `runs` (sorted, in input order), handing each record to `emit` in order (for lines,
 /// without the terminator).
-pub fn merge_runs(runs: &[Run], order: &impl RecordOrder, framing: Framing, block: usize, svc: &ReadService, mut emit: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+pub fn merge_runs(
+    runs: &[Run],
+    order: &impl RecordOrder,
+    framing: Framing,
+    block: usize,
+    svc: &ReadService,
+    mut emit: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
     let mut cursors = runs.iter().map(|r| RunCursor::open(r.clone(), block, framing, svc)).collect::<Result<Vec<_>>>()?;
     for c in &mut cursors {
         c.advance(order, svc)?;
@@ -328,7 +337,8 @@ impl<O: RecordOrder> MergeJob<'_, O> {
                 shape.fan_in = shape.fan_in.min((free / 2).max(2));
             }
             report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
-            report.memory = report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);
+            report.memory =
+                report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);
             report.levels += 1;
             report.block = shape.block;
             if runs.len() <= shape.fan_in {

@@ -31,10 +31,20 @@ impl Destination {
     }
 
     /// A write-behind pipeline into the destination; `total` (when known) is preallocated.
-    pub fn writer(&self, block: usize, buffers: usize, io: IoSettings, total: Option<u64>, preallocate: bool, counters: Arc<IoCounters>) -> Result<BlockWriter> {
+    pub fn writer(
+        &self,
+        block: usize,
+        buffers: usize,
+        io: IoSettings,
+        total: Option<u64>,
+        preallocate: bool,
+        counters: Arc<IoCounters>,
+    ) -> Result<BlockWriter> {
         let sink = match self {
             // Devices and FIFOs take plain sequential writes: no positions, padding or truncation.
-            Destination::File(o) if !o.is_regular() => Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() },
+            Destination::File(o) if !o.is_regular() => {
+                Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() }
+            }
             Destination::File(o) => {
                 if let (true, Some(n)) = (preallocate, total) {
                     o.file().preallocate(n)?;

@@ -76,7 +76,16 @@ impl MemoryPlan {
         };
         let chunk_records = records.max(1) as usize;
         let chunk_capacity = align_up(chunk_records * record_size) + slack as usize;
-        Ok(MemoryPlan { budget, chunk_capacity, chunk_records, write_block, write_buffers, one_pass, max_fan_in: usize::MAX, longest_record: record_size as u64 })
+        Ok(MemoryPlan {
+            budget,
+            chunk_capacity,
+            chunk_records,
+            write_block,
+            write_buffers,
+            one_pass,
+            max_fan_in: usize::MAX,
+            longest_record: record_size as u64,
+        })
     }
 
     /// Bytes the sort phase holds: buffer, entries and output pool.
@@ -94,7 +103,8 @@ impl MemoryPlan {
         let pool = (self.write_block * self.write_buffers) as u64;
         let for_runs = self.budget.saturating_sub(pool);
         let longest = self.longest_record;
-        let block_of = |room_per_run: u64| (align_down(room_per_run / 2) as usize).clamp(MIN_MERGE_BLOCK, temp.transfer_size.max(MIN_MERGE_BLOCK));
+        let block_of =
+            |room_per_run: u64| (align_down(room_per_run / 2) as usize).clamp(MIN_MERGE_BLOCK, temp.transfer_size.max(MIN_MERGE_BLOCK));
         if for_runs / 2 < (2 * MIN_MERGE_BLOCK as u64).saturating_add(longest) {
             // Not even two runs fit: two it is, with the budget's blocks and the two heads beyond.
             return MergeShape { fan_in: 2, block: block_of(for_runs / 2) };
@@ -152,7 +162,11 @@ pub const DEFAULT_BUDGET_PERCENT_OF_AVAILABLE: u64 = 50;
 /// Physical RAM and currently available memory in bytes, from /proc/meminfo (sysconf as fallback).
 pub fn system_memory() -> (u64, u64) {
     let field = |text: &str, name: &str| {
-        text.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()).map(|kib| kib * 1024)
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|kib| kib * 1024)
     };
     let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     // SAFETY: sysconf has no preconditions.

@@ -150,7 +150,12 @@ impl TempStore {
         let offset = *end;
         *end += align_up(bytes as usize) as u64;
         let run = Run::temp(file.clone(), offset, bytes, None);
-        let cfg = WriterConfig { start_offset: offset, cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
+        let cfg = WriterConfig {
+            start_offset: offset,
+            cut_padding: false,
+            threads: self.io.count.clamp(1, buffers),
+            ..WriterConfig::new(block, buffers)
+        };
         let writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
         Ok((run, RunWriter { writer, compressing: None }))
     }

@@ -145,12 +145,7 @@ pub fn format_bytes(n: u64) -> String {
         unit <<= 10;
         tenths = (n as u128 * 10 + unit / 2) / unit;
     }
-    format!(
-        "{}.{} {}",
-        tenths / 10,
-        tenths % 10,
-        UNIT_NAMES[exp as usize]
-    )
+    format!("{}.{} {}", tenths / 10, tenths % 10, UNIT_NAMES[exp as usize])
 }
 
 const KIB: u64 = 1 << 10;
@@ -175,9 +170,7 @@ fn parse_percent(whole: &str, num: &str) -> Result<f64, SizeError> {
         return Err(SizeError::NotANumber(whole.to_string()));
     }
     // The grammar is checked above, so this only fails on absurd lengths.
-    let p: f64 = num
-        .parse()
-        .map_err(|_| SizeError::NotANumber(whole.to_string()))?;
+    let p: f64 = num.parse().map_err(|_| SizeError::NotANumber(whole.to_string()))?;
     if p > 0.0 && p <= 100.0 {
         Ok(p)
     } else {
@@ -191,10 +184,7 @@ fn parse_scaled(t: &str, bare: u64) -> Result<u64, SizeError> {
     check_sign(t)?;
     let parts = split_number(t).ok_or_else(|| SizeError::NotANumber(t.to_string()))?;
     let unit = parts.rest.trim_start();
-    let mult = unit_multiplier(unit, bare).ok_or_else(|| SizeError::UnknownUnit {
-        input: t.to_string(),
-        unit: unit.to_string(),
-    })?;
+    let mult = unit_multiplier(unit, bare).ok_or_else(|| SizeError::UnknownUnit { input: t.to_string(), unit: unit.to_string() })?;
     match scale(parts.int, parts.frac, mult) {
         None => Err(SizeError::TooLarge(t.to_string())),
         Some(0) => Err(SizeError::Zero(t.to_string())),
@@ -230,11 +220,7 @@ fn split_number(t: &str) -> Option<NumberParts<'_>> {
     }
     let (int, after) = t.split_at(int_len);
     let Some(tail) = after.strip_prefix('.') else {
-        return Some(NumberParts {
-            int,
-            frac: "",
-            rest: after,
-        });
+        return Some(NumberParts { int, frac: "", rest: after });
     };
     let frac_len = tail.bytes().take_while(u8::is_ascii_digit).count();
     if frac_len == 0 {
@@ -299,18 +285,9 @@ mod tests {
 
     #[test]
     fn bare_number_is_mib_for_nsort_memory() {
-        assert_eq!(
-            parse_nsort_memory_size("4000"),
-            Ok(MemorySize::Bytes(4000 << 20))
-        );
-        assert_eq!(
-            parse_nsort_memory_size("124000M"),
-            Ok(MemorySize::Bytes(124000 << 20))
-        );
-        assert_eq!(
-            parse_nsort_memory_size("50%"),
-            Ok(MemorySize::PercentOfRam(50.0))
-        );
+        assert_eq!(parse_nsort_memory_size("4000"), Ok(MemorySize::Bytes(4000 << 20)));
+        assert_eq!(parse_nsort_memory_size("124000M"), Ok(MemorySize::Bytes(124000 << 20)));
+        assert_eq!(parse_nsort_memory_size("50%"), Ok(MemorySize::PercentOfRam(50.0)));
     }
 
     #[test]
@@ -357,14 +334,8 @@ mod tests {
     fn percent_of_ram() {
         assert_eq!(parse_memory_size("50%"), Ok(MemorySize::PercentOfRam(50.0)));
         assert_eq!(parse_memory_size("0.5%"), Ok(MemorySize::PercentOfRam(0.5)));
-        assert_eq!(
-            parse_memory_size("100%"),
-            Ok(MemorySize::PercentOfRam(100.0))
-        );
-        assert_eq!(
-            parse_memory_size("12.5 %"),
-            Ok(MemorySize::PercentOfRam(12.5))
-        );
+        assert_eq!(parse_memory_size("100%"), Ok(MemorySize::PercentOfRam(100.0)));
+        assert_eq!(parse_memory_size("12.5 %"), Ok(MemorySize::PercentOfRam(12.5)));
     }
 
     #[test]
@@ -388,35 +359,14 @@ mod tests {
     #[test]
     fn error_messages() {
         let m = err(parse_memory_size(""));
-        assert_eq!(
-            m,
-            "empty size: expected a number with an optional unit, as in 512M or 2G"
-        );
+        assert_eq!(m, "empty size: expected a number with an optional unit, as in 512M or 2G");
         assert_eq!(err(parse_memory_size("   ")), m);
-        assert_eq!(
-            err(parse_memory_size("-5M")),
-            "invalid size '-5M': sizes cannot be negative"
-        );
-        assert_eq!(
-            err(parse_memory_size("-5%")),
-            "invalid size '-5%': sizes cannot be negative"
-        );
-        assert_eq!(
-            err(parse_memory_size("0")),
-            "invalid size '0': must be at least one byte"
-        );
-        assert_eq!(
-            err(parse_memory_size("0.1b")),
-            "invalid size '0.1b': must be at least one byte"
-        );
-        assert_eq!(
-            err(parse_memory_size("16E")),
-            "invalid size '16E': too large (the limit is 16 EiB)"
-        );
-        assert_eq!(
-            err(parse_byte_count("18446744073709551616")),
-            "invalid size '18446744073709551616': too large (the limit is 16 EiB)"
-        );
+        assert_eq!(err(parse_memory_size("-5M")), "invalid size '-5M': sizes cannot be negative");
+        assert_eq!(err(parse_memory_size("-5%")), "invalid size '-5%': sizes cannot be negative");
+        assert_eq!(err(parse_memory_size("0")), "invalid size '0': must be at least one byte");
+        assert_eq!(err(parse_memory_size("0.1b")), "invalid size '0.1b': must be at least one byte");
+        assert_eq!(err(parse_memory_size("16E")), "invalid size '16E': too large (the limit is 16 EiB)");
+        assert_eq!(err(parse_byte_count("18446744073709551616")), "invalid size '18446744073709551616': too large (the limit is 16 EiB)");
         assert_eq!(
             err(parse_memory_size("99999999999999999999999999999999K")),
             "invalid size '99999999999999999999999999999999K': too large (the limit is 16 EiB)"
@@ -438,9 +388,7 @@ mod tests {
 
     #[test]
     fn malformed_numbers() {
-        for s in [
-            "1.", ".5", "1..5", "1.5.5G", "+5", "G", "1,5G", "0x10", "%", "1e3",
-        ] {
+        for s in ["1.", ".5", "1..5", "1.5.5G", "+5", "G", "1,5G", "0x10", "%", "1e3"] {
             assert!(parse_memory_size(s).is_err(), "{s:?} should fail");
         }
         assert!(err(parse_memory_size(".5")).contains("expected a number"));
@@ -450,22 +398,10 @@ mod tests {
     #[test]
     fn percent_errors() {
         let range = "a percentage of RAM must be more than 0 and at most 100";
-        assert_eq!(
-            err(parse_memory_size("0%")),
-            format!("invalid size '0%': {range}")
-        );
-        assert_eq!(
-            err(parse_memory_size("0.0%")),
-            format!("invalid size '0.0%': {range}")
-        );
-        assert_eq!(
-            err(parse_memory_size("100.5%")),
-            format!("invalid size '100.5%': {range}")
-        );
-        assert_eq!(
-            err(parse_byte_count("50%")),
-            "invalid size '50%': a percentage is not allowed here; give a size such as 16M"
-        );
+        assert_eq!(err(parse_memory_size("0%")), format!("invalid size '0%': {range}"));
+        assert_eq!(err(parse_memory_size("0.0%")), format!("invalid size '0.0%': {range}"));
+        assert_eq!(err(parse_memory_size("100.5%")), format!("invalid size '100.5%': {range}"));
+        assert_eq!(err(parse_byte_count("50%")), "invalid size '50%': a percentage is not allowed here; give a size such as 16M");
     }
 
     #[test]

@@ -1,15 +1,15 @@
 //! The sorter: one pass in memory when the data fits the budget, run formation and a (multi-level)
 //! merge when it does not.
 
+use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::compress::Compressor;
 use crate::config::SortConfig;
-use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
-use crate::fold::FoldSink;
 use crate::entry::{extract, gather, sort_in_pieces, EntryLayout};
 use crate::error::{Result, SortError};
+use crate::fold::FoldSink;
+use crate::framing::Framing;
 use crate::input::InputSet;
 use crate::key::ResolvedKey;
-use crate::framing::Framing;
 use crate::merge::{merge_runs, MergeJob, MergeReport};
 use crate::output::{sort_while_writing, Destination};
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
@@ -83,7 +83,14 @@ impl Sorter {
 
     /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
     /// the output, otherwise each becomes a run.
-    fn form_runs(&self, key: &ResolvedKey, plan: &MemoryPlan, inputs: &mut InputSet, store: &mut TempStore, dest: &Destination) -> Result<Formed> {
+    fn form_runs(
+        &self,
+        key: &ResolvedKey,
+        plan: &MemoryPlan,
+        inputs: &mut InputSet,
+        store: &mut TempStore,
+        dest: &Destination,
+    ) -> Result<Formed> {
         let cfg = &self.cfg;
         let r = cfg.record_size;
         if let Some((map, path)) = self.map_cached_input(plan, inputs)? {
@@ -170,7 +177,14 @@ impl Sorter {
             // of the sorted output gathered and written while the next is sorted.
             let mut scratch_buf = AlignedBuf::new(n * 16)?;
             let scratch = &mut scratch_buf.as_u128_mut()[..n];
-            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(data.len() as u64), cfg.preallocate, self.counters.output.clone())?;
+            let mut w = dest.writer(
+                plan.write_block,
+                plan.write_buffers,
+                cfg.output_io,
+                Some(data.len() as u64),
+                cfg.preallocate,
+                self.counters.output.clone(),
+            )?;
             let mut out = RecordSink::new(&mut w);
             sort_while_writing(
                 |emit| sort_in_pieces(&ctx, data, entries, scratch, emit),
@@ -191,11 +205,20 @@ impl Sorter {
     }
 
     /// Writes a one-pass sort's merged batches to the output, folding equal keys when asked.
-    fn write_one_pass(&self, key: &ResolvedKey, plan: &MemoryPlan, dest: &Destination, merger: &mut EntryMerger, data: &[u8], n: usize) -> Result<()> {
+    fn write_one_pass(
+        &self,
+        key: &ResolvedKey,
+        plan: &MemoryPlan,
+        dest: &Destination,
+        merger: &mut EntryMerger,
+        data: &[u8],
+        n: usize,
+    ) -> Result<()> {
         let cfg = &self.cfg;
         let r = cfg.record_size;
         let total = (!cfg.folding.is_active()).then_some((n * r) as u64);
-        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
+        let mut w =
+            dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
         if cfg.folding.is_active() {
             let layout = EntryLayout::new(key.len(), data.len());
             let mut sink = FoldSink::new(RecordSink::new(&mut w), key, Framing::Fixed(r), &cfg.folding);
@@ -212,7 +235,15 @@ impl Sorter {
     }
 
     /// Merges runs level by level until at most a fan-in's worth remain, then into the output.
-    fn merge_all(&self, key: &ResolvedKey, plan: &MemoryPlan, runs: Vec<Run>, store: &mut TempStore, dest: &Destination, records: u64) -> Result<MergeReport> {
+    fn merge_all(
+        &self,
+        key: &ResolvedKey,
+        plan: &MemoryPlan,
+        runs: Vec<Run>,
+        store: &mut TempStore,
+        dest: &Destination,
+        records: u64,
+    ) -> Result<MergeReport> {
         let cfg = &self.cfg;
         let framing = Framing::Fixed(cfg.record_size);
         let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone());
@@ -221,7 +252,8 @@ impl Sorter {
         let (runs, block) = job.reduce(runs, store, &mut report)?;
         self.counters.final_merge.store(true, Ordering::Relaxed);
         let total = (!cfg.folding.is_active()).then_some(records * cfg.record_size as u64);
-        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
+        let mut w =
+            dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, cfg.preallocate, self.counters.output.clone())?;
         let mut sink = FoldSink::new(RecordSink::new(&mut w), key, framing, &cfg.folding);
         merge_runs(&runs, key, framing, block, &svc, |rec| sink.push(rec))?;
         sink.finish()?;
@@ -231,14 +263,25 @@ impl Sorter {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn stats(&self, t0: f64, (u0, s0): (f64, f64), plan: &MemoryPlan, records: u64, runs: u64, merge: MergeReport, samples: Vec<crate::stats::Sample>) -> SortStats {
+    fn stats(
+        &self,
+        t0: f64,
+        (u0, s0): (f64, f64),
+        plan: &MemoryPlan,
+        records: u64,
+        runs: u64,
+        merge: MergeReport,
+        samples: Vec<crate::stats::Sample>,
+    ) -> SortStats {
         let cfg = &self.cfg;
         let elapsed = epoch().elapsed().as_secs_f64() - t0;
         let (u1, s1) = process_cpu();
         let c = &self.counters;
         let input_request = xsort_io::align_up(cfg.input_io.transfer_size.max(xsort_io::IO_ALIGN));
         let phases = phases_of(c, input_request, plan.write_block, merge.block, t0, &samples, cfg.threads);
-        let sort_phase = plan.sort_phase_bytes().min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((cfg.record_size + ENTRY_BYTES_PER_RECORD) as u64)));
+        let sort_phase = plan
+            .sort_phase_bytes()
+            .min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((cfg.record_size + ENTRY_BYTES_PER_RECORD) as u64)));
         SortStats {
             version: env!("CARGO_PKG_VERSION"),
             records,

@@ -216,11 +216,24 @@ pub struct SortStats {
 
 /// The figures of the four phases (input read, temp write, temp read, output write) that moved
 /// bytes, given each phase's request size.
-pub fn phases_of(c: &SortCounters, input_request: usize, write_block: usize, merge_block: usize, t0: f64, samples: &[Sample], threads: usize) -> Vec<PhaseStats> {
-    [("input read", input_request, &c.input), ("temp write", write_block, &c.temp_write), ("temp read", merge_block, &c.temp_read), ("output write", write_block, &c.output)]
-        .into_iter()
-        .filter_map(|(name, request, k)| phase_stats(name, request as u64, k.snapshot(), t0, samples, threads))
-        .collect()
+pub fn phases_of(
+    c: &SortCounters,
+    input_request: usize,
+    write_block: usize,
+    merge_block: usize,
+    t0: f64,
+    samples: &[Sample],
+    threads: usize,
+) -> Vec<PhaseStats> {
+    [
+        ("input read", input_request, &c.input),
+        ("temp write", write_block, &c.temp_write),
+        ("temp read", merge_block, &c.temp_read),
+        ("output write", write_block, &c.output),
+    ]
+    .into_iter()
+    .filter_map(|(name, request, k)| phase_stats(name, request as u64, k.snapshot(), t0, samples, threads))
+    .collect()
 }
 
 /// Builds the figures of one phase from its counters and the CPU time series.
@@ -272,7 +285,13 @@ impl SortStats {
         if self.record_size == 0 {
             o += &format!("  records      {} lines ({}), {}\n", self.records, format_bytes(self.bytes), self.key);
         } else {
-            o += &format!("  records      {} of {} bytes ({}), key {}\n", self.records, self.record_size, format_bytes(self.bytes), self.key);
+            o += &format!(
+                "  records      {} of {} bytes ({}), key {}\n",
+                self.records,
+                self.record_size,
+                format_bytes(self.bytes),
+                self.key
+            );
         }
         o += &format!("  passes       {} ({how})\n", self.passes);
         o += &format!(

@@ -111,8 +111,31 @@ fn token(rng: &mut Rng, zero_terminated: bool) -> Vec<u8> {
         }
         4 => rng
             .pick(&[
-                "inf", "-inf", "Infinity", "+INF", "nan", "-nan", "NaN(123)", "nanx", "-NAN", "infinit", "0", "-0", "00",
-                "-0.0", ".", "-", "-.", "+", "1e5000", "-1e5000", "1e-5000", "0x", "1e", "4.9e-4951", "1.18973e4932",
+                "inf",
+                "-inf",
+                "Infinity",
+                "+INF",
+                "nan",
+                "-nan",
+                "NaN(123)",
+                "nanx",
+                "-NAN",
+                "infinit",
+                "0",
+                "-0",
+                "00",
+                "-0.0",
+                ".",
+                "-",
+                "-.",
+                "+",
+                "1e5000",
+                "-1e5000",
+                "1e-5000",
+                "0x",
+                "1e",
+                "4.9e-4951",
+                "1.18973e4932",
             ])
             .to_string(),
         5 | 6 => {
@@ -129,8 +152,8 @@ fn token(rng: &mut Rng, zero_terminated: bool) -> Vec<u8> {
         7 => {
             // months
             let m = rng.pick(&[
-                "jan", "FEB", "Mar", "apr", "MAY", "jun", "Jul", "aug", "sEp", "oct", "NOV", "dec", "ja", "xyz", "January",
-                "DECEMBER", "mayo",
+                "jan", "FEB", "Mar", "apr", "MAY", "jun", "Jul", "aug", "sEp", "oct", "NOV", "dec", "ja", "xyz", "January", "DECEMBER",
+                "mayo",
             ]);
             let mut s = String::new();
             if rng.chance(20) {
@@ -178,9 +201,7 @@ fn token(rng: &mut Rng, zero_terminated: bool) -> Vec<u8> {
             // odd bytes
             let mut v: Vec<u8> = Vec::new();
             for _ in 0..1 + rng.below(4) {
-                let c = rng.pick(&[
-                    b'a', b'A', 0x01, 0x7f, 0xe9, 0xff, 0x80, b'\r', 0x0b, 0x0c, b'1', b'-', b' ', b'\t', b'.',
-                ]);
+                let c = rng.pick(&[b'a', b'A', 0x01, 0x7f, 0xe9, 0xff, 0x80, b'\r', 0x0b, 0x0c, b'1', b'-', b' ', b'\t', b'.']);
                 v.push(c);
             }
             if rng.chance(10) {
@@ -439,11 +460,7 @@ fn run_gnu(case: &Case) -> GnuOut {
     });
     let out = child.wait_with_output().expect("sort output");
     writer.join().unwrap();
-    GnuOut {
-        status: out.status.code().unwrap_or(-1),
-        stdout: out.stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    GnuOut { status: out.status.code().unwrap_or(-1), stdout: out.stdout, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
 }
 
 /// What a passing case exercised.
@@ -563,8 +580,7 @@ fn check_random(case: &Case, order: &LineOrder, seed: &[u8]) -> Result<(), Strin
             if order.compare(first[i], first[j]) == Ordering::Greater {
                 return Err("-R sorted output not ordered".into());
             }
-            if order.compare(first[i], first[j]) == Ordering::Equal
-                && (i..j).any(|k| order.compare(first[i], first[k]) != Ordering::Equal)
+            if order.compare(first[i], first[j]) == Ordering::Equal && (i..j).any(|k| order.compare(first[i], first[k]) != Ordering::Equal)
             {
                 return Err("-R equal keys not adjacent".into());
             }
@@ -659,8 +675,28 @@ fn special_files_match_gnu_sort() {
         return;
     }
     let lines: Vec<Vec<u8>> = [
-        "-nan", "nan", "NaN(1)", "-inf", "inf", "0", "-0", "+0", "0x1p-16445", "1e-4951", "0.1", "0x1.999999999999999ap-4",
-        "1", "1.0000000000000000001", "1.00000000000000000001", "abc", "", " 5", "\x0b5", "\r5", "1e4932", "1.18973149535723176502e+4932",
+        "-nan",
+        "nan",
+        "NaN(1)",
+        "-inf",
+        "inf",
+        "0",
+        "-0",
+        "+0",
+        "0x1p-16445",
+        "1e-4951",
+        "0.1",
+        "0x1.999999999999999ap-4",
+        "1",
+        "1.0000000000000000001",
+        "1.00000000000000000001",
+        "abc",
+        "",
+        " 5",
+        "\x0b5",
+        "\r5",
+        "1e4932",
+        "1.18973149535723176502e+4932",
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

@@ -43,14 +43,7 @@ impl AlignedBuf {
         let cap = align_up(capacity.max(1));
         // SAFETY: an anonymous private mapping with no address hint; the result is checked.
         let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                cap,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+            libc::mmap(std::ptr::null_mut(), cap, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
         };
         if p == libc::MAP_FAILED {
             return Err(IoError::Alloc { bytes: cap, cause: std::io::Error::last_os_error() });

@@ -89,8 +89,20 @@ impl OpenedInput {
 /// content, and mapping or direct reads are refused. (proc, sysfs, debugfs, tracefs, securityfs,
 /// configfs, cgroup, cgroup2, bpf, pstore, efivarfs, selinuxfs, smackfs, binfmt_misc.)
 const PSEUDO_FILESYSTEMS: [u32; 14] = [
-    0x9fa0, 0x6265_6572, 0x6462_6720, 0x7472_6163, 0x7363_6673, 0x6265_6570, 0x0027_e0eb, 0x6367_7270, 0xcafe_4a11, 0x6165_676c, 0xde5e_81e4,
-    0xf97c_ff8c, 0x4341_5d53, 0x4249_4e4d,
+    0x9fa0,
+    0x6265_6572,
+    0x6462_6720,
+    0x7472_6163,
+    0x7363_6673,
+    0x6265_6570,
+    0x0027_e0eb,
+    0x6367_7270,
+    0xcafe_4a11,
+    0x6165_676c,
+    0xde5e_81e4,
+    0xf97c_ff8c,
+    0x4341_5d53,
+    0x4249_4e4d,
 ];
 /// FUSE: its files are usually true to their size, but some (lxcfs's `/proc` files in containers)
 /// say 0 bytes while holding text.

@@ -15,8 +15,8 @@ pub mod private;
 pub mod reader;
 pub mod sigbus;
 pub mod signals;
-pub mod stdio;
 pub mod stats;
+pub mod stdio;
 pub mod temp;
 pub mod writer;
 

@@ -44,7 +44,8 @@ impl MappedFile {
         }
         let Ok(len) = usize::try_from(len) else { return Ok(None) };
         // SAFETY: a read-only private mapping of an open file, no address hint; the result is checked.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_POPULATE, file.as_raw_fd(), 0) };
+        let p =
+            unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_POPULATE, file.as_raw_fd(), 0) };
         if p == libc::MAP_FAILED {
             return Ok(None);
         }

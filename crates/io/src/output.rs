@@ -143,7 +143,11 @@ impl AtomicOutput {
     /// now (it must still be the file described by `md`), and left as it is until then.
     fn rewrite_instead(&mut self, md: &Metadata) -> Result<()> {
         let open_error = |cause| IoError::Open { path: self.target.clone(), cause };
-        let f = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(&self.real).map_err(open_error)?;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.real)
+            .map_err(open_error)?;
         let now = f.metadata().map_err(open_error)?;
         if (now.dev(), now.ino()) != (md.dev(), md.ino()) {
             return Err(open_error(std::io::Error::other("replaced while being opened")));
@@ -310,7 +314,9 @@ fn copy_all(src: &DirectFile, dst: &File, name: &Path) -> Result<()> {
         let e = std::io::Error::last_os_error();
         match e.raw_os_error() {
             Some(libc::EINTR) => {}
-            Some(libc::EXDEV) | Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => return copy_by_reads(src, dst, name, off as u64, len),
+            Some(libc::EXDEV) | Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => {
+                return copy_by_reads(src, dst, name, off as u64, len)
+            }
             _ => return Err(IoError::write(name, e)),
         }
     }

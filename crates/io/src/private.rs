@@ -52,7 +52,14 @@ pub enum Linkable {
 /// Creates a new file in `dir` with permission bits `mode` (the umask applies), direct when
 /// `direct` and the filesystem allows it. `on_named` runs for a named file while the name is fresh,
 /// before anything else can happen to it (the output registers it for removal on a signal).
-pub fn create(dir: &Path, mode: u32, direct: bool, naming: Naming, linkable: Linkable, on_named: &mut dyn FnMut(&Path)) -> io::Result<Created> {
+pub fn create(
+    dir: &Path,
+    mode: u32,
+    direct: bool,
+    naming: Naming,
+    linkable: Linkable,
+    on_named: &mut dyn FnMut(&Path),
+) -> io::Result<Created> {
     if naming == Naming::Unnamed {
         let excl = if linkable == Linkable::No { libc::O_EXCL } else { 0 };
         for d in [direct, false] {

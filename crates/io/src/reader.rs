@@ -6,9 +6,9 @@ use crate::error::{IoError, Result};
 use crate::file::DirectFile;
 use crate::stats::IoCounters;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -192,12 +192,24 @@ impl ReadService {
 
     /// Queues a request for `len` bytes at `offset` of `file`. Returns the receiver on which the
     /// filled buffer will arrive.
-    pub fn request(&self, file: Arc<DirectFile>, offset: u64, len: usize, buf: AlignedBuf) -> Result<Receiver<Result<(AlignedBuf, usize)>>> {
+    pub fn request(
+        &self,
+        file: Arc<DirectFile>,
+        offset: u64,
+        len: usize,
+        buf: AlignedBuf,
+    ) -> Result<Receiver<Result<(AlignedBuf, usize)>>> {
         self.send(ReadSource::At(file, offset), len, buf)
     }
 
     /// Queues a request for the next `len` bytes of a stream (`name` names it in errors).
-    pub fn request_stream(&self, stream: Arc<Mutex<dyn Read + Send>>, name: &Path, len: usize, buf: AlignedBuf) -> Result<Receiver<Result<(AlignedBuf, usize)>>> {
+    pub fn request_stream(
+        &self,
+        stream: Arc<Mutex<dyn Read + Send>>,
+        name: &Path,
+        len: usize,
+        buf: AlignedBuf,
+    ) -> Result<Receiver<Result<(AlignedBuf, usize)>>> {
         self.send(ReadSource::Stream(stream, name.to_owned()), len, buf)
     }
 

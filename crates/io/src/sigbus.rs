@@ -31,7 +31,8 @@ struct Slot {
 }
 
 #[allow(clippy::declare_interior_mutable_const)] // only to initialise the array below
-const EMPTY: Slot = Slot { state: AtomicU8::new(FREE), start: AtomicUsize::new(0), len: AtomicUsize::new(0), shrank: AtomicBool::new(false) };
+const EMPTY: Slot =
+    Slot { state: AtomicU8::new(FREE), start: AtomicUsize::new(0), len: AtomicUsize::new(0), shrank: AtomicBool::new(false) };
 static TABLE: [Slot; SLOTS] = [EMPTY; SLOTS];
 
 /// The page size, read when the handler is installed (sysconf is not for signal handlers).
@@ -142,7 +143,14 @@ fn zero_the_rest(addr: usize) -> bool {
         // registered; replacing its pages with private anonymous ones changes only what reads of it
         // see (zeros), and the owner unmaps the whole range as before.
         let p = unsafe {
-            libc::mmap(from as *mut libc::c_void, end - from, libc::PROT_READ, libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                from as *mut libc::c_void,
+                end - from,
+                libc::PROT_READ,
+                libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if p == libc::MAP_FAILED {
             return false;

@@ -9,9 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use criterion::{
-    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
-};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput};
 use rayon::slice::ParallelSliceMut;
 use xsort_kernels::{merge_sort, merge_sorted, radix_sort};
 
@@ -38,9 +36,7 @@ impl Rng {
 
 /// Entries as the sorter builds them: an 80-bit key, then a 48-bit index.
 fn entries(keys: impl Iterator<Item = u128>) -> Vec<u128> {
-    keys.enumerate()
-        .map(|(i, k)| (k << 48) | i as u128)
-        .collect()
+    keys.enumerate().map(|(i, k)| (k << 48) | i as u128).collect()
 }
 
 /// Random keys.
@@ -63,11 +59,7 @@ fn skewed_set() -> Vec<u128> {
 }
 
 /// Times `sort` on a fresh copy of `input` per iteration.
-fn time_sort(
-    input: &[u128],
-    iters: u64,
-    mut sort: impl FnMut(&mut [u128], &mut [u128]),
-) -> Duration {
+fn time_sort(input: &[u128], iters: u64, mut sort: impl FnMut(&mut [u128], &mut [u128])) -> Duration {
     let mut work = input.to_vec();
     // Written once here so that page faults stay out of the timings.
     let mut scratch = vec![1u128; input.len()];
@@ -90,9 +82,7 @@ fn sorts(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("radix_sort", name), |b| {
             b.iter_custom(|iters| time_sort(&input, iters, |e, s| radix_sort(e, s, KEY_BYTES)))
         });
-        group.bench_function(BenchmarkId::new("merge_sort", name), |b| {
-            b.iter_custom(|iters| time_sort(&input, iters, merge_sort))
-        });
+        group.bench_function(BenchmarkId::new("merge_sort", name), |b| b.iter_custom(|iters| time_sort(&input, iters, merge_sort)));
         group.bench_function(BenchmarkId::new("par_sort_unstable", name), |b| {
             b.iter_custom(|iters| time_sort(&input, iters, |e, _| e.par_sort_unstable()))
         });
@@ -113,9 +103,7 @@ fn merges(c: &mut Criterion) {
         })
         .collect();
     let mut out = vec![1u128; N];
-    group.bench_function("merge_sorted_8_runs", |b| {
-        b.iter(|| merge_sorted(&runs, &mut out))
-    });
+    group.bench_function("merge_sorted_8_runs", |b| b.iter(|| merge_sorted(&runs, &mut out)));
     group.finish();
 }
 

@@ -92,10 +92,7 @@ mod tests {
     /// Merges `sources` through the tree, returning (value, source) pairs.
     fn merge(sources: &[Vec<u32>]) -> Vec<(u32, usize)> {
         let mut pos = vec![0; sources.len()];
-        let less = |pos: &[usize], i: usize, j: usize| match (
-            sources[i].get(pos[i]),
-            sources[j].get(pos[j]),
-        ) {
+        let less = |pos: &[usize], i: usize, j: usize| match (sources[i].get(pos[i]), sources[j].get(pos[j])) {
             (Some(x), Some(y)) => x < y || (x == y && i < j),
             (Some(_), None) => true,
             (None, _) => false,
@@ -115,10 +112,7 @@ mod tests {
     #[test]
     fn merges_small_cases() {
         assert_eq!(merge(&[vec![1, 2]]), vec![(1, 0), (2, 0)]);
-        assert_eq!(
-            merge(&[vec![2, 2], vec![], vec![1, 2]]),
-            vec![(1, 2), (2, 0), (2, 0), (2, 2)]
-        );
+        assert_eq!(merge(&[vec![2, 2], vec![], vec![1, 2]]), vec![(1, 2), (2, 0), (2, 0), (2, 2)]);
         assert_eq!(merge(&[vec![], vec![]]), vec![]);
     }
 

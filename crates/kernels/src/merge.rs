@@ -33,10 +33,8 @@ pub fn merge_sorted(runs: &[&[u128]], out: &mut [u128]) {
         return merge_seq(&runs, out);
     }
     let parts = (threads * MERGE_PARTS_PER_THREAD).min(total / (PAR_MERGE_MIN / 2));
-    let cuts: Vec<Vec<usize>> = (0..=parts)
-        .into_par_iter()
-        .map(|p| co_rank(&runs, total / parts * p + (total % parts) * p / parts))
-        .collect();
+    let cuts: Vec<Vec<usize>> =
+        (0..=parts).into_par_iter().map(|p| co_rank(&runs, total / parts * p + (total % parts) * p / parts)).collect();
     let mut outs = Vec::with_capacity(parts);
     let mut rest = out;
     for w in cuts.windows(2) {
@@ -46,11 +44,7 @@ pub fn merge_sorted(runs: &[&[u128]], out: &mut [u128]) {
         rest = tail;
     }
     outs.into_par_iter().for_each(|(out, lo, hi)| {
-        let sub: Vec<&[u128]> = runs
-            .iter()
-            .zip(lo.iter().zip(hi))
-            .map(|(r, (&a, &b))| &r[a..b])
-            .collect();
+        let sub: Vec<&[u128]> = runs.iter().zip(lo.iter().zip(hi)).map(|(r, (&a, &b))| &r[a..b]).collect();
         merge_seq(&sub, out);
     });
 }
@@ -117,10 +111,7 @@ fn merge_two(a: &[u128], b: &[u128], out: &mut [u128]) {
 /// set, so comparing `(head, done, run index)` orders it after every live
 /// run (even one whose head is `u128::MAX`) without a branch on run length.
 fn merge_k(runs: &[&[u128]], out: &mut [u128]) {
-    let mut heads: Vec<u128> = runs
-        .iter()
-        .map(|r| r.first().copied().unwrap_or(u128::MAX))
-        .collect();
+    let mut heads: Vec<u128> = runs.iter().map(|r| r.first().copied().unwrap_or(u128::MAX)).collect();
     let mut done: Vec<bool> = runs.iter().map(|r| r.is_empty()).collect();
     let mut pos = vec![0usize; runs.len()];
     // `|` and `&` rather than `||` and `&&`: one result to select on, no
@@ -154,11 +145,7 @@ fn merge_k(runs: &[&[u128]], out: &mut [u128]) {
 ///
 /// If `scratch.len() != entries.len()`.
 pub fn merge_sort(entries: &mut [u128], scratch: &mut [u128]) {
-    assert_eq!(
-        entries.len(),
-        scratch.len(),
-        "merge_sort: scratch must be as long as entries"
-    );
+    assert_eq!(entries.len(), scratch.len(), "merge_sort: scratch must be as long as entries");
     let n = entries.len();
     let threads = rayon::current_num_threads();
     if n < PAR_MERGE_SORT_MIN || threads == 1 || small::is_sorted(entries) {
@@ -166,13 +153,10 @@ pub fn merge_sort(entries: &mut [u128], scratch: &mut [u128]) {
         return;
     }
     let chunk = n.div_ceil(threads);
-    scratch
-        .par_chunks_mut(chunk)
-        .zip(entries.par_chunks(chunk))
-        .for_each(|(dst, src)| {
-            dst.copy_from_slice(src);
-            dst.sort_unstable();
-        });
+    scratch.par_chunks_mut(chunk).zip(entries.par_chunks(chunk)).for_each(|(dst, src)| {
+        dst.copy_from_slice(src);
+        dst.sort_unstable();
+    });
     let runs: Vec<&[u128]> = scratch.chunks(chunk).collect();
     merge_sorted(&runs, entries);
 }

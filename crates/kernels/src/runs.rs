@@ -23,11 +23,7 @@ pub fn equal_prefix_runs(entries: &[u128], prefix_bits: u32) -> Vec<Range<usize>
     }
     let pieces = rayon::current_num_threads() * 4;
     let bounds = piece_bounds(entries, mask, pieces);
-    bounds
-        .par_windows(2)
-        .map(|w| runs_in(entries, mask, w[0]..w[1]))
-        .flatten_iter()
-        .collect()
+    bounds.par_windows(2).map(|w| runs_in(entries, mask, w[0]..w[1])).flatten_iter().collect()
 }
 
 /// The mask that keeps the top `bits` bits of an entry.

@@ -87,14 +87,11 @@ pub(crate) fn reverse(v: &mut [u128]) {
     let middle = rest.len() - half;
     let back = &mut rest[middle..];
     let chunk = PAR_SCAN_MIN / 2;
-    front
-        .par_chunks_mut(chunk)
-        .zip(back.par_rchunks_mut(chunk))
-        .for_each(|(f, b)| {
-            for (x, y) in f.iter_mut().zip(b.iter_mut().rev()) {
-                std::mem::swap(x, y);
-            }
-        });
+    front.par_chunks_mut(chunk).zip(back.par_rchunks_mut(chunk)).for_each(|(f, b)| {
+        for (x, y) in f.iter_mut().zip(b.iter_mut().rev()) {
+            std::mem::swap(x, y);
+        }
+    });
 }
 
 /// Reads one entry per 64-byte cache line of `v`, in order, so that a
@@ -121,9 +118,7 @@ pub(crate) fn copy(src: &[u128], dst: &mut [u128]) {
         return;
     }
     let chunk = PAR_SCAN_MIN / 2;
-    dst.par_chunks_mut(chunk)
-        .zip(src.par_chunks(chunk))
-        .for_each(|(d, s)| d.copy_from_slice(s));
+    dst.par_chunks_mut(chunk).zip(src.par_chunks(chunk)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 #[cfg(test)]
@@ -162,11 +157,7 @@ mod tests {
             let mut v: Vec<u128> = (0..n as u128).rev().map(|x| x / 3).collect();
             assert!(is_descending(&v), "n {n}");
             reverse(&mut v);
-            assert_eq!(
-                v,
-                (0..n as u128).map(|x| x / 3).collect::<Vec<_>>(),
-                "n {n}"
-            );
+            assert_eq!(v, (0..n as u128).map(|x| x / 3).collect::<Vec<_>>(), "n {n}");
             assert!(is_sorted(&v));
             assert_eq!(is_descending(&v), n < 4, "n {n}");
         }

@@ -10,10 +10,7 @@ use xsort_kernels::{equal_prefix_runs, merge_sorted, LoserTree};
 /// Merges `sources` through a loser tree into (value, source) pairs.
 fn tree_merge(sources: &[Vec<u64>]) -> Vec<(u64, usize)> {
     let mut pos = vec![0; sources.len()];
-    let less = |pos: &[usize], i: usize, j: usize| match (
-        sources[i].get(pos[i]),
-        sources[j].get(pos[j]),
-    ) {
+    let less = |pos: &[usize], i: usize, j: usize| match (sources[i].get(pos[i]), sources[j].get(pos[j])) {
         (Some(x), Some(y)) => x < y || (x == y && i < j),
         (Some(_), None) => true,
         (None, _) => false,
@@ -35,11 +32,7 @@ fn tree_merge(sources: &[Vec<u64>]) -> Vec<(u64, usize)> {
 
 /// The reference: a stable sort of the concatenation tagged with source.
 fn stable_reference(sources: &[Vec<u64>]) -> Vec<(u64, usize)> {
-    let mut all: Vec<(u64, usize)> = sources
-        .iter()
-        .enumerate()
-        .flat_map(|(s, v)| v.iter().map(move |&x| (x, s)))
-        .collect();
+    let mut all: Vec<(u64, usize)> = sources.iter().enumerate().flat_map(|(s, v)| v.iter().map(move |&x| (x, s))).collect();
     all.sort_by_key(|&(x, _)| x);
     all
 }
@@ -84,10 +77,7 @@ fn merged(runs: &[Vec<u128>]) -> Vec<u128> {
 }
 
 fn sorted_runs(rng: &mut Rng, k: usize, max_len: u64, values: u64) -> Vec<Vec<u128>> {
-    sorted_sources(rng, k, max_len, values)
-        .into_iter()
-        .map(|v| v.into_iter().map(|x| u128::from(x) << 80).collect())
-        .collect()
+    sorted_sources(rng, k, max_len, values).into_iter().map(|v| v.into_iter().map(|x| u128::from(x) << 80).collect()).collect()
 }
 
 #[test]
@@ -104,10 +94,7 @@ fn merge_sorted_large_runs_with_ties() {
 
 #[test]
 fn merge_sorted_on_three_threads() {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
     let mut rng = Rng::new(8);
     let runs = sorted_runs(&mut rng, 5, 100_000, 50);
     let all: Vec<u128> = runs.concat();
@@ -116,12 +103,7 @@ fn merge_sorted_on_three_threads() {
 
 #[test]
 fn merge_sorted_extreme_values() {
-    let runs = vec![
-        vec![0, u128::MAX, u128::MAX],
-        vec![],
-        vec![u128::MAX; 70_000],
-        vec![0; 70_000],
-    ];
+    let runs = vec![vec![0, u128::MAX, u128::MAX], vec![], vec![u128::MAX; 70_000], vec![0; 70_000]];
     let all: Vec<u128> = runs.concat();
     assert_eq!(merged(&runs), sorted(&all));
     assert_eq!(merged(&[]), Vec::<u128>::new());
@@ -159,17 +141,9 @@ fn naive_runs(entries: &[u128], bits: u32) -> Vec<std::ops::Range<usize>> {
 fn equal_prefix_runs_large_parallel_input() {
     let mut rng = Rng::new(11);
     for groups in [1u64, 7, 5000, 1 << 30] {
-        let v = sorted(
-            &(0..400_000)
-                .map(|_| u128::from(rng.below(groups)) << 60 | u128::from(rng.next_u64()))
-                .collect::<Vec<_>>(),
-        );
+        let v = sorted(&(0..400_000).map(|_| u128::from(rng.below(groups)) << 60 | u128::from(rng.next_u64())).collect::<Vec<_>>());
         for bits in [0, 8, 68, 100, 128] {
-            assert_eq!(
-                equal_prefix_runs(&v, bits),
-                naive_runs(&v, bits),
-                "groups={groups} bits={bits}"
-            );
+            assert_eq!(equal_prefix_runs(&v, bits), naive_runs(&v, bits), "groups={groups} bits={bits}");
         }
     }
 }

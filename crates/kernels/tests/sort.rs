@@ -24,21 +24,14 @@ fn merge(v: &[u128]) -> Vec<u128> {
 /// Sizes around the thresholds (see `src/tuning.rs`: small sort 48, 8-bit
 /// versus wider digits at 1,024, cache-sized buckets 60,000, parallel
 /// children 2^16, parallel merge 2^15, parallel pass and scans 2^17).
-const SIZES: [usize; 16] = [
-    0, 1, 2, 47, 48, 49, 300, 1_023, 1_024, 16_385, 32_769, 59_999, 60_001, 131_071, 131_073,
-    300_000,
-];
+const SIZES: [usize; 16] = [0, 1, 2, 47, 48, 49, 300, 1_023, 1_024, 16_385, 32_769, 59_999, 60_001, 131_071, 131_073, 300_000];
 
 #[test]
 fn radix_every_distribution_size_and_key_width() {
     for dist in ALL_DISTS {
         for (s, &n) in SIZES.iter().enumerate() {
             // All widths on small inputs; a spread of them on large ones.
-            let widths: &[usize] = if n <= 50_000 {
-                &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
-            } else {
-                &[1, 6, 10, 16]
-            };
+            let widths: &[usize] = if n <= 50_000 { &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16] } else { &[1, 6, 10, 16] };
             for &kb in widths {
                 let v = generate(dist, n, kb, (s * 17 + kb) as u64);
                 assert_eq!(radix(&v, kb), sorted(&v), "{dist:?} n={n} key_bytes={kb}");
@@ -92,10 +85,7 @@ fn sort_entries_dispatches() {
 #[test]
 fn odd_thread_counts() {
     for threads in [1, 3] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             for dist in [Dist::Random, Dist::Skewed, Dist::Arbitrary] {
                 let v = generate(dist, 200_001, 10, threads as u64);
@@ -115,13 +105,7 @@ fn radix_rejects_short_scratch() {
 
 /// Entries whose key lives in the top `kb` bytes, drawn from `keys` values.
 fn entries_strategy() -> impl Strategy<Value = (Vec<u128>, usize)> {
-    (
-        1usize..=16,
-        0usize..2000,
-        1u64..1000,
-        any::<u64>(),
-        0usize..7,
-    )
+    (1usize..=16, 0usize..2000, 1u64..1000, any::<u64>(), 0usize..7)
         .prop_map(|(kb, n, _, seed, d)| (generate(ALL_DISTS[d], n, kb, seed), kb))
 }
 

@@ -29,10 +29,7 @@ pub fn record_crc(rec: &[u8]) -> u32 {
 /// `data.len()` is not a multiple of 100) is not counted.
 pub fn checksum_of(data: &[u8]) -> u128 {
     let whole = data.len() - data.len() % REC_SIZE;
-    data[..whole]
-        .par_chunks(PAR_RECS * REC_SIZE)
-        .map(checksum_serial)
-        .reduce(|| 0, u128::wrapping_add)
+    data[..whole].par_chunks(PAR_RECS * REC_SIZE).map(checksum_serial).reduce(|| 0, u128::wrapping_add)
 }
 
 /// [`checksum_of`] on the calling thread only.

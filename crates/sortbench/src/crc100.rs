@@ -40,16 +40,14 @@ pub(crate) fn sum_records(data: &[u8]) -> u128 {
             return unsafe { x86::sum_records(data) };
         }
     }
-    data.chunks_exact(REC_SIZE).fold(0u128, |sum, rec| {
-        sum.wrapping_add(u128::from(crc32fast::hash(rec)))
-    })
+    data.chunks_exact(REC_SIZE).fold(0u128, |sum, rec| sum.wrapping_add(u128::from(crc32fast::hash(rec))))
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_clmulepi64_si128, _mm_extract_epi32, _mm_loadu_si128,
-        _mm_set_epi32, _mm_set_epi64x, _mm_srli_si128, _mm_xor_si128,
+        __m128i, _mm_and_si128, _mm_clmulepi64_si128, _mm_extract_epi32, _mm_loadu_si128, _mm_set_epi32, _mm_set_epi64x, _mm_srli_si128,
+        _mm_xor_si128,
     };
 
     use crate::record::REC_SIZE;
@@ -83,10 +81,7 @@ mod x86 {
     unsafe fn fold(chunk: __m128i, k: usize) -> __m128i {
         let (low_key, high_key) = FOLD[k - 1];
         let keys = _mm_set_epi64x(high_key, low_key);
-        _mm_xor_si128(
-            _mm_clmulepi64_si128(chunk, keys, 0x00),
-            _mm_clmulepi64_si128(chunk, keys, 0x11),
-        )
+        _mm_xor_si128(_mm_clmulepi64_si128(chunk, keys, 0x00), _mm_clmulepi64_si128(chunk, keys, 0x11))
     }
 
     /// CRC-32 (zlib) of a 100-byte record.
@@ -133,14 +128,8 @@ mod x86 {
     unsafe fn reduce(x: __m128i) -> u32 {
         let (k3, k4) = FOLD[0];
         let low32 = _mm_set_epi32(0, 0, 0, !0);
-        let x = _mm_xor_si128(
-            _mm_clmulepi64_si128(x, _mm_set_epi64x(k4, k3), 0x10),
-            _mm_srli_si128(x, 8),
-        );
-        let x = _mm_xor_si128(
-            _mm_clmulepi64_si128(_mm_and_si128(x, low32), _mm_set_epi64x(0, K5), 0x00),
-            _mm_srli_si128(x, 4),
-        );
+        let x = _mm_xor_si128(_mm_clmulepi64_si128(x, _mm_set_epi64x(k4, k3), 0x10), _mm_srli_si128(x, 8));
+        let x = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x, low32), _mm_set_epi64x(0, K5), 0x00), _mm_srli_si128(x, 4));
         let pu = _mm_set_epi64x(U_PRIME, P_X);
         let t1 = _mm_clmulepi64_si128(_mm_and_si128(x, low32), pu, 0x10);
         let t2 = _mm_clmulepi64_si128(_mm_and_si128(t1, low32), pu, 0x00);
@@ -181,30 +170,18 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                *b = if round % 7 == 0 {
-                    (x & 1) as u8 * 0xFF
-                } else {
-                    x as u8
-                };
+                *b = if round % 7 == 0 { (x & 1) as u8 * 0xFF } else { x as u8 };
             }
             assert_eq!(crc_record(&rec), crc32fast::hash(&rec), "round {round}");
         }
         assert_eq!(crc_record(&[0; REC_SIZE]), crc32fast::hash(&[0; REC_SIZE]));
-        assert_eq!(
-            crc_record(&[0xFF; REC_SIZE]),
-            crc32fast::hash(&[0xFF; REC_SIZE])
-        );
+        assert_eq!(crc_record(&[0xFF; REC_SIZE]), crc32fast::hash(&[0xFF; REC_SIZE]));
     }
 
     #[test]
     fn sums_match() {
-        let data: Vec<u8> = (0..REC_SIZE * 333 + 7)
-            .map(|j| (j * 31 % 256) as u8)
-            .collect();
-        let expect: u128 = data
-            .chunks_exact(REC_SIZE)
-            .map(|r| u128::from(crc32fast::hash(r)))
-            .sum();
+        let data: Vec<u8> = (0..REC_SIZE * 333 + 7).map(|j| (j * 31 % 256) as u8).collect();
+        let expect: u128 = data.chunks_exact(REC_SIZE).map(|r| u128::from(crc32fast::hash(r))).sum();
         assert_eq!(sum_records(&data), expect);
     }
 }

@@ -77,26 +77,14 @@ mod tests {
 
     #[test]
     fn open_error_prints_like_perror() {
-        let err = Error::Open {
-            path: PathBuf::from("nosuch"),
-            source: io::Error::from_raw_os_error(libc::ENOENT),
-        };
+        let err = Error::Open { path: PathBuf::from("nosuch"), source: io::Error::from_raw_os_error(libc::ENOENT) };
         assert_eq!(err.to_string(), "nosuch: No such file or directory");
     }
 
     #[test]
     fn reference_messages_are_verbatim() {
-        assert_eq!(
-            Error::Empty.to_string(),
-            "there must be at least one record to be validated"
-        );
-        assert_eq!(
-            Error::PartialRecord.to_string(),
-            "partial record found at end"
-        );
-        assert_eq!(
-            Error::PartialSummary.to_string(),
-            "partial partition summary found at end"
-        );
+        assert_eq!(Error::Empty.to_string(), "there must be at least one record to be validated");
+        assert_eq!(Error::PartialRecord.to_string(), "partial record found at end");
+        assert_eq!(Error::PartialSummary.to_string(), "partial partition summary found at end");
     }
 }

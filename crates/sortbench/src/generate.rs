@@ -110,14 +110,7 @@ impl GenerateJob {
     /// A job for `count` records from `first_record`, with default I/O, all
     /// cores, and the checksum on.
     pub fn new(first_record: u128, count: u64, opts: GenOptions) -> GenerateJob {
-        GenerateJob {
-            first_record,
-            count,
-            opts,
-            threads: 0,
-            checksum: true,
-            io: IoConfig::default(),
-        }
+        GenerateJob { first_record, count, opts, threads: 0, checksum: true, io: IoConfig::default() }
     }
 }
 
@@ -125,17 +118,8 @@ impl GenerateJob {
 /// truncated) and returns their checksum. Nothing is written to `/dev/null`,
 /// but the checksum is still computed. `threads == 0` uses the current rayon
 /// pool.
-pub fn generate_file(
-    path: &Path,
-    first_record: u128,
-    count: u64,
-    opts: GenOptions,
-    threads: usize,
-) -> Result<u128> {
-    let job = GenerateJob {
-        threads,
-        ..GenerateJob::new(first_record, count, opts)
-    };
+pub fn generate_file(path: &Path, first_record: u128, count: u64, opts: GenOptions, threads: usize) -> Result<u128> {
+    let job = GenerateJob { threads, ..GenerateJob::new(first_record, count, opts) };
     generate_with(path, &job)
 }
 
@@ -146,24 +130,16 @@ pub fn generate_with(path: &Path, job: &GenerateJob) -> Result<u128> {
     let total = u64::try_from(u128::from(job.count) * REC_SIZE as u128)
         .ok()
         .filter(|&t| t <= i64::MAX as u64)
-        .ok_or(Error::TooLarge {
-            count: u128::from(job.count),
-        })?;
+        .ok_or(Error::TooLarge { count: u128::from(job.count) })?;
     in_pool(job.threads, || {
         if out.kind() == crate::io::Kind::Null {
             // Nothing to write: generate in cache-sized pieces and keep only
             // the sum (or nothing at all without -c).
-            return Ok(if job.checksum {
-                generated_checksum(job.first_record, job.count, job.opts)
-            } else {
-                0
-            });
+            return Ok(if job.checksum { generated_checksum(job.first_record, job.count, job.opts) } else { 0 });
         }
         let mut sum = 0u128;
         write_blocks(&out, total, &job.io, |offset, block| {
-            let first = job
-                .first_record
-                .wrapping_add(u128::from(offset / REC_SIZE as u64));
+            let first = job.first_record.wrapping_add(u128::from(offset / REC_SIZE as u64));
             if job.checksum {
                 sum = sum.wrapping_add(fill_records_checksum(block, first, job.opts));
             } else {
@@ -228,11 +204,7 @@ impl Cursor {
             *slot = x;
             x = lcg::next(x);
         }
-        Cursor {
-            recno: first,
-            window,
-            next: x,
-        }
+        Cursor { recno: first, window, next: x }
     }
 
     /// Fills the whole records of `buf` with the next records; returns their
@@ -248,10 +220,7 @@ impl Cursor {
 
     /// The batch loop, monomorphised per record kind so that the per-record
     /// code has no branches on options.
-    fn fill_with<const ASCII: bool, const SKEW: bool, const CRC: bool>(
-        &mut self,
-        buf: &mut [u8],
-    ) -> u128 {
+    fn fill_with<const ASCII: bool, const SKEW: bool, const CRC: bool>(&mut self, buf: &mut [u8]) -> u128 {
         let mut window = [0u128; BATCH + 9];
         window[..9].copy_from_slice(&self.window);
         let mut x = self.next;
@@ -304,22 +273,10 @@ mod tests {
     use super::*;
 
     const ALL: [GenOptions; 4] = [
-        GenOptions {
-            ascii: false,
-            skew: false,
-        },
-        GenOptions {
-            ascii: false,
-            skew: true,
-        },
-        GenOptions {
-            ascii: true,
-            skew: false,
-        },
-        GenOptions {
-            ascii: true,
-            skew: true,
-        },
+        GenOptions { ascii: false, skew: false },
+        GenOptions { ascii: false, skew: true },
+        GenOptions { ascii: true, skew: false },
+        GenOptions { ascii: true, skew: true },
     ];
 
     #[test]
@@ -337,10 +294,7 @@ mod tests {
                 a.extend_from_slice(&b);
                 assert!(a == whole, "{opts:?} cut {cut}");
             }
-            assert_eq!(
-                generate_record(5 + 1000, opts)[..],
-                whole[1000 * REC_SIZE..1001 * REC_SIZE]
-            );
+            assert_eq!(generate_record(5 + 1000, opts)[..], whole[1000 * REC_SIZE..1001 * REC_SIZE]);
             assert_eq!(generated_checksum(5, n as u64, opts), sum);
         }
     }
@@ -355,10 +309,7 @@ mod tests {
 
     #[test]
     fn record_numbers_wrap_at_2_pow_128() {
-        let opts = GenOptions {
-            ascii: true,
-            skew: false,
-        };
+        let opts = GenOptions { ascii: true, skew: false };
         let mut buf = vec![0u8; 2 * REC_SIZE];
         fill_records(&mut buf, u128::MAX, opts);
         assert_eq!(&buf[12..44], b"FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF");

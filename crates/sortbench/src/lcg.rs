@@ -40,10 +40,7 @@ impl Affine {
     /// The map "`self`, then `next`".
     #[inline]
     pub const fn then(self, next: Affine) -> Affine {
-        Affine {
-            mul: next.mul.wrapping_mul(self.mul),
-            add: next.mul.wrapping_mul(self.add).wrapping_add(next.add),
-        }
+        Affine { mul: next.mul.wrapping_mul(self.mul), add: next.mul.wrapping_mul(self.add).wrapping_add(next.add) }
     }
 }
 

@@ -50,13 +50,9 @@ pub mod validate;
 pub use checksum::{checksum_of, format_checksum, record_crc};
 pub use error::{Error, Result};
 pub use generate::{
-    fill_records, fill_records_checksum, generate_file, generate_record, generate_with,
-    generated_checksum, GenOptions, GenerateJob,
+    fill_records, fill_records_checksum, generate_file, generate_record, generate_with, generated_checksum, GenOptions, GenerateJob,
 };
 pub use io::IoConfig;
 pub use record::{KEY_SIZE, REC_SIZE};
 pub use summary::{combine_summaries, parse_summaries, Summary, SUMMARY_SIZE};
-pub use validate::{
-    validate_bytes, validate_file, validate_summaries, validate_summary_file, KeyOrder,
-    ValidateOptions,
-};
+pub use validate::{validate_bytes, validate_file, validate_summaries, validate_summary_file, KeyOrder, ValidateOptions};

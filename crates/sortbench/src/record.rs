@@ -230,15 +230,7 @@ mod tests {
 
     #[test]
     fn hex16_matches_format() {
-        for x in [
-            0u64,
-            1,
-            0xA,
-            0xF,
-            0x0123_4567_89AB_CDEF,
-            u64::MAX,
-            0xFEDC_BA98_7654_3210,
-        ] {
+        for x in [0u64, 1, 0xA, 0xF, 0x0123_4567_89AB_CDEF, u64::MAX, 0xFEDC_BA98_7654_3210] {
             let expect = format!("{x:016X}");
             assert_eq!(&hex16(x), expect.as_bytes());
         }

@@ -96,13 +96,7 @@ impl Summary {
     /// The 280-byte file form (see the module docs).
     pub fn to_bytes(&self) -> [u8; SUMMARY_SIZE] {
         let mut out = [0u8; SUMMARY_SIZE];
-        let counters = [
-            self.first_unordered.unwrap_or(0),
-            self.unordered,
-            self.records,
-            self.duplicates,
-            self.checksum,
-        ];
+        let counters = [self.first_unordered.unwrap_or(0), self.unordered, self.records, self.duplicates, self.checksum];
         for (slot, value) in out.chunks_exact_mut(16).zip(counters) {
             slot[..8].copy_from_slice(&((value >> 64) as u64).to_ne_bytes());
             slot[8..].copy_from_slice(&(value as u64).to_ne_bytes());
@@ -150,10 +144,7 @@ impl Summary {
             out.push_str(&format!("Duplicate keys: {}\n", self.duplicates));
             out.push_str("SUCCESS - all records are in order\n");
         } else {
-            out.push_str(&format!(
-                "ERROR - there are {} unordered records\n",
-                self.unordered
-            ));
+            out.push_str(&format!("ERROR - there are {} unordered records\n", self.unordered));
         }
         out
     }
@@ -183,10 +174,7 @@ pub fn parse_summaries(bytes: &[u8]) -> Result<Vec<Summary>> {
     if tail > 0 {
         return Err(Error::PartialSummary);
     }
-    bytes
-        .chunks_exact(SUMMARY_SIZE)
-        .map(Summary::from_bytes)
-        .collect()
+    bytes.chunks_exact(SUMMARY_SIZE).map(Summary::from_bytes).collect()
 }
 
 #[cfg(test)]
@@ -216,10 +204,7 @@ mod tests {
         assert_eq!(&bytes[8..16], &250_000u64.to_ne_bytes());
         assert_eq!(&bytes[16..24], &1u64.to_ne_bytes());
         assert_eq!(&bytes[24..32], &3u64.to_ne_bytes());
-        assert!(matches!(
-            Summary::from_bytes(&bytes[1..]),
-            Err(Error::PartialSummary)
-        ));
+        assert!(matches!(Summary::from_bytes(&bytes[1..]), Err(Error::PartialSummary)));
     }
 
     #[test]
@@ -240,10 +225,7 @@ mod tests {
         let mut s = Summary::of_record(&rec(1));
         s.checksum = 0x1ea6370b955;
         s.records = 1000;
-        assert_eq!(
-            s.report(),
-            "Records: 1000\nChecksum: 1ea6370b955\nDuplicate keys: 0\nSUCCESS - all records are in order\n"
-        );
+        assert_eq!(s.report(), "Records: 1000\nChecksum: 1ea6370b955\nDuplicate keys: 0\nSUCCESS - all records are in order\n");
         s.first_unordered = Some(2);
         s.unordered = 483;
         assert_eq!(

@@ -142,14 +142,8 @@ pub fn validate_summaries(bytes: &[u8], order: KeyOrder) -> Result<Summary> {
 /// Validates a file of concatenated summaries (valsort `-s`).
 pub fn validate_summary_file(path: &Path, order: KeyOrder) -> Result<Summary> {
     let bytes = std::fs::read(path).map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => Error::Open {
-            path: path.to_path_buf(),
-            source,
-        },
-        _ => Error::Read {
-            path: path.to_path_buf(),
-            source,
-        },
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => Error::Open { path: path.to_path_buf(), source },
+        _ => Error::Read { path: path.to_path_buf(), source },
     })?;
     validate_summaries(&bytes, order)
 }
@@ -167,10 +161,7 @@ fn check_length(bytes: u128) -> Result<()> {
 
 /// Summary of a non-empty run of whole records, in parallel on the current pool.
 fn summarize_par(data: &[u8], order: KeyOrder) -> Summary {
-    let parts: Vec<Summary> = data
-        .par_chunks(TASK_RECS * REC_SIZE)
-        .map(|chunk| summarize(chunk, order))
-        .collect();
+    let parts: Vec<Summary> = data.par_chunks(TASK_RECS * REC_SIZE).map(|chunk| summarize(chunk, order)).collect();
     // Non-empty input gives at least one part.
     combine_summaries(parts, order).unwrap_or_else(|| summarize(data, order))
 }
@@ -184,11 +175,7 @@ fn summarize(data: &[u8], order: KeyOrder) -> Summary {
 }
 
 fn summarize_with<const FOLD: bool>(data: &[u8]) -> Summary {
-    let order = if FOLD {
-        KeyOrder::AsciiCaseInsensitive
-    } else {
-        KeyOrder::Bytes
-    };
+    let order = if FOLD { KeyOrder::AsciiCaseInsensitive } else { KeyOrder::Bytes };
     let mut recs = data.chunks_exact(REC_SIZE);
     let mut first_record = [0u8; REC_SIZE];
     if let Some(first) = recs.next() {
@@ -212,11 +199,7 @@ fn summarize_with<const FOLD: bool>(data: &[u8]) -> Summary {
     let mut last_record = [0u8; REC_SIZE];
     last_record.copy_from_slice(last);
     Summary {
-        first_unordered: if unordered > 0 {
-            first_unordered(data, order)
-        } else {
-            None
-        },
+        first_unordered: if unordered > 0 { first_unordered(data, order) } else { None },
         unordered: u128::from(unordered),
         records: (data.len() / REC_SIZE) as u128,
         duplicates: u128::from(duplicates),
@@ -281,35 +264,20 @@ mod tests {
         let data = recs(&[b"ABC", b"abc", b"_"]);
         let plain = validate_bytes(&data, &ValidateOptions::default()).expect("valid");
         assert_eq!((plain.duplicates, plain.unordered), (0, 1));
-        let opts = ValidateOptions {
-            order: KeyOrder::AsciiCaseInsensitive,
-            ..Default::default()
-        };
+        let opts = ValidateOptions { order: KeyOrder::AsciiCaseInsensitive, ..Default::default() };
         let folded = validate_bytes(&data, &opts).expect("valid");
         // 'a' (0x61) sorts after '_' (0x5F) once folded, as with strcasecmp.
         assert_eq!((folded.duplicates, folded.unordered), (1, 1));
-        assert_eq!(
-            KeyOrder::AsciiCaseInsensitive.compare(&[0xC9; 10], &[0xE9; 10]),
-            Ordering::Less
-        );
+        assert_eq!(KeyOrder::AsciiCaseInsensitive.compare(&[0xC9; 10], &[0xE9; 10]), Ordering::Less);
     }
 
     #[test]
     fn length_errors() {
         let opts = ValidateOptions::default();
         assert!(matches!(validate_bytes(&[], &opts), Err(Error::Empty)));
-        assert!(matches!(
-            validate_bytes(&[0; 150], &opts),
-            Err(Error::PartialRecord)
-        ));
-        assert!(matches!(
-            validate_summaries(&[], KeyOrder::Bytes),
-            Err(Error::Empty)
-        ));
-        assert!(matches!(
-            validate_summaries(&[0; 281], KeyOrder::Bytes),
-            Err(Error::PartialSummary)
-        ));
+        assert!(matches!(validate_bytes(&[0; 150], &opts), Err(Error::PartialRecord)));
+        assert!(matches!(validate_summaries(&[], KeyOrder::Bytes), Err(Error::Empty)));
+        assert!(matches!(validate_summaries(&[0; 281], KeyOrder::Bytes), Err(Error::PartialSummary)));
     }
 
     #[test]
@@ -318,36 +286,15 @@ mod tests {
         let path = dir.path().join("recs");
         let n = 3 * TASK_RECS + 11;
         let mut data = vec![0u8; n * REC_SIZE];
-        crate::fill_records(
-            &mut data,
-            9,
-            crate::GenOptions {
-                ascii: false,
-                skew: true,
-            },
-        );
+        crate::fill_records(&mut data, 9, crate::GenOptions { ascii: false, skew: true });
         std::fs::write(&path, &data).expect("write");
         let expect = validate_bytes(&data, &ValidateOptions::default()).expect("valid");
-        let small = IoConfig {
-            block_bytes: 1,
-            inflight: 2,
-            direct: true,
-        };
+        let small = IoConfig { block_bytes: 1, inflight: 2, direct: true };
         // Cached (per-task reads), buffered blocks, and direct blocks after
         // the file has left the page cache.
-        let cached = ValidateOptions {
-            io: small,
-            ..Default::default()
-        };
+        let cached = ValidateOptions { io: small, ..Default::default() };
         assert_eq!(validate_file(&path, &cached).expect("cached"), expect);
-        let buffered = ValidateOptions {
-            io: IoConfig {
-                direct: false,
-                ..small
-            },
-            threads: 3,
-            ..Default::default()
-        };
+        let buffered = ValidateOptions { io: IoConfig { direct: false, ..small }, threads: 3, ..Default::default() };
         assert_eq!(validate_file(&path, &buffered).expect("buffered"), expect);
         let file = std::fs::File::open(&path).expect("open");
         // SAFETY: fsync and fadvise on our own descriptor; the latter is a hint.
@@ -363,20 +310,10 @@ mod tests {
     fn chunked_equals_serial() {
         let n = 3 * TASK_RECS + 5;
         let mut data = vec![0u8; n * REC_SIZE];
-        crate::fill_records(
-            &mut data,
-            0,
-            crate::GenOptions {
-                ascii: true,
-                skew: true,
-            },
-        );
+        crate::fill_records(&mut data, 0, crate::GenOptions { ascii: true, skew: true });
         let serial = summarize(&data, KeyOrder::Bytes);
         for threads in [1, 2, 3] {
-            let opts = ValidateOptions {
-                threads,
-                ..Default::default()
-            };
+            let opts = ValidateOptions { threads, ..Default::default() };
             assert_eq!(validate_bytes(&data, &opts).expect("valid"), serial);
         }
     }

@@ -4,27 +4,12 @@
 //! Checksums up to 2*10^7 records run here (a few CPU-seconds in all); the
 //! 10^8 and 10^9 rows are `#[ignore]`d and run with `--ignored`.
 
-use xsort_sortbench::{
-    checksum_of, fill_records, generated_checksum, validate_bytes, GenOptions, Summary,
-    ValidateOptions, REC_SIZE,
-};
+use xsort_sortbench::{checksum_of, fill_records, generated_checksum, validate_bytes, GenOptions, Summary, ValidateOptions, REC_SIZE};
 
-const BINARY: GenOptions = GenOptions {
-    ascii: false,
-    skew: false,
-};
-const ASCII: GenOptions = GenOptions {
-    ascii: true,
-    skew: false,
-};
-const SKEW: GenOptions = GenOptions {
-    ascii: false,
-    skew: true,
-};
-const ASCII_SKEW: GenOptions = GenOptions {
-    ascii: true,
-    skew: true,
-};
+const BINARY: GenOptions = GenOptions { ascii: false, skew: false };
+const ASCII: GenOptions = GenOptions { ascii: true, skew: false };
+const SKEW: GenOptions = GenOptions { ascii: false, skew: true };
+const ASCII_SKEW: GenOptions = GenOptions { ascii: true, skew: true };
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -77,11 +62,7 @@ fn checksums_1000_and_3000() {
 fn checksums_of_materialised_records_agree() {
     for opts in [BINARY, ASCII, SKEW, ASCII_SKEW] {
         let data = generate(0, 3000, opts);
-        assert_eq!(
-            checksum_of(&data),
-            generated_checksum(0, 3000, opts),
-            "{opts:?}"
-        );
+        assert_eq!(checksum_of(&data), generated_checksum(0, 3000, opts), "{opts:?}");
     }
 }
 
@@ -160,10 +141,7 @@ fn sorted_million_duplicates() {
 fn partition_summaries_out_of_order() {
     let sorted = sort_records(&generate(0, 1_000_000, BINARY));
     let part = 250_000 * REC_SIZE;
-    let sums: Vec<Summary> = sorted
-        .chunks(part)
-        .map(|p| validate_bytes(p, &ValidateOptions::default()).expect("whole records"))
-        .collect();
+    let sums: Vec<Summary> = sorted.chunks(part).map(|p| validate_bytes(p, &ValidateOptions::default()).expect("whole records")).collect();
     let mut bad = Vec::new();
     for k in [3, 0, 1, 2] {
         bad.extend_from_slice(&sums[k].to_bytes());
@@ -177,8 +155,5 @@ fn partition_summaries_out_of_order() {
          ERROR - there are 1 unordered records\n"
     );
     let good = xsort_sortbench::combine_summaries(sums, Default::default()).expect("four parts");
-    assert_eq!(
-        good.report(),
-        "Records: 1000000\nChecksum: 7a0e0d4868cd4\nDuplicate keys: 0\nSUCCESS - all records are in order\n"
-    );
+    assert_eq!(good.report(), "Records: 1000000\nChecksum: 7a0e0d4868cd4\nDuplicate keys: 0\nSUCCESS - all records are in order\n");
 }

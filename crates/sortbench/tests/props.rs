@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 use xsort_sortbench::{
-    checksum_of, combine_summaries, fill_records, generated_checksum, record_crc, validate_bytes,
-    Error, GenOptions, KeyOrder, Summary, ValidateOptions, REC_SIZE,
+    checksum_of, combine_summaries, fill_records, generated_checksum, record_crc, validate_bytes, Error, GenOptions, KeyOrder, Summary,
+    ValidateOptions, REC_SIZE,
 };
 
 fn records(first: u128, count: usize, opts: GenOptions) -> Vec<u8> {
@@ -19,12 +19,7 @@ fn any_opts() -> impl Strategy<Value = GenOptions> {
 
 /// Record numbers worth trying: small, near 2^64, near 2^128, anywhere.
 fn any_start() -> impl Strategy<Value = u128> {
-    prop_oneof![
-        0u128..5_000,
-        ((1u128 << 64) - 3_000)..((1u128 << 64) + 3_000),
-        (u128::MAX - 3_000)..=u128::MAX,
-        any::<u128>(),
-    ]
+    prop_oneof![0u128..5_000, ((1u128 << 64) - 3_000)..((1u128 << 64) + 3_000), (u128::MAX - 3_000)..=u128::MAX, any::<u128>(),]
 }
 
 /// What valsort must report, counted the obvious way.
@@ -37,12 +32,7 @@ struct HandCount {
 
 fn hand_count(data: &[u8]) -> HandCount {
     let recs: Vec<&[u8]> = data.chunks(REC_SIZE).collect();
-    let mut count = HandCount {
-        first_unordered: None,
-        unordered: 0,
-        duplicates: 0,
-        checksum: 0,
-    };
+    let mut count = HandCount { first_unordered: None, unordered: 0, duplicates: 0, checksum: 0 };
     for (i, rec) in recs.iter().enumerate() {
         count.checksum += u128::from(record_crc(rec));
         if i == 0 {

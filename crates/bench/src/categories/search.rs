@@ -75,7 +75,13 @@ pub fn search(s: &Settings, runner: &mut Runner, limit: f64) -> Result<(Vec<Run>
             size,
             size as f64 / 1e4,
             run.wall_s,
-            if !run.valid { "INVALID" } else if pass { "within the limit" } else { "over the limit" }
+            if !run.valid {
+                "INVALID"
+            } else if pass {
+                "within the limit"
+            } else {
+                "over the limit"
+            }
         ));
         steps.push(Step {
             run_index: run.index,

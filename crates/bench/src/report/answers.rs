@@ -99,7 +99,13 @@ fn memory(r: &Report, valid: &[&Run]) -> String {
     let stats: Vec<_> = valid.iter().filter_map(|v| v.xsort_stats.as_ref()).collect();
     let passes = match stats.first() {
         Some(x) if x.passes <= 1 => format!("xsort's budget {} held it: one pass, no temp file", ibytes(x.memory_budget_bytes)),
-        Some(x) => format!("beyond xsort's budget {}: {} passes, {} runs spilled, {} merge level(s)", ibytes(x.memory_budget_bytes), x.passes, x.runs, x.merge_levels),
+        Some(x) => format!(
+            "beyond xsort's budget {}: {} passes, {} runs spilled, {} merge level(s)",
+            ibytes(x.memory_budget_bytes),
+            x.passes,
+            x.runs,
+            x.merge_levels
+        ),
         None => "xsort reported no memory plan".into(),
     };
     let resident = median(&valid.iter().map(|v| v.input_resident_fraction * 100.0).collect::<Vec<_>>());
@@ -138,7 +144,8 @@ fn method(r: &Report) -> String {
 fn used(r: &Report, valid: &[&Run]) -> String {
     let f = &r.figures;
     let cpu_max = median(&valid.iter().map(|v| v.machine.cpu_busy_max_pct).collect::<Vec<_>>());
-    let disk_max = median(&valid.iter().filter_map(|v| v.machine.disks.iter().map(|d| d.busy_max_pct).reduce(f64::max)).collect::<Vec<_>>());
+    let disk_max =
+        median(&valid.iter().filter_map(|v| v.machine.disks.iter().map(|d| d.busy_max_pct).reduce(f64::max)).collect::<Vec<_>>());
     let devs = devices_used(r);
     format!(
         "CPU busy {} of all {} logical CPUs over the sort (median over runs; busiest 100 ms: {}); xsort's own CPU utilization {}; disk {} busy {} of the wall time (busiest 100 ms: {}){}.",
@@ -156,7 +163,9 @@ fn used(r: &Report, valid: &[&Run]) -> String {
 /// A caveat for runs too short for /proc's 10 ms CPU ticks.
 fn coarse(r: &Report) -> &'static str {
     match r.figures.wall_s {
-        Some(w) if w.median < 0.5 => " (runs under 0.5 s: /proc counts CPU time in 10 ms ticks, so these shares are good to a few percent only)",
+        Some(w) if w.median < 0.5 => {
+            " (runs under 0.5 s: /proc counts CPU time in 10 ms ticks, so these shares are good to a few percent only)"
+        }
         _ => "",
     }
 }
@@ -187,8 +196,16 @@ fn saturated(r: &Report, valid: &[&Run]) -> String {
     let disk_peak = valid.iter().flat_map(|v| v.machine.disks.iter().map(|d| d.busy_max_pct)).fold(0.0, f64::max);
     let mem_min = valid.iter().map(|v| v.machine.mem_available_min_bytes).min().unwrap_or(0);
     let total = r.context.memory.total_bytes.max(1);
-    notes.push(if cpu_peak >= 90.0 { format!("CPU reached {cpu_peak:.0}% in some 100 ms intervals") } else { format!("CPU never above {cpu_peak:.0}%") });
-    notes.push(if disk_peak >= 90.0 { format!("the disk reached {disk_peak:.0}% busy (expected: the sort is disk to disk)") } else { format!("the disk never above {disk_peak:.0}% busy") });
+    notes.push(if cpu_peak >= 90.0 {
+        format!("CPU reached {cpu_peak:.0}% in some 100 ms intervals")
+    } else {
+        format!("CPU never above {cpu_peak:.0}%")
+    });
+    notes.push(if disk_peak >= 90.0 {
+        format!("the disk reached {disk_peak:.0}% busy (expected: the sort is disk to disk)")
+    } else {
+        format!("the disk never above {disk_peak:.0}% busy")
+    });
     notes.push(format!("other processes took {others:.0}% of the CPUs"));
     notes.push(format!("hypervisor steal {steal:.1}%"));
     notes.push(format!(

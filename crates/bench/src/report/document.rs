@@ -48,16 +48,52 @@ pub fn build(r: &Report) -> Vec<Block> {
         rows.push(("Data", format!("{n} records, {}", bytes(b))));
     }
     if let Some(w) = f.wall_s {
-        rows.push(("Wall time (s)", format!("min {} / median {} / mean {} / p90 {} / max {} / sd {}", s3(w.min), s3(w.median), s3(w.mean), s3(w.p90), s3(w.max), s3(w.stddev))));
+        rows.push((
+            "Wall time (s)",
+            format!(
+                "min {} / median {} / mean {} / p90 {} / max {} / sd {}",
+                s3(w.min),
+                s3(w.median),
+                s3(w.mean),
+                s3(w.p90),
+                s3(w.max),
+                s3(w.stddev)
+            ),
+        ));
     }
     if let (Some(fl), Some(rd), Some(wr)) = (f.floor_s, f.floor_read_s, f.floor_write_s) {
-        rows.push(("I/O floor (s)", format!("median {} = read {} + write and fsync {} (min {}, max {})", s3(fl.median), s3(rd.median), s3(wr.median), s3(fl.min), s3(fl.max))));
+        rows.push((
+            "I/O floor (s)",
+            format!(
+                "median {} = read {} + write and fsync {} (min {}, max {})",
+                s3(fl.median),
+                s3(rd.median),
+                s3(wr.median),
+                s3(fl.min),
+                s3(fl.max)
+            ),
+        ));
     }
     if let Some(x) = f.ratio_to_floor {
-        rows.push(("xsort / floor", format!("{x:.2}x (median over median){}", f.ratio_per_run.map_or(String::new(), |p| format!("; per run {:.2}x to {:.2}x", p.min, p.max)))));
+        rows.push((
+            "xsort / floor",
+            format!(
+                "{x:.2}x (median over median){}",
+                f.ratio_per_run.map_or(String::new(), |p| format!("; per run {:.2}x to {:.2}x", p.min, p.max))
+            ),
+        ));
     }
     if let Some(t) = &f.target {
-        rows.push(("Target", format!("median at most {:.2}x the floor: {}; aim {:.2}x: {}", t.ratio_limit, if t.met { "met" } else { "NOT met" }, t.ratio_aim, if t.aim_met { "met" } else { "not met" })));
+        rows.push((
+            "Target",
+            format!(
+                "median at most {:.2}x the floor: {}; aim {:.2}x: {}",
+                t.ratio_limit,
+                if t.met { "met" } else { "NOT met" },
+                t.ratio_aim,
+                if t.aim_met { "met" } else { "not met" }
+            ),
+        ));
     }
     if let (Some(g), Some(t), Some(rps)) = (f.gb_per_s, f.tb_per_min, f.records_per_s) {
         rows.push(("Throughput", format!("{g:.3} GB/s = {t:.4} TB/min = {rps:.0} records/s (median run)")));
@@ -65,10 +101,19 @@ pub fn build(r: &Report) -> Vec<Block> {
     if let Some(se) = &f.search {
         rows.push(("Time limit", format!("{:.3} s", se.limit_s)));
         rows.push(("Search cap", format!("{} ({})", bytes(se.cap_bytes), se.cap_reason)));
-        rows.push(("Result", match se.result_bytes {
-            Some(b) => format!("{} ({} records) sorted within the limit{}; {}", bytes(b), se.result_records.unwrap_or(0), if se.hit_cap { ", the cap stopped the search" } else { "" }, se.note),
-            None => format!("none: {}", se.note),
-        }));
+        rows.push((
+            "Result",
+            match se.result_bytes {
+                Some(b) => format!(
+                    "{} ({} records) sorted within the limit{}; {}",
+                    bytes(b),
+                    se.result_records.unwrap_or(0),
+                    if se.hit_cap { ", the cap stopped the search" } else { "" },
+                    se.note
+                ),
+                None => format!("none: {}", se.note),
+            },
+        ));
     }
     if let Some(p) = &f.price {
         rows.push(("Price", format!("${:.2} over 3 years: one cent buys {:.1} s", p.system_price_usd, p.seconds_per_cent)));
@@ -90,7 +135,17 @@ pub fn build(r: &Report) -> Vec<Block> {
             se.steps
                 .iter()
                 .enumerate()
-                .map(|(i, st)| vec![(i + 1).to_string(), st.run_index.to_string(), st.records.to_string(), bytes(st.bytes), s3(st.wall_s), yes(st.valid), yes(st.within_limit)])
+                .map(|(i, st)| {
+                    vec![
+                        (i + 1).to_string(),
+                        st.run_index.to_string(),
+                        st.records.to_string(),
+                        bytes(st.bytes),
+                        s3(st.wall_s),
+                        yes(st.valid),
+                        yes(st.within_limit),
+                    ]
+                })
                 .collect(),
         ));
     }
@@ -122,21 +177,107 @@ fn context(r: &Report) -> Block {
     let threads = stats.first().map(|x| x.threads.to_string());
     pairs(vec![
         ("Host", opt(&c.hostname)),
-        ("CPU", format!("{}; {} socket(s), {} cores, {} threads ({} available to this process)", opt(&c.cpu.model), c.cpu.sockets, c.cpu.cores, c.cpu.threads, c.cpu.available_threads)),
-        ("Frequency", format!("{} MHz now, max {} MHz, governor {}", c.cpu.mhz.map_or("unknown".into(), |m| format!("{m:.0}")), c.cpu.max_mhz.map_or("unknown".into(), |m| format!("{m:.0}")), c.cpu.governor.as_deref().unwrap_or("not exposed"))),
+        (
+            "CPU",
+            format!(
+                "{}; {} socket(s), {} cores, {} threads ({} available to this process)",
+                opt(&c.cpu.model),
+                c.cpu.sockets,
+                c.cpu.cores,
+                c.cpu.threads,
+                c.cpu.available_threads
+            ),
+        ),
+        (
+            "Frequency",
+            format!(
+                "{} MHz now, max {} MHz, governor {}",
+                c.cpu.mhz.map_or("unknown".into(), |m| format!("{m:.0}")),
+                c.cpu.max_mhz.map_or("unknown".into(), |m| format!("{m:.0}")),
+                c.cpu.governor.as_deref().unwrap_or("not exposed")
+            ),
+        ),
         ("Virtualization", c.cpu.hypervisor.clone().unwrap_or_else(|| "none reported".into())),
-        ("Memory", format!("{} total, {} available, {} page cache at start, {} swap, transparent huge pages {}", ibytes(c.memory.total_bytes), ibytes(c.memory.available_bytes), ibytes(c.memory.page_cache_bytes), ibytes(c.memory.swap_total_bytes), opt(&c.memory.transparent_hugepages))),
+        (
+            "Memory",
+            format!(
+                "{} total, {} available, {} page cache at start, {} swap, transparent huge pages {}",
+                ibytes(c.memory.total_bytes),
+                ibytes(c.memory.available_bytes),
+                ibytes(c.memory.page_cache_bytes),
+                ibytes(c.memory.swap_total_bytes),
+                opt(&c.memory.transparent_hugepages)
+            ),
+        ),
         ("Kernel / OS", format!("{} / {}", opt(&c.kernel), opt(&c.os))),
         ("Disks", if c.block_devices.is_empty() { "none found".into() } else { c.block_devices.join(", ") }),
-        ("xsort", format!("{} ({}), commit {}{}, {} build, built {}", opt(&c.xsort.version), c.xsort.path, opt(&c.xsort.git_commit), if c.xsort.git_dirty == Some(true) { " with uncommitted changes in the tree" } else { "" }, c.xsort.build_profile, opt(&c.xsort.built_utc))),
+        (
+            "xsort",
+            format!(
+                "{} ({}), commit {}{}, {} build, built {}",
+                opt(&c.xsort.version),
+                c.xsort.path,
+                opt(&c.xsort.git_commit),
+                if c.xsort.git_dirty == Some(true) { " with uncommitted changes in the tree" } else { "" },
+                c.xsort.build_profile,
+                opt(&c.xsort.built_utc)
+            ),
+        ),
         ("xsort-bench", format!("{}, {} build", opt(&c.bench.version), c.bench.build_profile)),
-        ("Threads", format!("{} (asked: {})", threads.unwrap_or_else(|| "unknown".into()), s.threads.map_or("xsort's default".into(), |t| t.to_string()))),
-        ("Memory budget", format!("{} (asked: {})", budget.unwrap_or_else(|| "unknown".into()), s.memory.clone().unwrap_or_else(|| "xsort's default".into()))),
-        ("I/O", format!("{}; transfers per phase (mode size): {}", if s.buffered { "buffered (--buffered)" } else { "direct where the file system allows (xsort's default)" }, if modes.is_empty() { "unknown".into() } else { modes.join(", ") })),
-        ("Cache scenario", if s.cache == Cache::Cold { "cold: input evicted with posix_fadvise(DONTNEED) before each run".into() } else { "warm: input read through the page cache before each run".into() }),
+        (
+            "Threads",
+            format!(
+                "{} (asked: {})",
+                threads.unwrap_or_else(|| "unknown".into()),
+                s.threads.map_or("xsort's default".into(), |t| t.to_string())
+            ),
+        ),
+        (
+            "Memory budget",
+            format!(
+                "{} (asked: {})",
+                budget.unwrap_or_else(|| "unknown".into()),
+                s.memory.clone().unwrap_or_else(|| "xsort's default".into())
+            ),
+        ),
+        (
+            "I/O",
+            format!(
+                "{}; transfers per phase (mode size): {}",
+                if s.buffered { "buffered (--buffered)" } else { "direct where the file system allows (xsort's default)" },
+                if modes.is_empty() { "unknown".into() } else { modes.join(", ") }
+            ),
+        ),
+        (
+            "Cache scenario",
+            if s.cache == Cache::Cold {
+                "cold: input evicted with posix_fadvise(DONTNEED) before each run".into()
+            } else {
+                "warm: input read through the page cache before each run".into()
+            },
+        ),
         ("Output sync", if s.sync { "on (xsort --sync: fsync of file and directory before exit)".into() } else { "off".into() }),
-        ("Records", format!("{} bytes, key bytes 0..10, {} records, {} keys", s.record_size, if s.format == Format::Ascii { "ASCII" } else { "binary" }, s.distribution)),
-        ("Energy counters", if c.energy.measured { format!("{}: {}", opt(&c.energy.source), c.energy.zones.iter().map(|z| format!("{} ({})", z.id, z.name)).collect::<Vec<_>>().join(", ")) } else { format!("none: {}", opt(&c.energy.reason)) }),
+        (
+            "Records",
+            format!(
+                "{} bytes, key bytes 0..10, {} records, {} keys",
+                s.record_size,
+                if s.format == Format::Ascii { "ASCII" } else { "binary" },
+                s.distribution
+            ),
+        ),
+        (
+            "Energy counters",
+            if c.energy.measured {
+                format!(
+                    "{}: {}",
+                    opt(&c.energy.source),
+                    c.energy.zones.iter().map(|z| format!("{} ({})", z.id, z.name)).collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                format!("none: {}", opt(&c.energy.reason))
+            },
+        ),
         ("GPU", c.gpu.clone()),
         ("Note", if r.note.is_empty() { "(none)".into() } else { r.note.clone() }),
     ])
@@ -273,12 +414,8 @@ pub fn html(r: &Report, doc: &[Block], plots: &[Plot]) -> String {
                     o += "<p>No valid run to plot.</p>\n";
                 }
                 for p in plots {
-                    o += &format!(
-                        "<figure class=\"plot\" id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
-                        p.id,
-                        p.svg,
-                        esc(&p.caption)
-                    );
+                    o +=
+                        &format!("<figure class=\"plot\" id=\"{}\">{}<figcaption>{}</figcaption></figure>\n", p.id, p.svg, esc(&p.caption));
                 }
             }
         }

@@ -91,7 +91,6 @@ pub fn list(idx: &[usize]) -> String {
     parts.join(", ")
 }
 
-
 pub fn compute(s: &Settings, ctx: &Context, out: &Outcome) -> Figures {
     let measured: Vec<&Run> = out.runs.iter().filter(|r| r.purpose == "measure").collect();
     let valid = counted(&out.runs);

@@ -134,11 +134,7 @@ impl Report {
         let json = serde_json::to_string_pretty(self).context("serializing the report")?;
         let doc = document::build(self);
         let plots = plots::all(self).context("drawing the plots")?;
-        let files = [
-            ("report.json", json),
-            ("report.md", document::markdown(&doc)),
-            ("report.html", document::html(self, &doc, &plots)),
-        ];
+        let files = [("report.json", json), ("report.md", document::markdown(&doc)), ("report.html", document::html(self, &doc, &plots))];
         let mut written = Vec::new();
         for (name, text) in files {
             let p = dir.join(name);
@@ -174,7 +170,13 @@ impl Report {
         }
         if let Some(se) = &f.search {
             out.push(match se.result_bytes {
-                Some(b) => format!("  {}: {} sorted within {:.1} s{}", self.category.name(), bytes(b), se.limit_s, if se.hit_cap { " (the cap stopped the search)" } else { "" }),
+                Some(b) => format!(
+                    "  {}: {} sorted within {:.1} s{}",
+                    self.category.name(),
+                    bytes(b),
+                    se.limit_s,
+                    if se.hit_cap { " (the cap stopped the search)" } else { "" }
+                ),
                 None => format!("  {}: no size confirmed within {:.1} s ({})", self.category.name(), se.limit_s, se.note),
             });
         }
@@ -224,7 +226,11 @@ fn warnings(s: &Settings, runs: &[Run]) -> Vec<String> {
         .map(|r| format!("run {} ({:.0}% resident)", r.index, r.input_resident_fraction * 100.0))
         .collect();
     if !off.is_empty() {
-        w.push(format!("the input was not {} as asked in {}", if s.cache == Cache::Cold { "evicted" } else { "fully cached" }, off.join(", ")));
+        w.push(format!(
+            "the input was not {} as asked in {}",
+            if s.cache == Cache::Cold { "evicted" } else { "fully cached" },
+            off.join(", ")
+        ));
     }
     if s.cache == Cache::Warm {
         let reread: Vec<String> = runs

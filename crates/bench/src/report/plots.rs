@@ -56,7 +56,8 @@ pub fn all(r: &Report) -> Result<Vec<Plot>> {
     if let Some(run) = r.representative_run.and_then(|i| r.runs.iter().find(|x| x.index == i)) {
         v.push(timeline(run, r)?);
     }
-    if let (Some(fl), Some(rd), Some(wr), Some(w)) = (r.figures.floor_s, r.figures.floor_read_s, r.figures.floor_write_s, r.figures.wall_s) {
+    if let (Some(fl), Some(rd), Some(wr), Some(w)) = (r.figures.floor_s, r.figures.floor_read_s, r.figures.floor_write_s, r.figures.wall_s)
+    {
         v.push(floor(rd.median, wr.median, w.median, w.min, fl.median)?);
     }
     if let Some(se) = &r.figures.search {
@@ -89,7 +90,13 @@ fn run_times(valid: &[&Run], floor: Option<f64>) -> Result<Plot> {
             .y_label_area_size(50)
             .build_cartesian_2d(x0..x1, 0.0..ymax)
             .map_err(err)?;
-        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("wall time, s (launch to exit)").y_desc("runs").draw().map_err(err)?;
+        c.configure_mesh()
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .x_desc("wall time, s (launch to exit)")
+            .y_desc("runs")
+            .draw()
+            .map_err(err)?;
         c.draw_series(counts.iter().enumerate().map(|(i, &n)| {
             let a = x0 + i as f64 * width;
             Rectangle::new([(a, 0.0), (a + width * 0.95, f64::from(n))], RGBColor(31, 119, 180).mix(0.7).filled())
@@ -141,12 +148,18 @@ fn phases(valid: &[&Run]) -> Result<Plot> {
             .y_label_area_size(50)
             .build_cartesian_2d(0.5..n as f64 + 0.5, 0.0..ymax)
             .map_err(err)?;
-        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15))
+        c.configure_mesh()
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
             .disable_x_mesh()
             .x_labels(n.min(25))
             .x_label_formatter(&|x: &f64| {
                 let i = x.round();
-                if (x - i).abs() < 0.01 && i >= 1.0 { labels.get(i as usize - 1).cloned().unwrap_or_default() } else { String::new() }
+                if (x - i).abs() < 0.01 && i >= 1.0 {
+                    labels.get(i as usize - 1).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
             })
             .x_desc("run")
             .y_desc("seconds")
@@ -172,7 +185,13 @@ fn phases(valid: &[&Run]) -> Result<Plot> {
         .map_err(err)?
         .label("wall time")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK.stroke_width(2)));
-        c.configure_series_labels().label_font((FONT, 14)).position(SeriesLabelPosition::UpperRight).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+        c.configure_series_labels()
+            .label_font((FONT, 14))
+            .position(SeriesLabelPosition::UpperRight)
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.85))
+            .draw()
+            .map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(Plot {
@@ -221,7 +240,13 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..tmax, 0.0..rmax)
             .map_err(err)?;
-        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("seconds since xsort started").y_desc("MB/s").draw().map_err(err)?;
+        c.configure_mesh()
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .x_desc("seconds since xsort started")
+            .y_desc("MB/s")
+            .draw()
+            .map_err(err)?;
         for (k, (name, color)) in PHASES.iter().enumerate() {
             if rates[k].iter().all(|p| p.1 == 0.0) {
                 continue;
@@ -240,7 +265,13 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..tmax, 0.0..140.0)
             .map_err(err)?;
-        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("seconds").y_desc("% of capacity").draw().map_err(err)?;
+        c.configure_mesh()
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .x_desc("seconds")
+            .y_desc("% of capacity")
+            .draw()
+            .map_err(err)?;
         let lines: [Line; 3] = [
             ("xsort CPU, % of all logical CPUs", cpu, RGBColor(148, 103, 189)),
             ("machine CPU busy %", machine_steps(&r.representative_machine_series, |p| p.cpu_busy_pct), GREY),
@@ -291,12 +322,18 @@ fn floor(read: f64, write: f64, median: f64, min: f64, floor_median: f64) -> Res
             .y_label_area_size(50)
             .build_cartesian_2d(0.5..5.0, 0.0..ymax)
             .map_err(err)?;
-        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15))
+        c.configure_mesh()
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
             .disable_x_mesh()
             .x_labels(9)
             .x_label_formatter(&|x: &f64| {
                 let i = x.round();
-                if (x - i).abs() < 0.01 && (1.0..=3.0).contains(&i) { labels[i as usize - 1].to_string() } else { String::new() }
+                if (x - i).abs() < 0.01 && (1.0..=3.0).contains(&i) {
+                    labels[i as usize - 1].to_string()
+                } else {
+                    String::new()
+                }
             })
             .y_desc("seconds")
             .draw()
@@ -337,7 +374,13 @@ fn search(se: &crate::categories::Search) -> Result<Plot> {
             .y_label_area_size(50)
             .build_cartesian_2d(0.0..xmax, 0.0..ymax)
             .map_err(err)?;
-        c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("input, MB").y_desc("wall time, s").draw().map_err(err)?;
+        c.configure_mesh()
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .x_desc("input, MB")
+            .y_desc("wall time, s")
+            .draw()
+            .map_err(err)?;
         c.draw_series(LineSeries::new([(0.0, se.limit_s), (xmax, se.limit_s)], RED.stroke_width(2)))
             .map_err(err)?
             .label(format!("limit {:.3} s", se.limit_s))
@@ -347,11 +390,19 @@ fn search(se: &crate::categories::Search) -> Result<Plot> {
             .map_err(err)?
             .label("within the limit")
             .legend(move |(x, y)| Circle::new((x + 6, y), 5, green.filled()));
-        c.draw_series(se.steps.iter().filter(|s| !s.within_limit).map(|s| Cross::new((s.bytes as f64 / 1e6, s.wall_s), 6, RED.stroke_width(2))))
-            .map_err(err)?
-            .label("over the limit or invalid")
-            .legend(|(x, y)| Cross::new((x + 6, y), 6, RED.stroke_width(2)));
-        c.configure_series_labels().label_font((FONT, 14)).position(SeriesLabelPosition::UpperLeft).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+        c.draw_series(
+            se.steps.iter().filter(|s| !s.within_limit).map(|s| Cross::new((s.bytes as f64 / 1e6, s.wall_s), 6, RED.stroke_width(2))),
+        )
+        .map_err(err)?
+        .label("over the limit or invalid")
+        .legend(|(x, y)| Cross::new((x + 6, y), 6, RED.stroke_width(2)));
+        c.configure_series_labels()
+            .label_font((FONT, 14))
+            .position(SeriesLabelPosition::UpperLeft)
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.85))
+            .draw()
+            .map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(Plot { id: "plot-search", caption: format!("One probe per size; cap {} ({}).", super::bytes(se.cap_bytes), se.cap_reason), svg })

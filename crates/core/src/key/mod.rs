@@ -164,10 +164,13 @@ impl KeyPart {
     /// `char`), case-insensitive, and must suit LENGTH. What [`KeyPart`]'s `Display` prints parses
     /// back to the same part. The error message quotes `s` and says what is wrong.
     pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
-        let bad = || SortError::Config(format!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:TYPE][:r], e.g. 0:10, 10:4:r or 8:8:i64le:r"));
+        let bad =
+            || SortError::Config(format!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:TYPE][:r], e.g. 0:10, 10:4:r or 8:8:i64le:r"));
         let fields: Vec<&str> = s.split(':').collect();
         let (offset, len, rest) = match fields.as_slice() {
-            [o, l, rest @ ..] if rest.len() <= 2 => (o.trim().parse::<usize>().map_err(|_| bad())?, l.trim().parse::<usize>().map_err(|_| bad())?, rest),
+            [o, l, rest @ ..] if rest.len() <= 2 => {
+                (o.trim().parse::<usize>().map_err(|_| bad())?, l.trim().parse::<usize>().map_err(|_| bad())?, rest)
+            }
             _ => return Err(bad()),
         };
         if len == 0 {
@@ -190,7 +193,10 @@ impl KeyPart {
         };
         if let Some(r) = required.filter(|&r| r != len) {
             let unit = if r == 1 { "byte" } else { "bytes" };
-            return Err(SortError::Config(format!("invalid --key-bytes '{s}': a {} key is {r} {unit} long, not {len}", name.to_ascii_lowercase())));
+            return Err(SortError::Config(format!(
+                "invalid --key-bytes '{s}': a {} key is {r} {unit} long, not {len}",
+                name.to_ascii_lowercase()
+            )));
         }
         Ok(KeyPart::typed(offset, len, kind, descending))
     }

@@ -52,11 +52,7 @@ fn decode_float(f: &[u8], order: ByteOrder) -> f64 {
 /// `[blanks][sign]digits[.digits][blanks]`.
 fn decode_decimal(f: &[u8]) -> Option<(i128, u32)> {
     let s = std::str::from_utf8(f).ok()?.trim_matches([' ', '\t']);
-    let (neg, s) = if let Some(r) = s.strip_prefix('-') {
-        (true, r)
-    } else {
-        (false, s.strip_prefix('+').unwrap_or(s))
-    };
+    let (neg, s) = if let Some(r) = s.strip_prefix('-') { (true, r) } else { (false, s.strip_prefix('+').unwrap_or(s)) };
     let mut halves = s.splitn(2, '.');
     let int = halves.next().unwrap_or("");
     let frac = halves.next().unwrap_or("");
@@ -189,7 +185,7 @@ fn f64_bits() -> impl Strategy<Value = u64> {
         f64::EPSILON,
         1.0,
         -1.0,
-        f64::from_bits(1),                     // smallest subnormal
+        f64::from_bits(1), // smallest subnormal
         -f64::from_bits(1),
         f64::from_bits(0x000F_FFFF_FFFF_FFFF), // largest subnormal
         -f64::from_bits(0x000F_FFFF_FFFF_FFFF),
@@ -237,16 +233,15 @@ fn decimal_text() -> impl Strategy<Value = Vec<u8>> {
     let digit = prop_oneof![2 => Just(b'0'), 3 => b'0'..=b'9', 1 => Just(b'9')];
     let digits = move |max| proptest::collection::vec(digit.clone(), 0..max);
     let blanks = proptest::collection::vec(prop_oneof![Just(b' '), Just(b'\t')], 0..3);
-    let wellformed = (blanks.clone(), prop_oneof![Just(&b""[..]), Just(&b"-"[..]), Just(&b"+"[..])], digits(8), any::<bool>(), digits(7)).prop_map(
-        |(lead, sign, int, dot, frac)| {
+    let wellformed = (blanks.clone(), prop_oneof![Just(&b""[..]), Just(&b"-"[..]), Just(&b"+"[..])], digits(8), any::<bool>(), digits(7))
+        .prop_map(|(lead, sign, int, dot, frac)| {
             let mut s = [&lead[..], sign, &int[..]].concat();
             if dot {
                 s.push(b'.');
                 s.extend_from_slice(&frac);
             }
             s
-        },
-    );
+        });
     let garbage = proptest::collection::vec(proptest::sample::select(b" \t+-.0123456789x\0".to_vec()), 0..8);
     prop_oneof![5 => wellformed, 2 => garbage]
 }
@@ -303,7 +298,10 @@ fn type_names_round_trip() {
         let (kind, len) = KeyType::from_name(name).unwrap();
         let len = len.unwrap_or(5);
         assert_eq!(kind.name(len), Some(name), "{name}");
-        assert_eq!(KeyPart::typed(1, len, kind, true).to_string(), if kind == KeyType::Char { format!("1:{len}:r") } else { format!("1:{len}:{name}:r") });
+        assert_eq!(
+            KeyPart::typed(1, len, kind, true).to_string(),
+            if kind == KeyType::Char { format!("1:{len}:r") } else { format!("1:{len}:{name}:r") }
+        );
     }
     assert_eq!(KeyType::from_name("U64LE"), Some((KeyType::Unsigned(Little), Some(8))));
     assert_eq!(KeyType::from_name("u64"), None);
@@ -322,17 +320,53 @@ fn sorted_by_key(kind: KeyType, len: usize, descending: bool, fields: &[&[u8]]) 
 #[test]
 fn decimal_examples() {
     let fields: [&[u8]; 21] = [
-        b"    10  ", b"  1.    ", b"x       ", b"-12.5   ", b"   -0   ", b"-3      ", b"1-      ", b"  +.5   ", b"2       ", b"0.000   ", b"        ",
-        b"01.50   ", b"   -.5  ", b"1.2.3   ", b"- 1     ", b".       ", b"0       ", b"1       ", b"\t-1e5   ", b"99999999", b"-9999999",
+        b"    10  ",
+        b"  1.    ",
+        b"x       ",
+        b"-12.5   ",
+        b"   -0   ",
+        b"-3      ",
+        b"1-      ",
+        b"  +.5   ",
+        b"2       ",
+        b"0.000   ",
+        b"        ",
+        b"01.50   ",
+        b"   -.5  ",
+        b"1.2.3   ",
+        b"- 1     ",
+        b".       ",
+        b"0       ",
+        b"1       ",
+        b"\t-1e5   ",
+        b"99999999",
+        b"-9999999",
     ];
     let asc = sorted_by_key(KeyType::Decimal, 8, false, &fields);
     let expect: [&[u8]; 21] = [
         // not numbers, in input order
-        b"x       ", b"1-      ", b"        ", b"1.2.3   ", b"- 1     ", b".       ", b"\t-1e5   ",
-        b"-9999999", b"-12.5   ", b"-3      ", b"   -.5  ",
+        b"x       ",
+        b"1-      ",
+        b"        ",
+        b"1.2.3   ",
+        b"- 1     ",
+        b".       ",
+        b"\t-1e5   ",
+        b"-9999999",
+        b"-12.5   ",
+        b"-3      ",
+        b"   -.5  ",
         // zero, -0 included, in input order
-        b"   -0   ", b"0.000   ", b"0       ",
-        b"  +.5   ", b"  1.    ", b"1       ", b"01.50   ", b"2       ", b"    10  ", b"99999999",
+        b"   -0   ",
+        b"0.000   ",
+        b"0       ",
+        b"  +.5   ",
+        b"  1.    ",
+        b"1       ",
+        b"01.50   ",
+        b"2       ",
+        b"    10  ",
+        b"99999999",
     ];
     assert_eq!(asc, expect.map(<[u8]>::to_vec));
     // Descending: numbers high to low, then the not-numbers (still in input order: equal keys).
@@ -346,7 +380,8 @@ fn float_examples() {
     let values = [f64::NAN, 1.5, -0.0, f64::INFINITY, -f64::NAN, 0.0, f64::NEG_INFINITY, -1.5, f64::from_bits(1), f64::MIN, f64::MAX];
     let fields: Vec<[u8; 8]> = values.iter().map(|v| v.to_le_bytes()).collect();
     let refs: Vec<&[u8]> = fields.iter().map(|f| &f[..]).collect();
-    let sorted: Vec<f64> = sorted_by_key(KeyType::Float(Little), 8, false, &refs).iter().map(|f| f64::from_le_bytes(f[..].try_into().unwrap())).collect();
+    let sorted: Vec<f64> =
+        sorted_by_key(KeyType::Float(Little), 8, false, &refs).iter().map(|f| f64::from_le_bytes(f[..].try_into().unwrap())).collect();
     let bits: Vec<u64> = sorted.iter().map(|v| v.to_bits()).collect();
     let expect = [f64::NEG_INFINITY, f64::MIN, -1.5, -0.0, 0.0, f64::from_bits(1), 1.5, f64::MAX, f64::INFINITY, f64::NAN, -f64::NAN];
     assert_eq!(bits, expect.map(f64::to_bits));
@@ -357,7 +392,8 @@ fn integer_examples() {
     let values: [i16; 7] = [5, -1, i16::MAX, 0, i16::MIN, 256, -256];
     let fields: Vec<[u8; 2]> = values.iter().map(|v| v.to_le_bytes()).collect();
     let refs: Vec<&[u8]> = fields.iter().map(|f| &f[..]).collect();
-    let sorted: Vec<i16> = sorted_by_key(KeyType::Signed(Little), 2, true, &refs).iter().map(|f| i16::from_le_bytes([f[0], f[1]])).collect();
+    let sorted: Vec<i16> =
+        sorted_by_key(KeyType::Signed(Little), 2, true, &refs).iter().map(|f| i16::from_le_bytes([f[0], f[1]])).collect();
     assert_eq!(sorted, [i16::MAX, 256, 5, 0, -1, -256, i16::MIN]);
 }
 

@@ -30,11 +30,7 @@ pub(crate) fn warnings(order: &LineOrder) -> Vec<String> {
                 old.push_str(&format!(" -{}", key.eword as u128 + 1));
                 new.push_str(&format!(",{}", key.eword as u128 + 1 + (key.echar == NONE) as u128));
             }
-            out.push(format!(
-                "obsolescent key {} used; consider {} instead",
-                quote(old.as_bytes()),
-                quote(new.as_bytes())
-            ));
+            out.push(format!("obsolescent key {} used; consider {} instead", quote(old.as_bytes()), quote(new.as_bytes())));
         }
         let zero_width = key.sword != NONE && key.eword < key.sword;
         if zero_width {

@@ -130,15 +130,7 @@ impl KeyField {
     }
 
     fn empty() -> KeyField {
-        KeyField {
-            sword: 0,
-            schar: 0,
-            eword: NONE,
-            echar: 0,
-            flags: OrderFlags::default(),
-            has_flags: false,
-            obsolete: false,
-        }
+        KeyField { sword: 0, schar: 0, eword: NONE, echar: 0, flags: OrderFlags::default(), has_flags: false, obsolete: false }
     }
 
     /// GNU's set_ordering: consumes option letters, returns the rest.

@@ -184,8 +184,7 @@ pub(crate) fn human_numcompare(a: &[u8], b: &[u8], fold: bool) -> Ordering {
     oa.cmp(&ob).then_with(|| decimal_cmp(&da, &db))
 }
 
-const MONTHS: [&[u8; 3]; 12] =
-    [b"JAN", b"FEB", b"MAR", b"APR", b"MAY", b"JUN", b"JUL", b"AUG", b"SEP", b"OCT", b"NOV", b"DEC"];
+const MONTHS: [&[u8; 3]; 12] = [b"JAN", b"FEB", b"MAR", b"APR", b"MAY", b"JUN", b"JUL", b"AUG", b"SEP", b"OCT", b"NOV", b"DEC"];
 
 /// GNU's getmonth in the C locale: 1..=12 for a key starting (after blanks) with a month's
 /// three-letter abbreviation in any case, else 0. Also the index just past the name, if any.

@@ -82,11 +82,7 @@ fn incompatible_options() {
         for c in global.chars() {
             g.set_global(c);
         }
-        let cfg = LineOrderConfig {
-            keys: keys.iter().map(|k| KeyField::parse(k).unwrap()).collect(),
-            global: g,
-            ..Default::default()
-        };
+        let cfg = LineOrderConfig { keys: keys.iter().map(|k| KeyField::parse(k).unwrap()).collect(), global: g, ..Default::default() };
         match LineOrder::new(cfg) {
             Err(SortError::Config(m)) => m,
             Ok(_) => "ok".to_string(),
@@ -147,10 +143,7 @@ fn debug_annotations_match_gnu() {
     let o = order(&["1.5,1.2", "2,1"], "", None, false, false);
     assert_eq!(annotate(&o, b"abcdef"), "abcdef\n    ^ no match for key\n      ^ no match for key\n______\n");
     let o = order(&["1n", "1g", "1M", "1h"], "b", None, false, false);
-    assert_eq!(
-        annotate(&o, b" -12.5e3 x"),
-        " -12.5e3 x\n _____\n _______\n ^ no match for key\n _____\n__________\n"
-    );
+    assert_eq!(annotate(&o, b" -12.5e3 x"), " -12.5e3 x\n _____\n _______\n ^ no match for key\n _____\n__________\n");
     assert_eq!(annotate(&o, b"Jan"), "Jan\n^ no match for key\n^ no match for key\n___\n^ no match for key\n___\n");
     let o = order(&[], "", None, true, false);
     assert_eq!(annotate(&o, b"x"), "x\n_\n");
@@ -173,10 +166,7 @@ fn debug_warnings_match_gnu() {
         ]
     );
     assert_eq!(order(&["1.3"], "", None, false, false).debug_warnings()[0], "text ordering performed using simple byte comparison");
-    assert_eq!(
-        w(&order(&["1.5,1.2", "2,1"], "", None, false, false)),
-        ["key 2 has zero width and will be ignored"]
-    );
+    assert_eq!(w(&order(&["1.5,1.2", "2,1"], "", None, false, false)), ["key 2 has zero width and will be ignored"]);
     assert_eq!(
         w(&order(&["1,1n"], "r", None, false, false)),
         ["note numbers use '.' as a decimal point in this locale", "option '-r' only applies to last-resort comparison"]

@@ -9,12 +9,7 @@
 use std::cmp::Ordering;
 
 /// Compares two -V keys after -d/-i/-f transformation.
-pub(crate) fn compare_transformed(
-    ignore: Option<&[bool; 256]>,
-    fold: bool,
-    a: &[u8],
-    b: &[u8],
-) -> Ordering {
+pub(crate) fn compare_transformed(ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b: &[u8]) -> Ordering {
     if ignore.is_none() && !fold {
         return filenvercmp(a, b);
     }
@@ -229,8 +224,32 @@ mod tests {
     #[test]
     fn prefixes_agree_with_compare() {
         let names = [
-            "", ".", "..", ".a", ".R", ".1", "..a", "a", "a0", "a1", "a~", "a.b", "a.1", "1.2", "1.10", "abcdefghijk1",
-            "abcdefghijk2", "x~1", "x-1", "foo.tar.gz", "foo", "~", "0", "00", "a.b.c", "A",
+            "",
+            ".",
+            "..",
+            ".a",
+            ".R",
+            ".1",
+            "..a",
+            "a",
+            "a0",
+            "a1",
+            "a~",
+            "a.b",
+            "a.1",
+            "1.2",
+            "1.10",
+            "abcdefghijk1",
+            "abcdefghijk2",
+            "x~1",
+            "x-1",
+            "foo.tar.gz",
+            "foo",
+            "~",
+            "0",
+            "00",
+            "a.b.c",
+            "A",
         ];
         for a in names {
             for b in names {

@@ -31,14 +31,7 @@ use super::{FieldType, Layout, NsortSpec, SpecError, Statement};
 type Result<T, E = SpecError> = std::result::Result<T, E>;
 
 /// The names a delimiter can be given by.
-const NAMES: &[(&str, u8)] = &[
-    ("newline", b'\n'),
-    ("tab", b'\t'),
-    ("space", b' '),
-    ("comma", b','),
-    ("nul", 0),
-    ("null", 0),
-];
+const NAMES: &[(&str, u8)] = &[("newline", b'\n'), ("tab", b'\t'), ("space", b' '), ("comma", b','), ("nul", 0), ("null", 0)];
 
 /// Parses one delimiter character as written (see the module documentation); the error says why,
 /// for the caller to put in a message quoting the statement.
@@ -99,9 +92,7 @@ pub(super) fn parse_char(text: &str) -> Result<u8, String> {
 /// The type of a delimited field, which has no offset or size and holds text.
 pub(super) fn field_type(st: &Statement<'_>, l: &Layout) -> Result<FieldType> {
     if l.offset.is_some() {
-        return Err(st.invalid(
-            "a delimited field starts where the previous field ends, so it takes no offset",
-        ));
+        return Err(st.invalid("a delimited field starts where the previous field ends, so it takes no offset"));
     }
     if l.size.is_some() {
         return Err(st.invalid("a field ends after its size or at its delimiter, not both"));
@@ -156,16 +147,8 @@ pub(super) fn split_items(value: &str) -> Vec<&str> {
 
 /// Checks a whole spec's delimited layout once every statement is known: `fields` and `keys` are
 /// the statement texts of `spec.fields` and `spec.keys`, `summarize` the first `-summarize`.
-pub(super) fn check(
-    spec: &NsortSpec,
-    fields: &[String],
-    keys: &[String],
-    summarize: Option<&str>,
-) -> Result<()> {
-    let invalid = |statement: &str, reason: String| SpecError::Invalid {
-        statement: statement.to_string(),
-        reason,
-    };
+pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summarize: Option<&str>) -> Result<()> {
+    let invalid = |statement: &str, reason: String| SpecError::Invalid { statement: statement.to_string(), reason };
     let all: Vec<_> = spec.fields.iter().zip(fields).collect();
     let Some(rd) = spec.record_delimiter else {
         if let Some((f, st)) = all.iter().find(|(f, _)| f.delimiter.is_some()) {

@@ -253,9 +253,7 @@ pub struct NsortSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SpecError {
     /// A word that does not start with '-'.
-    #[error(
-        "'{token}' is not an Nsort statement: statements start with a single '-', as in -memory=1G"
-    )]
+    #[error("'{token}' is not an Nsort statement: statements start with a single '-', as in -memory=1G")]
     NotAStatement {
         /// The word as written.
         token: String,
@@ -279,9 +277,7 @@ pub enum SpecError {
         candidates: String,
     },
     /// An option word (or value word such as a method) that matches nothing.
-    #[error(
-        "invalid statement '{statement}': unknown {what} '{word}'; expected one of {expected}"
-    )]
+    #[error("invalid statement '{statement}': unknown {what} '{word}'; expected one of {expected}")]
     UnknownWord {
         /// The statement as written.
         statement: String,
@@ -293,9 +289,7 @@ pub enum SpecError {
         expected: String,
     },
     /// An option word prefix that matches several words.
-    #[error(
-        "invalid statement '{statement}': {what} '{word}' is ambiguous; it could be {candidates}"
-    )]
+    #[error("invalid statement '{statement}': {what} '{word}' is ambiguous; it could be {candidates}")]
     AmbiguousWord {
         /// The statement as written.
         statement: String,
@@ -373,11 +367,7 @@ impl<'a> Statement<'a> {
     fn split(text: &'a str) -> Result<Self> {
         let body = match text.strip_prefix('-') {
             Some(b) if !b.starts_with('-') => b,
-            _ => {
-                return Err(SpecError::NotAStatement {
-                    token: text.to_string(),
-                })
-            }
+            _ => return Err(SpecError::NotAStatement { token: text.to_string() }),
         };
         let (word, value) = split_sep(body);
         let keyword = match lookup(KEYWORDS, word) {
@@ -397,18 +387,11 @@ impl<'a> Statement<'a> {
                 });
             }
         };
-        Ok(Statement {
-            text,
-            keyword,
-            value,
-        })
+        Ok(Statement { text, keyword, value })
     }
 
     fn invalid(&self, reason: impl Into<String>) -> SpecError {
-        SpecError::Invalid {
-            statement: self.text.to_string(),
-            reason: reason.into(),
-        }
+        SpecError::Invalid { statement: self.text.to_string(), reason: reason.into() }
     }
 
     /// The canonical keyword, for messages ("-memory").
@@ -435,10 +418,7 @@ impl<'a> Statement<'a> {
     /// Splits a value into items; empty items are errors because they
     /// are almost always a typo (`a,,b` or a trailing comma).
     fn items(&self, value: &'a str) -> Result<Vec<Item<'a>>> {
-        delimited::split_items(value)
-            .into_iter()
-            .map(|piece| self.item(piece))
-            .collect()
+        delimited::split_items(value).into_iter().map(|piece| self.item(piece)).collect()
     }
 
     fn item(&self, piece: &'a str) -> Result<Item<'a>> {
@@ -447,10 +427,7 @@ impl<'a> Statement<'a> {
         }
         let (word, value) = split_sep(piece);
         if value == Some("") {
-            return Err(self.invalid(format!(
-                "'{word}' needs a value after '{}'",
-                &piece[word.len()..]
-            )));
+            return Err(self.invalid(format!("'{word}' needs a value after '{}'", &piece[word.len()..])));
         }
         Ok(Item { word, value })
     }
@@ -473,12 +450,7 @@ impl<'a> Statement<'a> {
         }
     }
 
-    fn lookup_word<T: Copy + PartialEq>(
-        &self,
-        table: &[(&'static str, T)],
-        what: &str,
-        word: &str,
-    ) -> Result<T> {
+    fn lookup_word<T: Copy + PartialEq>(&self, table: &[(&'static str, T)], what: &str, word: &str) -> Result<T> {
         match lookup(table, word) {
             Match::One(w) => Ok(w),
             Match::Unknown => Err(SpecError::UnknownWord {
@@ -509,15 +481,11 @@ impl<'a> Statement<'a> {
         if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(self.invalid(format!("{what} must be a whole number, not '{text}'")));
         }
-        text.parse()
-            .map_err(|_| self.invalid(format!("{what} '{text}' is too large")))
+        text.parse().map_err(|_| self.invalid(format!("{what} '{text}' is too large")))
     }
 
     fn size_error(&self, error: SizeError) -> SpecError {
-        SpecError::Size {
-            statement: self.text.to_string(),
-            error,
-        }
+        SpecError::Size { statement: self.text.to_string(), error }
     }
 }
 
@@ -526,23 +494,14 @@ impl<'a> Statement<'a> {
 
 /// A `-key` as parsed; a named one is resolved once all fields are known.
 enum PendingKey {
-    Named {
-        statement: String,
-        name: String,
-        descending: bool,
-    },
-    Positional {
-        statement: String,
-        key: KeyDef,
-    },
+    Named { statement: String, name: String, descending: bool },
+    Positional { statement: String, key: KeyDef },
 }
 
 impl PendingKey {
     fn statement(&self) -> &str {
         match self {
-            PendingKey::Named { statement, .. } | PendingKey::Positional { statement, .. } => {
-                statement
-            }
+            PendingKey::Named { statement, .. } | PendingKey::Positional { statement, .. } => statement,
         }
     }
 }
@@ -582,9 +541,7 @@ impl Builder {
             match (applied, self.files.last()) {
                 (Ok(()), _) => {}
                 (Err(e @ SpecError::InFile { .. }), _) | (Err(e), None) => return Err(e),
-                (Err(e), Some((path, _))) => {
-                    return Err(SpecError::InFile { path: path.clone(), line: w.line, error: Box::new(e) })
-                }
+                (Err(e), Some((path, _))) => return Err(SpecError::InFile { path: path.clone(), line: w.line, error: Box::new(e) }),
             }
         }
         Ok(())
@@ -605,10 +562,7 @@ impl Builder {
             return Err(st.invalid(format!("'{path}' includes itself: {}", chain(&self.files))));
         }
         if self.files.len() >= MAX_SPECIFICATION_DEPTH {
-            return Err(st.invalid(format!(
-                "specification files nest more than {MAX_SPECIFICATION_DEPTH} deep: {}",
-                chain(&self.files)
-            )));
+            return Err(st.invalid(format!("specification files nest more than {MAX_SPECIFICATION_DEPTH} deep: {}", chain(&self.files))));
         }
         let bytes = std::fs::read(&canonical).map_err(cannot_read)?;
         let text = String::from_utf8(bytes).map_err(|_| st.invalid(format!("'{path}' is not text (it is not UTF-8)")))?;
@@ -620,18 +574,12 @@ impl Builder {
 
     fn apply(&mut self, st: &Statement<'_>) -> Result<()> {
         match st.keyword {
-            Keyword::Processes => {
-                self.spec.processes = Some(st.positive("processes", st.value("-processes=16")?)?)
-            }
+            Keyword::Processes => self.spec.processes = Some(st.positive("processes", st.value("-processes=16")?)?),
             Keyword::Memory => {
                 let v = st.value("-memory=4G")?;
-                self.spec.memory =
-                    Some(size::parse_nsort_memory_size(v).map_err(|e| st.size_error(e))?);
+                self.spec.memory = Some(size::parse_nsort_memory_size(v).map_err(|e| st.size_error(e))?);
             }
-            Keyword::Method => {
-                self.spec.method =
-                    Some(st.lookup_word(METHODS, "method", st.value("-method=radix")?)?)
-            }
+            Keyword::Method => self.spec.method = Some(st.lookup_word(METHODS, "method", st.value("-method=radix")?)?),
             Keyword::Touch | Keyword::NoTouch => {
                 st.no_value()?;
                 self.spec.touch = Some(st.keyword == Keyword::Touch);
@@ -665,11 +613,7 @@ impl Builder {
     }
 
     fn add_field(&mut self, st: &Statement<'_>) -> Result<()> {
-        let layout = parse_layout(
-            st,
-            st.value("-field=name:key,size:10,offset:0")?,
-            FIELD_CONTEXT,
-        )?;
+        let layout = parse_layout(st, st.value("-field=name:key,size:10,offset:0")?, FIELD_CONTEXT)?;
         let Some(name) = layout.name.clone() else {
             return Err(st.invalid("-field needs a name, as in name:key"));
         };
@@ -678,47 +622,25 @@ impl Builder {
         }
         if let Some(delimiter) = layout.delimiter {
             let field_type = delimited::field_type(st, &layout)?;
-            self.spec.fields.push(FieldDef {
-                name,
-                offset: 0,
-                size: 0,
-                field_type,
-                endian: None,
-                delimiter: Some(delimiter),
-            });
+            self.spec.fields.push(FieldDef { name, offset: 0, size: 0, field_type, endian: None, delimiter: Some(delimiter) });
             self.field_statements.push(st.text.to_string());
             return Ok(());
         }
         // Contiguous fields may omit offsets, as in Nsort.
-        let next = self
-            .spec
-            .fields
-            .last()
-            .map_or(Some(0), |f| f.offset.checked_add(f.size));
+        let next = self.spec.fields.last().map_or(Some(0), |f| f.offset.checked_add(f.size));
         let offset = match layout.offset.or(next) {
             Some(o) => o,
-            None => {
-                return Err(st.invalid("the previous field ends past the largest possible offset"))
-            }
+            None => return Err(st.invalid("the previous field ends past the largest possible offset")),
         };
         let (field_type, size, endian) = typed_extent(st, &layout)?;
-        self.spec.fields.push(FieldDef {
-            name,
-            offset,
-            size,
-            field_type,
-            endian,
-            delimiter: None,
-        });
+        self.spec.fields.push(FieldDef { name, offset, size, field_type, endian, delimiter: None });
         self.field_statements.push(st.text.to_string());
         Ok(())
     }
 
     fn set_out_file(&mut self, st: &Statement<'_>) -> Result<()> {
         if let Some(prev) = &self.out_statement {
-            return Err(st.invalid(format!(
-                "only one -out_file is allowed, and '{prev}' came first"
-            )));
+            return Err(st.invalid(format!("only one -out_file is allowed, and '{prev}' came first")));
         }
         self.spec.out_file = Some(parse_file(st, true)?);
         self.out_statement = Some(st.text.to_string());
@@ -728,33 +650,16 @@ impl Builder {
     /// Resolves keys and checks extents now that every statement is known.
     fn finish(mut self) -> Result<NsortSpec> {
         for (field, text) in self.spec.fields.iter().zip(&self.field_statements) {
-            check_extent(
-                text,
-                field.offset,
-                field.size,
-                self.spec.record_size,
-                "field",
-            )?;
+            check_extent(text, field.offset, field.size, self.spec.record_size, "field")?;
         }
         let mut key_statements = Vec::new();
         for pending in std::mem::take(&mut self.keys) {
             let key = self.resolve_key(&pending)?;
-            check_extent(
-                pending.statement(),
-                key.offset,
-                key.size,
-                self.spec.record_size,
-                "key",
-            )?;
+            check_extent(pending.statement(), key.offset, key.size, self.spec.record_size, "key")?;
             self.spec.keys.push(key);
             key_statements.push(pending.statement().to_string());
         }
-        delimited::check(
-            &self.spec,
-            &self.field_statements,
-            &key_statements,
-            self.summarize.first().map(|(s, _)| s.as_str()),
-        )?;
+        delimited::check(&self.spec, &self.field_statements, &key_statements, self.summarize.first().map(|(s, _)| s.as_str()))?;
         for (statement, names) in std::mem::take(&mut self.summarize) {
             for name in names {
                 let invalid = |reason: String| SpecError::Invalid { statement: statement.clone(), reason };
@@ -773,59 +678,29 @@ impl Builder {
     fn resolve_key(&self, pending: &PendingKey) -> Result<KeyDef> {
         let (statement, name, descending) = match pending {
             PendingKey::Positional { key, .. } => return Ok(key.clone()),
-            PendingKey::Named {
-                statement,
-                name,
-                descending,
-            } => (statement, name, *descending),
+            PendingKey::Named { statement, name, descending } => (statement, name, *descending),
         };
         let Some(f) = self.spec.fields.iter().find(|f| &f.name == name) else {
             let reason = unknown_field(name, &self.spec.fields);
-            return Err(SpecError::Invalid {
-                statement: statement.clone(),
-                reason,
-            });
+            return Err(SpecError::Invalid { statement: statement.clone(), reason });
         };
-        Ok(KeyDef {
-            field: Some(f.name.clone()),
-            offset: f.offset,
-            size: f.size,
-            field_type: f.field_type,
-            endian: f.endian,
-            descending,
-        })
+        Ok(KeyDef { field: Some(f.name.clone()), offset: f.offset, size: f.size, field_type: f.field_type, endian: f.endian, descending })
     }
 }
 
 fn unknown_field(name: &str, fields: &[FieldDef]) -> String {
     if fields.is_empty() {
-        return format!(
-            "no -field is named '{name}' (no fields are defined; field names are case-sensitive)"
-        );
+        return format!("no -field is named '{name}' (no fields are defined; field names are case-sensitive)");
     }
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-    format!(
-        "no -field is named '{name}'; the fields are {} (names are case-sensitive)",
-        names.join(", ")
-    )
+    format!("no -field is named '{name}'; the fields are {} (names are case-sensitive)", names.join(", "))
 }
 
 /// Checks that bytes `offset..offset+size` lie inside the record.
-fn check_extent(
-    statement: &str,
-    offset: usize,
-    size: usize,
-    record: Option<usize>,
-    what: &str,
-) -> Result<()> {
-    let err = |reason: String| SpecError::Invalid {
-        statement: statement.to_string(),
-        reason,
-    };
+fn check_extent(statement: &str, offset: usize, size: usize, record: Option<usize>, what: &str) -> Result<()> {
+    let err = |reason: String| SpecError::Invalid { statement: statement.to_string(), reason };
     let Some(end) = offset.checked_add(size) else {
-        return Err(err(format!(
-            "the {what} ends past the largest possible record"
-        )));
+        return Err(err(format!("the {what} ends past the largest possible record")));
     };
     match record {
         Some(r) if end > r => Err(err(format!(
@@ -835,7 +710,6 @@ fn check_extent(
         _ => Ok(()),
     }
 }
-
 
 #[cfg(test)]
 mod tests;

@@ -5,26 +5,15 @@
 
 use std::path::PathBuf;
 
-use super::words::{
-    canonical, or_list, FileWord, FormatWord, LayoutWord, FILE_WORDS, FORMAT_WORDS, LAYOUT_WORDS,
-};
-use super::{
-    delimited, Endian, FieldType, FileSpec, KeyDef, Layout, PendingKey, Result, Statement,
-};
+use super::words::{canonical, or_list, FileWord, FormatWord, LayoutWord, FILE_WORDS, FORMAT_WORDS, LAYOUT_WORDS};
+use super::{delimited, Endian, FieldType, FileSpec, KeyDef, Layout, PendingKey, Result, Statement};
 use crate::size;
 
 /// Stores `v` in `slot` unless it already holds a different value: a
 /// repeated option is harmless, a contradictory one is a mistake.
-fn set_once<T: PartialEq>(
-    stmt: &Statement<'_>,
-    slot: &mut Option<T>,
-    v: T,
-    label: &str,
-) -> Result<()> {
+fn set_once<T: PartialEq>(stmt: &Statement<'_>, slot: &mut Option<T>, v: T, label: &str) -> Result<()> {
     match slot {
-        Some(old) if *old != v => {
-            Err(stmt.invalid(format!("{label} is given twice, with different values")))
-        }
+        Some(old) if *old != v => Err(stmt.invalid(format!("{label} is given twice, with different values"))),
         _ => {
             *slot = Some(v);
             Ok(())
@@ -33,9 +22,7 @@ fn set_once<T: PartialEq>(
 }
 
 /// Parses `-format`: (record size, record delimiter, maximum size), exactly one of the first two.
-pub(super) fn parse_format(
-    st: &Statement<'_>,
-) -> Result<(Option<usize>, Option<u8>, Option<usize>)> {
+pub(super) fn parse_format(st: &Statement<'_>) -> Result<(Option<usize>, Option<u8>, Option<usize>)> {
     let (mut size, mut delimiter, mut maximum) = (None, None, None);
     for item in st.items(st.value("-format=size:100")?)? {
         let text = item.value.unwrap_or_default();
@@ -55,12 +42,8 @@ pub(super) fn parse_format(
         }
     }
     match (size, delimiter, maximum) {
-        (Some(_), Some(_), _) => Err(st.invalid(
-            "a record has a fixed size or ends at a delimiter, not both",
-        )),
-        (Some(_), None, Some(_)) => Err(st.invalid(
-            "maximum_size applies to delimited records; fixed-size records have size:N",
-        )),
+        (Some(_), Some(_), _) => Err(st.invalid("a record has a fixed size or ends at a delimiter, not both")),
+        (Some(_), None, Some(_)) => Err(st.invalid("maximum_size applies to delimited records; fixed-size records have size:N")),
         (None, None, _) => Err(st.invalid(
             "-format needs the record size or delimiter, as in -format=size:100 \
              or -format=delimiter:'\\n'",
@@ -76,28 +59,15 @@ pub(super) struct LayoutContext {
     allows: fn(LayoutWord) -> bool,
 }
 
-pub(super) const FIELD_CONTEXT: LayoutContext = LayoutContext {
-    what: "field option",
-    allows: |w| !matches!(w, LayoutWord::Descending(_)),
-};
+pub(super) const FIELD_CONTEXT: LayoutContext = LayoutContext { what: "field option", allows: |w| !matches!(w, LayoutWord::Descending(_)) };
 /// After `-key=NAME,` only a direction can follow, so `d` means descending.
-const NAMED_KEY_CONTEXT: LayoutContext = LayoutContext {
-    what: "key option",
-    allows: |w| matches!(w, LayoutWord::Descending(_)),
-};
+const NAMED_KEY_CONTEXT: LayoutContext = LayoutContext { what: "key option", allows: |w| matches!(w, LayoutWord::Descending(_)) };
 /// Keys give delimiters only through the fields they name.
-const KEY_CONTEXT: LayoutContext = LayoutContext {
-    what: "key option",
-    allows: |w| !matches!(w, LayoutWord::Delimiter),
-};
+const KEY_CONTEXT: LayoutContext = LayoutContext { what: "key option", allows: |w| !matches!(w, LayoutWord::Delimiter) };
 
 /// Parses the items of a `-field` or `-key` value into a [`Layout`].
 pub(super) fn parse_layout(st: &Statement<'_>, value: &str, ctx: LayoutContext) -> Result<Layout> {
-    let table: Vec<(&'static str, LayoutWord)> = LAYOUT_WORDS
-        .iter()
-        .copied()
-        .filter(|&(_, w)| (ctx.allows)(w))
-        .collect();
+    let table: Vec<(&'static str, LayoutWord)> = LAYOUT_WORDS.iter().copied().filter(|&(_, w)| (ctx.allows)(w)).collect();
     let mut l = Layout::default();
     for item in st.items(value)? {
         let word = st.word(&table, ctx.what, &item, LayoutWord::takes_value)?;
@@ -106,20 +76,10 @@ pub(super) fn parse_layout(st: &Statement<'_>, value: &str, ctx: LayoutContext) 
     Ok(l)
 }
 
-fn apply_layout_word(
-    st: &Statement<'_>,
-    l: &mut Layout,
-    word: LayoutWord,
-    text: &str,
-) -> Result<()> {
+fn apply_layout_word(st: &Statement<'_>, l: &mut Layout, word: LayoutWord, text: &str) -> Result<()> {
     match word {
         LayoutWord::Name => set_once(st, &mut l.name, text.to_string(), "the name"),
-        LayoutWord::Offset => set_once(
-            st,
-            &mut l.offset,
-            st.number("the offset", text)?,
-            "the offset",
-        ),
+        LayoutWord::Offset => set_once(st, &mut l.offset, st.number("the offset", text)?, "the offset"),
         LayoutWord::Size => set_once(st, &mut l.size, st.positive("the size", text)?, "the size"),
         LayoutWord::Type(t) => set_once(st, &mut l.field_type, t, "the type"),
         LayoutWord::Endian(e) => set_once(st, &mut l.endian, e, "the byte order"),
@@ -154,16 +114,9 @@ pub(super) fn parse_key(st: &Statement<'_>) -> Result<PendingKey> {
     match l.name.take() {
         Some(name) => {
             check_named_key(st, &l)?;
-            Ok(PendingKey::Named {
-                statement,
-                name,
-                descending,
-            })
+            Ok(PendingKey::Named { statement, name, descending })
         }
-        None => Ok(PendingKey::Positional {
-            statement,
-            key: positional_key(st, &l, descending)?,
-        }),
+        None => Ok(PendingKey::Positional { statement, key: positional_key(st, &l, descending)? }),
     }
 }
 
@@ -180,27 +133,15 @@ fn check_named_key(st: &Statement<'_>, l: &Layout) -> Result<()> {
 
 fn positional_key(st: &Statement<'_>, l: &Layout, descending: bool) -> Result<KeyDef> {
     let Some(offset) = l.offset else {
-        return Err(
-            st.invalid("-key needs a field name or a position, as in -key=position:0,size:10")
-        );
+        return Err(st.invalid("-key needs a field name or a position, as in -key=position:0,size:10"));
     };
     let (field_type, size, endian) = typed_extent(st, l)?;
-    Ok(KeyDef {
-        field: None,
-        offset,
-        size,
-        field_type,
-        endian,
-        descending,
-    })
+    Ok(KeyDef { field: None, offset, size, field_type, endian, descending })
 }
 
 /// Applies type defaults to a layout and checks size and byte order
 /// against the type: returns (type, size, endian).
-pub(super) fn typed_extent(
-    st: &Statement<'_>,
-    l: &Layout,
-) -> Result<(FieldType, usize, Option<Endian>)> {
+pub(super) fn typed_extent(st: &Statement<'_>, l: &Layout) -> Result<(FieldType, usize, Option<Endian>)> {
     let t = l.field_type.unwrap_or(FieldType::Character);
     if l.endian.is_some() && !t.is_binary_number() {
         return Err(st.invalid(format!(
@@ -243,14 +184,7 @@ pub(super) fn parse_file(st: &Statement<'_>, writable: bool) -> Result<FileSpec>
     if path.is_empty() {
         return Err(st.invalid(format!("{} needs a path before the options", st.name())));
     }
-    let mut f = FileSpec {
-        path: PathBuf::from(path),
-        direct: None,
-        transfer_size: None,
-        count: None,
-        preallocate: false,
-        sync: false,
-    };
+    let mut f = FileSpec { path: PathBuf::from(path), direct: None, transfer_size: None, count: None, preallocate: false, sync: false };
     let items = match opts {
         Some(o) => st.items(o)?,
         None => Vec::new(),
@@ -262,21 +196,10 @@ pub(super) fn parse_file(st: &Statement<'_>, writable: bool) -> Result<FileSpec>
     Ok(f)
 }
 
-fn apply_file_word(
-    st: &Statement<'_>,
-    f: &mut FileSpec,
-    word: FileWord,
-    text: &str,
-    writable: bool,
-) -> Result<()> {
+fn apply_file_word(st: &Statement<'_>, f: &mut FileSpec, word: FileWord, text: &str, writable: bool) -> Result<()> {
     match word {
         FileWord::Direct(d) => set_once(st, &mut f.direct, d, "direct or buffered")?,
-        FileWord::TransferSize => set_once(
-            st,
-            &mut f.transfer_size,
-            transfer_size(st, text)?,
-            "transfer_size",
-        )?,
+        FileWord::TransferSize => set_once(st, &mut f.transfer_size, transfer_size(st, text)?, "transfer_size")?,
         FileWord::Count => set_once(st, &mut f.count, st.positive("count", text)?, "count")?,
         FileWord::Preallocate | FileWord::Sync if !writable => {
             let w = canonical(FILE_WORDS, word);

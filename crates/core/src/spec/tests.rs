@@ -18,14 +18,7 @@ fn err(text: &str) -> String {
 }
 
 fn file(path: &str) -> FileSpec {
-    FileSpec {
-        path: PathBuf::from(path),
-        direct: None,
-        transfer_size: None,
-        count: None,
-        preallocate: false,
-        sync: false,
-    }
+    FileSpec { path: PathBuf::from(path), direct: None, transfer_size: None, count: None, preallocate: false, sync: false }
 }
 
 const PUBLISHED: &str = "
@@ -54,14 +47,7 @@ fn published_command_line() {
         record_size: Some(100),
         record_delimiter: None,
         maximum_record_size: None,
-        fields: vec![FieldDef {
-            name: "key".into(),
-            offset: 0,
-            size: 10,
-            field_type: FieldType::Character,
-            endian: None,
-            delimiter: None,
-        }],
+        fields: vec![FieldDef { name: "key".into(), offset: 0, size: 10, field_type: FieldType::Character, endian: None, delimiter: None }],
         keys: vec![KeyDef {
             field: Some("key".into()),
             offset: 0,
@@ -108,22 +94,13 @@ fn keyword_prefixes_aliases_and_case() {
     assert_eq!(s.in_files, vec![file("/a")]);
     assert_eq!(s.out_file, Some(file("/b")));
     assert_eq!(s.temp_dirs, vec![file("/t")]);
-    let s = ok(
-        "-MEMORY=1G -Statistics -NoTouch -NOSTAT -Method=RADIX -K=Key -Field=name:Key,SIZE:2",
-    );
+    let s = ok("-MEMORY=1G -Statistics -NoTouch -NOSTAT -Method=RADIX -K=Key -Field=name:Key,SIZE:2");
     assert_eq!(s.memory, Some(MemorySize::Bytes(1 << 30)));
     assert_eq!(s.statistics, Some(false));
     assert_eq!(s.touch, Some(false));
     assert_eq!(s.method, Some(Method::Radix));
     assert_eq!(s.keys[0].field.as_deref(), Some("Key"));
-    for kw in [
-        "temp",
-        "temp_file",
-        "tempdir",
-        "temp_dir",
-        "temp_f",
-        "TEMP_DIR",
-    ] {
+    for kw in ["temp", "temp_file", "tempdir", "temp_dir", "temp_f", "TEMP_DIR"] {
         assert_eq!(ok(&format!("-{kw}=/x")).temp_dirs, vec![file("/x")], "{kw}");
     }
     assert!(err("-m=r").starts_with("ambiguous statement '-m=r'"));
@@ -143,10 +120,7 @@ fn later_statements_override() {
 
 #[test]
 fn bare_memory_number_is_mib() {
-    assert_eq!(
-        ok("-memory=4000").memory,
-        Some(MemorySize::Bytes(4000 << 20))
-    );
+    assert_eq!(ok("-memory=4000").memory, Some(MemorySize::Bytes(4000 << 20)));
     assert_eq!(ok("-memory=1.5G").memory, Some(MemorySize::Bytes(3 << 29)));
 }
 
@@ -166,11 +140,7 @@ fn comments_and_newlines() {
 #[test]
 fn several_temp_and_in_files() {
     let s = ok("-temp=/t1,count=2 -temp_dir=/t2 -tempdir=/t3,buffered -in_file=/a -in_file=/b");
-    let paths: Vec<_> = s
-        .temp_dirs
-        .iter()
-        .map(|f| f.path.to_str().unwrap_or(""))
-        .collect();
+    let paths: Vec<_> = s.temp_dirs.iter().map(|f| f.path.to_str().unwrap_or("")).collect();
     assert_eq!(paths, ["/t1", "/t2", "/t3"]);
     assert_eq!(s.temp_dirs[0].count, Some(2));
     assert_eq!(s.temp_dirs[2].direct, Some(false));
@@ -180,21 +150,11 @@ fn several_temp_and_in_files() {
 #[test]
 fn file_option_words_and_prefixes() {
     let s = ok("-out_file=/o,dir,trans=8K,cou=3,prealloc,sy");
-    let want = FileSpec {
-        direct: Some(true),
-        transfer_size: Some(8192),
-        count: Some(3),
-        preallocate: true,
-        sync: true,
-        ..file("/o")
-    };
+    let want = FileSpec { direct: Some(true), transfer_size: Some(8192), count: Some(3), preallocate: true, sync: true, ..file("/o") };
     assert_eq!(s.out_file, Some(want));
     assert_eq!(ok("-temp=/t,nodirect").temp_dirs[0].direct, Some(false));
     assert_eq!(ok("-temp=/t,BUFFERED,buf").temp_dirs[0].direct, Some(false));
-    assert_eq!(
-        ok("-temp=/t,transfer_size=4096").temp_dirs[0].transfer_size,
-        Some(4096)
-    );
+    assert_eq!(ok("-temp=/t,transfer_size=4096").temp_dirs[0].transfer_size, Some(4096));
     // Paths keep '=' and ':' and their case.
     assert_eq!(ok("-in_file=/a=b:C").in_files, vec![file("/a=b:C")]);
 }
@@ -205,14 +165,8 @@ fn field_option_words_and_defaults() {
         -field=name:a,siz:4,offset:2 -field=name:b,size:3,pos:6,char \
         -field=name:c,int,big -field=name:d,unsigned,size:2,little_endian \
         -field=name:e,float -field=name:f,double,off:24 -field=name:g,dec,size:1,o:31");
-    let f = |name: &str, offset, size, field_type, endian| FieldDef {
-        name: name.into(),
-        offset,
-        size,
-        field_type,
-        endian,
-        delimiter: None,
-    };
+    let f =
+        |name: &str, offset, size, field_type, endian| FieldDef { name: name.into(), offset, size, field_type, endian, delimiter: None };
     use FieldType::*;
     assert_eq!(
         s.fields,
@@ -226,19 +180,8 @@ fn field_option_words_and_defaults() {
             f("g", 31, 1, Decimal, None),
         ]
     );
-    for (size, ok_) in [
-        (1, true),
-        (2, true),
-        (3, false),
-        (4, true),
-        (8, true),
-        (16, false),
-    ] {
-        assert_eq!(
-            parse_spec(&format!("-field=name:x,integer,size:{size}")).is_ok(),
-            ok_,
-            "{size}"
-        );
+    for (size, ok_) in [(1, true), (2, true), (3, false), (4, true), (8, true), (16, false)] {
+        assert_eq!(parse_spec(&format!("-field=name:x,integer,size:{size}")).is_ok(), ok_, "{size}");
     }
     // A repeated option with the same value is harmless.
     assert_eq!(ok("-field=name:x,size:2,size:2").fields[0].size, 2);
@@ -272,10 +215,7 @@ fn keys_in_priority_order() {
     // A bare first word followed by options with values is an option.
     let s = ok("-key=descending,position:3,size:1");
     assert_eq!(s.keys, vec![k(None, 3, 1, Character, None, true)]);
-    assert_eq!(
-        ok("-key=offset=5,unsigned").keys,
-        vec![k(None, 5, 4, Unsigned, None, false)]
-    );
+    assert_eq!(ok("-key=offset=5,unsigned").keys, vec![k(None, 5, 4, Unsigned, None, false)]);
 }
 
 #[test]
@@ -304,60 +244,27 @@ fn statement_errors() {
              -touch, -notouch, -statistics, -nostatistics, -format, -field, -key, -in_file, \
              -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification",
         ),
-        (
-            "-me=1G",
-            "ambiguous statement '-me=1G': '-me' could be -memory or -method",
-        ),
-        (
-            "-t",
-            "ambiguous statement '-t': '-t' could be -touch or -temp_file",
-        ),
-        (
-            "-no",
-            "ambiguous statement '-no': '-no' could be -notouch, -nostatistics or -noduplicates",
-        ),
-        (
-            "-f=x",
-            "ambiguous statement '-f=x': '-f' could be -format or -field",
-        ),
-        (
-            "-processes=0",
-            "invalid statement '-processes=0': processes must be at least 1",
-        ),
-        (
-            "-proc=many",
-            "invalid statement '-proc=many': processes must be a whole number, not 'many'",
-        ),
-        (
-            "-processes",
-            "invalid statement '-processes': -processes needs a value, as in -processes=16",
-        ),
-        (
-            "-memory=",
-            "invalid statement '-memory=': -memory needs a value, as in -memory=4G",
-        ),
+        ("-me=1G", "ambiguous statement '-me=1G': '-me' could be -memory or -method"),
+        ("-t", "ambiguous statement '-t': '-t' could be -touch or -temp_file"),
+        ("-no", "ambiguous statement '-no': '-no' could be -notouch, -nostatistics or -noduplicates"),
+        ("-f=x", "ambiguous statement '-f=x': '-f' could be -format or -field"),
+        ("-processes=0", "invalid statement '-processes=0': processes must be at least 1"),
+        ("-proc=many", "invalid statement '-proc=many': processes must be a whole number, not 'many'"),
+        ("-processes", "invalid statement '-processes': -processes needs a value, as in -processes=16"),
+        ("-memory=", "invalid statement '-memory=': -memory needs a value, as in -memory=4G"),
         (
             "-memory=lots",
             "invalid statement '-memory=lots': invalid size 'lots': expected a number with an \
              optional unit (b, K, M, G, T, P, E), as in 512M or 1.5G",
         ),
-        (
-            "-memory=0",
-            "invalid statement '-memory=0': invalid size '0': must be at least one byte",
-        ),
+        ("-memory=0", "invalid statement '-memory=0': invalid size '0': must be at least one byte"),
         (
             "-memory=150%",
             "invalid statement '-memory=150%': invalid size '150%': a percentage of RAM \
              must be more than 0 and at most 100",
         ),
-        (
-            "-touch=yes",
-            "invalid statement '-touch=yes': -touch takes no value",
-        ),
-        (
-            "-nostat:1",
-            "invalid statement '-nostat:1': -nostatistics takes no value",
-        ),
+        ("-touch=yes", "invalid statement '-touch=yes': -touch takes no value"),
+        ("-nostat:1", "invalid statement '-nostat:1': -nostatistics takes no value"),
         (
             "-method=quick",
             "invalid statement '-method=quick': unknown method 'quick'; expected one of \
@@ -372,18 +279,9 @@ fn statement_errors() {
 #[test]
 fn format_errors() {
     let cases: &[(&str, &str)] = &[
-        (
-            "-format=size:0",
-            "invalid statement '-format=size:0': the record size must be at least 1",
-        ),
-        (
-            "-format=size",
-            "invalid statement '-format=size': 'size' needs a value, as in size:N",
-        ),
-        (
-            "-format=size:",
-            "invalid statement '-format=size:': 'size' needs a value after ':'",
-        ),
+        ("-format=size:0", "invalid statement '-format=size:0': the record size must be at least 1"),
+        ("-format=size", "invalid statement '-format=size': 'size' needs a value, as in size:N"),
+        ("-format=size:", "invalid statement '-format=size:': 'size' needs a value after ':'"),
         (
             "-format=lines",
             "invalid statement '-format=lines': unknown format option 'lines'; expected one \
@@ -403,14 +301,8 @@ fn format_errors() {
 #[test]
 fn field_errors() {
     let cases: &[(&str, &str)] = &[
-        (
-            "-field=size:4",
-            "invalid statement '-field=size:4': -field needs a name, as in name:key",
-        ),
-        (
-            "-field=name:a,size:1 -field=name:a,size:2",
-            "invalid statement '-field=name:a,size:2': a field named 'a' is already defined",
-        ),
+        ("-field=size:4", "invalid statement '-field=size:4': -field needs a name, as in name:key"),
+        ("-field=name:a,size:1 -field=name:a,size:2", "invalid statement '-field=name:a,size:2': a field named 'a' is already defined"),
         (
             "-format=size:100 -field=name:k,size:10,off:95",
             "invalid statement '-field=name:k,size:10,off:95': the field covers bytes 95..105, \
@@ -436,10 +328,7 @@ fn field_errors() {
             "invalid statement '-field=name:k,size:4,big_endian': a byte order applies only \
              to binary numbers (integer, unsigned, float, double), not character",
         ),
-        (
-            "-field=name:k,size:0",
-            "invalid statement '-field=name:k,size:0': the size must be at least 1",
-        ),
+        ("-field=name:k,size:0", "invalid statement '-field=name:k,size:0': the size must be at least 1"),
         (
             "-field=name:k,size:4,off:-1",
             "invalid statement '-field=name:k,size:4,off:-1': the offset must be a whole \
@@ -461,10 +350,7 @@ fn field_errors() {
             "invalid statement '-field=name:k,size:4,int,char': the type is given twice, \
              with different values",
         ),
-        (
-            "-field=name:k,character:1",
-            "invalid statement '-field=name:k,character:1': 'character' takes no value",
-        ),
+        ("-field=name:k,character:1", "invalid statement '-field=name:k,character:1': 'character' takes no value"),
         (
             "-field=name:k,,size:1",
             "invalid statement '-field=name:k,,size:1': empty option (two commas in a row, \
@@ -539,14 +425,8 @@ fn key_errors() {
 #[test]
 fn file_errors() {
     let cases: &[(&str, &str)] = &[
-        (
-            "-in_file=/a,count=0",
-            "invalid statement '-in_file=/a,count=0': count must be at least 1",
-        ),
-        (
-            "-in_file=/a,count",
-            "invalid statement '-in_file=/a,count': 'count' needs a value, as in count:N",
-        ),
+        ("-in_file=/a,count=0", "invalid statement '-in_file=/a,count=0': count must be at least 1"),
+        ("-in_file=/a,count", "invalid statement '-in_file=/a,count': 'count' needs a value, as in count:N"),
         (
             "-temp=/t,transfer_size=1000",
             "invalid statement '-temp=/t,transfer_size=1000': transfer_size must be at least \
@@ -574,23 +454,14 @@ fn file_errors() {
             "invalid statement '-in_file=/a,preallocate': 'preallocate' applies only to \
              -out_file and -temp_file",
         ),
-        (
-            "-in=/a,sync",
-            "invalid statement '-in=/a,sync': 'sync' applies only to -out_file and -temp_file",
-        ),
+        ("-in=/a,sync", "invalid statement '-in=/a,sync': 'sync' applies only to -out_file and -temp_file"),
         (
             "-out_file=/o,direct,buffered",
             "invalid statement '-out_file=/o,direct,buffered': direct or buffered is given \
              twice, with different values",
         ),
-        (
-            "-out_file=,direct",
-            "invalid statement '-out_file=,direct': -out_file needs a path before the options",
-        ),
-        (
-            "-temp_dir",
-            "invalid statement '-temp_dir': -temp_file needs a value, as in -temp_file=/path",
-        ),
+        ("-out_file=,direct", "invalid statement '-out_file=,direct': -out_file needs a path before the options"),
+        ("-temp_dir", "invalid statement '-temp_dir': -temp_file needs a value, as in -temp_file=/path"),
         (
             "-in_file=/a,",
             "invalid statement '-in_file=/a,': empty option (two commas in a row, or a comma \
@@ -629,17 +500,9 @@ fn numbers_too_large() {
 #[test]
 fn first_error_wins_and_variants_are_matchable() {
     let e = parse_spec("-stat -bogus -memory=x").expect_err("bogus");
-    assert!(
-        matches!(e, SpecError::UnknownStatement { ref statement, .. } if statement == "-bogus")
-    );
+    assert!(matches!(e, SpecError::UnknownStatement { ref statement, .. } if statement == "-bogus"));
     let e = parse_spec("-memory=x").expect_err("size");
-    assert!(matches!(
-        e,
-        SpecError::Size {
-            error: SizeError::NotANumber(_),
-            ..
-        }
-    ));
+    assert!(matches!(e, SpecError::Size { error: SizeError::NotANumber(_), .. }));
 }
 
 #[test]
@@ -671,11 +534,7 @@ fn delimited_format_and_fields() {
     };
     assert_eq!(
         s.fields,
-        vec![
-            f("city", FieldType::Character, b','),
-            f("pop", FieldType::Decimal, b','),
-            f("rest", FieldType::Character, b'\n'),
-        ]
+        vec![f("city", FieldType::Character, b','), f("pop", FieldType::Decimal, b','), f("rest", FieldType::Character, b'\n'),]
     );
     assert_eq!(s.keys.len(), 2);
     assert_eq!(s.keys[0].field.as_deref(), Some("pop"));

@@ -23,9 +23,7 @@ pub(super) fn statements(text: &str) -> Vec<Written> {
     for (i, line) in text.lines().enumerate() {
         for word in line.split_whitespace().take_while(|w| !w.starts_with('#')) {
             match out.last_mut() {
-                Some(last) if (last.text.ends_with(',') || word.starts_with(',')) && !word.starts_with('-') => {
-                    last.text.push_str(word)
-                }
+                Some(last) if (last.text.ends_with(',') || word.starts_with(',')) && !word.starts_with('-') => last.text.push_str(word),
                 _ => out.push(Written { text: word.to_string(), line: i + 1 }),
             }
         }
@@ -74,10 +72,7 @@ pub(super) fn canonical<T: PartialEq>(table: &[(&'static str, T)], v: T) -> &'st
 }
 
 /// The canonical spellings of a table, each prefixed by `prefix`.
-pub(super) fn canonical_names<T: Copy + PartialEq>(
-    table: &[(&'static str, T)],
-    prefix: &str,
-) -> Vec<String> {
+pub(super) fn canonical_names<T: Copy + PartialEq>(table: &[(&'static str, T)], prefix: &str) -> Vec<String> {
     let mut seen: Vec<T> = Vec::new();
     let mut names = Vec::new();
     for &(s, v) in table {
@@ -176,10 +171,7 @@ pub(super) enum LayoutWord {
 
 impl LayoutWord {
     pub(super) fn takes_value(self) -> bool {
-        matches!(
-            self,
-            LayoutWord::Name | LayoutWord::Offset | LayoutWord::Size | LayoutWord::Delimiter
-        )
+        matches!(self, LayoutWord::Name | LayoutWord::Offset | LayoutWord::Size | LayoutWord::Delimiter)
     }
 }
 

@@ -16,14 +16,7 @@ fn err(text: &str) -> String {
 }
 
 fn io(path: &str, mib: u64, count: usize, preallocate: bool) -> FileSpec {
-    FileSpec {
-        path: PathBuf::from(path),
-        direct: Some(true),
-        transfer_size: Some(mib << 20),
-        count: Some(count),
-        preallocate,
-        sync: false,
-    }
+    FileSpec { path: PathBuf::from(path), direct: Some(true), transfer_size: Some(mib << 20), count: Some(count), preallocate, sync: false }
 }
 
 /// The shape of NTOSort's printed 10 GB line: a blank after a comma inside file statements.
@@ -60,14 +53,8 @@ fn blanks_and_line_breaks_after_a_comma_continue_the_statement() {
 
 #[test]
 fn a_comma_before_a_new_statement_is_still_an_empty_option() {
-    assert_eq!(
-        err("-in_file=/a, -stat"),
-        "invalid statement '-in_file=/a,': empty option (two commas in a row, or a comma at an end)"
-    );
-    assert_eq!(
-        err("-in_file=/a,\n"),
-        "invalid statement '-in_file=/a,': empty option (two commas in a row, or a comma at an end)"
-    );
+    assert_eq!(err("-in_file=/a, -stat"), "invalid statement '-in_file=/a,': empty option (two commas in a row, or a comma at an end)");
+    assert_eq!(err("-in_file=/a,\n"), "invalid statement '-in_file=/a,': empty option (two commas in a row, or a comma at an end)");
     // Two commas around a blank are still two commas.
     assert!(err("-in_file=/a,direct, ,count=2").contains("empty option"));
     // Without a comma, a blank still ends a statement.

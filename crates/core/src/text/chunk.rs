@@ -56,7 +56,8 @@ impl<'a> Chunk<'a> {
     pub fn line(&self, e: u128) -> &'a [u8] {
         let off = Self::offset(e);
         let len = e & LEN_MAX;
-        let len = if len == LEN_MAX { memchr::memchr(self.terminator, &self.data[off..]).unwrap_or(self.data.len() - off) } else { len as usize };
+        let len =
+            if len == LEN_MAX { memchr::memchr(self.terminator, &self.data[off..]).unwrap_or(self.data.len() - off) } else { len as usize };
         &self.data[off..off + len]
     }
 
@@ -65,7 +66,12 @@ impl<'a> Chunk<'a> {
     /// longest, without its terminator (what a merge of runs of these lines must hold per run);
     /// None, before any entry is made, when the chunk's bytes and its lines' bookkeeping
     /// ([`BYTES_PER_LINE`] each) exceed `limit`.
-    pub fn make_entries<O: RecordOrder>(&self, order: &O, entries: &mut AlignedBuf, limit: usize) -> xsort_io::Result<Option<(usize, usize)>> {
+    pub fn make_entries<O: RecordOrder>(
+        &self,
+        order: &O,
+        entries: &mut AlignedBuf,
+        limit: usize,
+    ) -> xsort_io::Result<Option<(usize, usize)>> {
         let (data, t) = (self.data, self.terminator);
         let pieces = piece_bounds(data, t, rayon::current_num_threads() * 4);
         let counts: Vec<usize> = pieces.par_windows(2).map(|w| memchr::memchr_iter(t, &data[w[0]..w[1]]).count()).collect();

@@ -206,7 +206,13 @@ impl<O: RecordOrder> LineSorter<O> {
 
     /// Reads chunk after chunk, sorting each: a single chunk holding all the input goes straight to
     /// the output (runs: None), otherwise each becomes a run.
-    fn form_runs(&self, plan: &MemoryPlan, reader: &mut LineReader, store: &mut TempStore, dest: &Destination) -> Result<(u64, Option<Vec<Run>>)> {
+    fn form_runs(
+        &self,
+        plan: &MemoryPlan,
+        reader: &mut LineReader,
+        store: &mut TempStore,
+        dest: &Destination,
+    ) -> Result<(u64, Option<Vec<Run>>)> {
         let cfg = &self.cfg;
         let pool = (plan.write_block * plan.write_buffers) as u64;
         let limit = plan.budget.saturating_sub(pool).max(64 << 10) as usize;
@@ -243,7 +249,8 @@ impl<O: RecordOrder> LineSorter<O> {
         let mut runs = Vec::new();
         let mut total = 0u64;
         loop {
-            let filled = reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= room || bytes >= MAX_CHUNK_BYTES / 2)?;
+            let filled =
+                reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= room || bytes >= MAX_CHUNK_BYTES / 2)?;
             let chunk = Chunk { data: &data_buf.as_slice()[..filled], terminator: cfg.terminator };
             // The fill stops at the budget, so the bookkeeping fits (a single huge line aside).
             let n = self.index_chunk(chunk, usize::MAX, &mut ws)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
@@ -318,7 +325,16 @@ impl<O: RecordOrder> LineSorter<O> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn stats(&self, t0: f64, (u0, s0): (f64, f64), plan: &MemoryPlan, lines: u64, runs: u64, merge: MergeReport, samples: Vec<crate::stats::Sample>) -> SortStats {
+    fn stats(
+        &self,
+        t0: f64,
+        (u0, s0): (f64, f64),
+        plan: &MemoryPlan,
+        lines: u64,
+        runs: u64,
+        merge: MergeReport,
+        samples: Vec<crate::stats::Sample>,
+    ) -> SortStats {
         let cfg = &self.cfg;
         let elapsed = epoch().elapsed().as_secs_f64() - t0;
         let (u1, s1) = process_cpu();
@@ -344,7 +360,10 @@ impl<O: RecordOrder> LineSorter<O> {
             memory_budget_bytes: plan.budget,
             // Lines, their bookkeeping and the write pool, up to the budget (a mapped input is counted
             // although it stays in the page cache), or what the longest line needs beyond it.
-            memory_planned_bytes: (bytes + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64).min(plan.budget).max(merge.memory).max(long_line_needs),
+            memory_planned_bytes: (bytes + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64)
+                .min(plan.budget)
+                .max(merge.memory)
+                .max(long_line_needs),
             peak_rss_bytes: peak_rss_bytes(),
             longest_line_bytes: plan.longest_record,
             budget_exceeded: (long_line_needs > plan.budget).then(|| {

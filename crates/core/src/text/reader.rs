@@ -167,7 +167,10 @@ impl LineReader {
             }
             // Short lines cost more in entries than in bytes: a chunk of them may fill within one
             // read, and ends there.
-            if let Some(end) = full(filled + n, lines).then(|| first_full(&buf.as_slice()[..filled + n], filled, before, complete_before, t, &full)).flatten() {
+            if let Some(end) = full(filled + n, lines)
+                .then(|| first_full(&buf.as_slice()[..filled + n], filled, before, complete_before, t, &full))
+                .flatten()
+            {
                 complete = end;
                 filled += n;
                 break;
@@ -225,7 +228,8 @@ fn first_full(data: &[u8], from: usize, before: usize, prev_end: usize, t: u8, f
 
 /// Reads what is available into `dst`; a failure names the input.
 fn read_some(file: &mut File, name: &Path, dst: &mut [u8]) -> Result<usize> {
-    xsort_io::read_stream(file, dst).map_err(|e| SortError::BadInput { path: name.to_owned(), problem: format!("read failed: {}", os_text(&e)) })
+    xsort_io::read_stream(file, dst)
+        .map_err(|e| SortError::BadInput { path: name.to_owned(), problem: format!("read failed: {}", os_text(&e)) })
 }
 
 /// Grows `buf` to hold at least `at_least` bytes, keeping its contents (its first `_keep` bytes

@@ -49,17 +49,8 @@ pub fn radix_sort(entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) 
 }
 
 /// [`radix_sort`] with explicit thresholds (the tests use tiny ones).
-pub(crate) fn radix_sort_with(
-    cfg: &RadixConfig,
-    entries: &mut [u128],
-    scratch: &mut [u128],
-    key_bytes: usize,
-) {
-    assert_eq!(
-        entries.len(),
-        scratch.len(),
-        "radix_sort: scratch must be as long as entries"
-    );
+pub(crate) fn radix_sort_with(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) {
+    assert_eq!(entries.len(), scratch.len(), "radix_sort: scratch must be as long as entries");
     // Already-sorted input (a sorted file sorted again) costs one read, and
     // so does a descending one (a reversed file: equal entries are
     // identical, so reversing is a correct sort); random input fails within
@@ -70,17 +61,8 @@ pub(crate) fn radix_sort_with(
     if small::is_descending(entries) {
         return small::reverse(entries);
     }
-    let ctx = Ctx {
-        cfg: *cfg,
-        key_bits: 8 * key_bytes.min(16) as u32,
-        chunks: rayon::current_num_threads() * cfg.chunks_per_thread,
-    };
-    let root = Bucket {
-        data: entries,
-        buf: scratch,
-        data_is_out: true,
-        depth: 0,
-    };
+    let ctx = Ctx { cfg: *cfg, key_bits: 8 * key_bytes.min(16) as u32, chunks: rayon::current_num_threads() * cfg.chunks_per_thread };
+    let root = Bucket { data: entries, buf: scratch, data_is_out: true, depth: 0 };
     sort_bucket(&ctx, root);
 }
 
@@ -116,29 +98,16 @@ pub(crate) fn radix_sort_pieces_with<'a>(
     key_bytes: usize,
     mut emit: impl FnMut(&'a mut [u128], &'a mut [u128]),
 ) {
-    assert_eq!(
-        entries.len(),
-        scratch.len(),
-        "radix_sort_pieces: scratch must be as long as entries"
-    );
+    assert_eq!(entries.len(), scratch.len(), "radix_sort_pieces: scratch must be as long as entries");
     let n = entries.len();
-    let ctx = Ctx {
-        cfg: *cfg,
-        key_bits: 8 * key_bytes.min(16) as u32,
-        chunks: rayon::current_num_threads() * cfg.chunks_per_thread,
-    };
+    let ctx = Ctx { cfg: *cfg, key_bits: 8 * key_bytes.min(16) as u32, chunks: rayon::current_num_threads() * cfg.chunks_per_thread };
     if n < cfg.par_pass || small::is_sorted(entries) || small::is_descending(entries) {
         radix_sort_with(cfg, entries, scratch, key_bytes);
         return emit(entries, scratch);
     }
     // Pieces larger than this are split again, so that the first of them comes soon.
     let max_piece = (n / SPLIT_PIECES_ABOVE).max(cfg.par_pass);
-    let root = Bucket {
-        data: entries,
-        buf: scratch,
-        data_is_out: true,
-        depth: 0,
-    };
+    let root = Bucket { data: entries, buf: scratch, data_is_out: true, depth: 0 };
     emit_pieces(&ctx, root, max_piece, &mut emit);
 }
 
@@ -148,18 +117,8 @@ const SPLIT_PIECES_ABOVE: usize = 64;
 /// Sorts a bucket and hands it to `emit` in ascending pieces: as one piece when it has at most
 /// `max_piece` entries or its entries share every key bit; otherwise scattered on its first
 /// digit that tells them apart, and each child handled alike.
-fn emit_pieces<'a>(
-    ctx: &Ctx,
-    b: Bucket<'a>,
-    max_piece: usize,
-    emit: &mut impl FnMut(&'a mut [u128], &'a mut [u128]),
-) {
-    let Bucket {
-        data,
-        buf,
-        data_is_out,
-        mut depth,
-    } = b;
+fn emit_pieces<'a>(ctx: &Ctx, b: Bucket<'a>, max_piece: usize, emit: &mut impl FnMut(&'a mut [u128], &'a mut [u128])) {
+    let Bucket { data, buf, data_is_out, mut depth } = b;
     let n = data.len();
     if n > max_piece {
         let chunk_len = n.div_ceil(ctx.chunks.min(n / ctx.cfg.min_chunk).max(1));
@@ -178,12 +137,7 @@ fn emit_pieces<'a>(
                     let batch = 2 * rayon::current_num_threads();
                     let mut ready = Vec::with_capacity(batch);
                     for (child_data, child_buf) in split_buckets(buf, data, &counts) {
-                        let child = Bucket {
-                            data: child_data,
-                            buf: child_buf,
-                            data_is_out: !data_is_out,
-                            depth: depth + digit.width(),
-                        };
+                        let child = Bucket { data: child_data, buf: child_buf, data_is_out: !data_is_out, depth: depth + digit.width() };
                         if child.data.len() > max_piece {
                             sort_and_emit(ctx, std::mem::take(&mut ready), emit);
                             emit_pieces(ctx, child, max_piece, emit);
@@ -199,36 +153,18 @@ fn emit_pieces<'a>(
             }
         }
     }
-    let whole = Bucket {
-        data,
-        buf,
-        data_is_out,
-        depth,
-    };
+    let whole = Bucket { data, buf, data_is_out, depth };
     sort_and_emit(ctx, vec![whole], emit);
 }
 
 /// Sorts consecutive buckets in parallel, then hands each to `emit`, in order.
-fn sort_and_emit<'a>(
-    ctx: &Ctx,
-    mut buckets: Vec<Bucket<'a>>,
-    emit: &mut impl FnMut(&'a mut [u128], &'a mut [u128]),
-) {
+fn sort_and_emit<'a>(ctx: &Ctx, mut buckets: Vec<Bucket<'a>>, emit: &mut impl FnMut(&'a mut [u128], &'a mut [u128])) {
     buckets.par_iter_mut().for_each(|b| {
-        let bucket = Bucket {
-            data: &mut *b.data,
-            buf: &mut *b.buf,
-            data_is_out: b.data_is_out,
-            depth: b.depth,
-        };
+        let bucket = Bucket { data: &mut *b.data, buf: &mut *b.buf, data_is_out: b.data_is_out, depth: b.depth };
         sort_bucket(ctx, bucket);
     });
     for b in buckets {
-        let (out, other) = if b.data_is_out {
-            (b.data, b.buf)
-        } else {
-            (b.buf, b.data)
-        };
+        let (out, other) = if b.data_is_out { (b.data, b.buf) } else { (b.buf, b.data) };
         emit(out, other);
     }
 }
@@ -379,27 +315,12 @@ fn sort_small_bucket(ctx: &Ctx, b: Bucket<'_>) {
     let width = wanted.clamp(4, ctx.cfg.small_digit_bits.min(14));
     // Counters sized to the digit: zeroing 16,384 of them for a bucket of
     // a few hundred entries would cost more than sorting it.
-    let scattered = if width <= 8 {
-        wide_pass::<256>(ctx, b, width)
-    } else {
-        wide_pass::<16384>(ctx, b, width)
-    };
-    let Some(Scattered {
-        out,
-        src,
-        depth,
-        big,
-    }) = scattered
-    else {
+    let scattered = if width <= 8 { wide_pass::<256>(ctx, b, width) } else { wide_pass::<16384>(ctx, b, width) };
+    let Some(Scattered { out, src, depth, big }) = scattered else {
         return;
     };
     for r in big {
-        let child = Bucket {
-            data: &mut out[r.clone()],
-            buf: &mut src[r],
-            data_is_out: true,
-            depth,
-        };
+        let child = Bucket { data: &mut out[r.clone()], buf: &mut src[r], data_is_out: true, depth };
         sort_bucket(ctx, child);
     }
     small::insertion_sort(out);
@@ -422,11 +343,7 @@ struct Scattered<'a> {
 /// turned out to be finished. Never inlined, so the 32 KiB of counters leave
 /// the stack before the caller recurses.
 #[inline(never)]
-fn wide_pass<'a, const N: usize>(
-    ctx: &Ctx,
-    mut b: Bucket<'a>,
-    width: u32,
-) -> Option<Scattered<'a>> {
+fn wide_pass<'a, const N: usize>(ctx: &Ctx, mut b: Bucket<'a>, width: u32) -> Option<Scattered<'a>> {
     let mut counts = [0u16; N];
     let digit = loop {
         let digit = Digit::new(b.depth, width);
@@ -464,12 +381,7 @@ fn wide_pass<'a, const N: usize>(
         start = end;
     }
     let depth = b.depth + digit.width();
-    Some(Scattered {
-        out,
-        src,
-        depth,
-        big,
-    })
+    Some(Scattered { out, src, depth, big })
 }
 
 /// Sorts the children of a bucket scattered by a `width`-bit digit: their
@@ -480,29 +392,18 @@ fn sort_children(ctx: &Ctx, b: Bucket<'_>, width: u32, counts: &Counts) {
     let (data_is_out, depth) = (!b.data_is_out, b.depth + width);
     let mut children = Vec::new();
     for (child_data, child_buf) in split_buckets(b.buf, b.data, counts) {
-        let child = Bucket {
-            data: child_data,
-            buf: child_buf,
-            data_is_out,
-            depth,
-        };
+        let child = Bucket { data: child_data, buf: child_buf, data_is_out, depth };
         if parallel {
             children.push(child);
         } else {
             sort_bucket(ctx, child);
         }
     }
-    children
-        .into_par_iter()
-        .for_each(|child| sort_bucket(ctx, child));
+    children.into_par_iter().for_each(|child| sort_bucket(ctx, child));
 }
 
 /// Splits two arrays alike into the consecutive ranges of a histogram's non-empty buckets.
-fn split_buckets<'a>(
-    mut a: &'a mut [u128],
-    mut b: &'a mut [u128],
-    counts: &Counts,
-) -> Vec<(&'a mut [u128], &'a mut [u128])> {
+fn split_buckets<'a>(mut a: &'a mut [u128], mut b: &'a mut [u128], counts: &Counts) -> Vec<(&'a mut [u128], &'a mut [u128])> {
     let mut parts = Vec::new();
     for &count in counts.iter().filter(|&&c| c > 0) {
         let (head_a, rest_a) = std::mem::take(&mut a).split_at_mut(count);

@@ -66,10 +66,7 @@ impl Digit {
     pub(crate) fn new(depth: u32, width: u32) -> Digit {
         debug_assert!(depth < 128 && (1..=16).contains(&width));
         let width = width.min(128 - depth);
-        Digit {
-            shift: 128 - depth - width,
-            mask: (1 << width) - 1,
-        }
+        Digit { shift: 128 - depth - width, mask: (1 << width) - 1 }
     }
 
     /// How many bits the digit has.
@@ -90,12 +87,7 @@ impl Digit {
 
 /// Adds the digit counts of `src` to `counts` (`digit.buckets() <= N`,
 /// `N` a power of two) and returns the OR of `e ^ first`.
-pub(crate) fn histogram<C: Count, const N: usize>(
-    src: &[u128],
-    digit: Digit,
-    first: u128,
-    counts: &mut [C; N],
-) -> u128 {
+pub(crate) fn histogram<C: Count, const N: usize>(src: &[u128], digit: Digit, first: u128, counts: &mut [C; N]) -> u128 {
     debug_assert!(N.is_power_of_two() && digit.buckets() <= N);
     let mut diff = 0u128;
     for &e in src {
@@ -120,12 +112,7 @@ pub(crate) fn bucket_starts<C: Count, const N: usize>(counts: &[C; N]) -> [C; N]
 /// Stable scatter of `src` into `dst` by digit; `counts` must be the
 /// histogram of `src`. Safe indexing: the bounds check is a predictable
 /// branch and measured no slower than unchecked writes.
-pub(crate) fn scatter<C: Count, const N: usize>(
-    src: &[u128],
-    dst: &mut [u128],
-    digit: Digit,
-    counts: &[C; N],
-) {
+pub(crate) fn scatter<C: Count, const N: usize>(src: &[u128], dst: &mut [u128], digit: Digit, counts: &[C; N]) {
     let mut offsets = bucket_starts(counts);
     for &e in src {
         let b = digit.of(e) & (N - 1);
@@ -156,39 +143,27 @@ pub(crate) fn par_histogram(src: &[u128], digit: Digit, chunk_len: usize) -> (Ve
 /// `par_histogram(src, digit, chunk_len)`; `digit` has at most 8 bits.
 /// With `streaming`, full cache lines bypass the cache (see [`stream`]).
 /// Returns the bucket sizes.
-pub(crate) fn par_scatter(
-    src: &[u128],
-    dst: &mut [u128],
-    digit: Digit,
-    chunk_len: usize,
-    hists: &[Counts],
-    streaming: bool,
-) -> Counts {
+pub(crate) fn par_scatter(src: &[u128], dst: &mut [u128], digit: Digit, chunk_len: usize, hists: &[Counts], streaming: bool) -> Counts {
     assert_eq!(src.len(), dst.len());
     assert_eq!(hists.len(), src.len().div_ceil(chunk_len));
     let (totals, offsets) = chunk_offsets(hists);
-    let out = DstPtr {
-        ptr: dst.as_mut_ptr(),
-        len: dst.len(),
-    };
-    src.par_chunks(chunk_len)
-        .zip(offsets)
-        .for_each(|(chunk, off)| {
-            // SAFETY: `off` gives, for each digit, the start of a range reserved
-            // for this chunk alone: chunk_offsets lays the ranges of all (digit,
-            // chunk) pairs end to end, each as long as that chunk's count of the
-            // digit, which `hists` holds for the same immutable `src` and
-            // `digit`. The ranges tile 0..dst.len(), so writes stay in bounds
-            // and never overlap; `dst` is mutably borrowed for this whole call,
-            // so nothing else reads it meanwhile.
-            unsafe {
-                if streaming {
-                    stream::scatter_streaming(chunk, out.ptr, off, digit);
-                } else {
-                    scatter_raw(chunk, out, off, digit);
-                }
+    let out = DstPtr { ptr: dst.as_mut_ptr(), len: dst.len() };
+    src.par_chunks(chunk_len).zip(offsets).for_each(|(chunk, off)| {
+        // SAFETY: `off` gives, for each digit, the start of a range reserved
+        // for this chunk alone: chunk_offsets lays the ranges of all (digit,
+        // chunk) pairs end to end, each as long as that chunk's count of the
+        // digit, which `hists` holds for the same immutable `src` and
+        // `digit`. The ranges tile 0..dst.len(), so writes stay in bounds
+        // and never overlap; `dst` is mutably borrowed for this whole call,
+        // so nothing else reads it meanwhile.
+        unsafe {
+            if streaming {
+                stream::scatter_streaming(chunk, out.ptr, off, digit);
+            } else {
+                scatter_raw(chunk, out, off, digit);
             }
-        });
+        }
+    });
     totals
 }
 

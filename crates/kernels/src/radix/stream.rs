@@ -109,12 +109,7 @@ unsafe fn store_line(dst: *mut u128, line: &Line) {
 ///
 /// `range` must be valid for writes from `out` and owned by the caller.
 #[cfg(target_arch = "x86_64")]
-unsafe fn store_plain(
-    out: *mut u128,
-    line: &[u128; 4],
-    range: std::ops::Range<usize>,
-    phase: usize,
-) {
+unsafe fn store_plain(out: *mut u128, line: &[u128; 4], range: std::ops::Range<usize>, phase: usize) {
     for pos in range {
         // SAFETY: the caller owns `pos`.
         unsafe { out.add(pos).write(line[(pos + phase) & 3]) };
@@ -127,12 +122,7 @@ unsafe fn store_plain(
 ///
 /// As for the x86-64 version.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) unsafe fn scatter_streaming(
-    src: &[u128],
-    out: *mut u128,
-    mut off: Counts,
-    digit: Digit,
-) {
+pub(crate) unsafe fn scatter_streaming(src: &[u128], out: *mut u128, mut off: Counts, digit: Digit) {
     for &e in src {
         let b = digit.of(e) & 0xFF;
         // SAFETY: in bounds and exclusively ours by the function contract.

@@ -62,10 +62,7 @@ fn check_pieces(cfg: &RadixConfig, input: &[u128], key_bytes: usize) -> usize {
     });
     assert_eq!(next, input.len());
     assert_eq!(entries, expected, "key_bytes {key_bytes}");
-    let top = |e: u128| {
-        e.checked_shr(128 - 8 * key_bytes.min(16) as u32)
-            .unwrap_or(0)
-    };
+    let top = |e: u128| e.checked_shr(128 - 8 * key_bytes.min(16) as u32).unwrap_or(0);
     for w in pieces.windows(2) {
         let (a, b) = (w[0].1.last().unwrap(), w[1].1.first().unwrap());
         assert!(top(*a) < top(*b), "a key straddles two pieces");
@@ -108,14 +105,9 @@ proptest! {
 fn tiny_thresholds_on_odd_thread_counts() {
     // Also the Miri run's check of the whole sort: small under Miri.
     let n = if cfg!(miri) { 400 } else { 5000 };
-    let v: Vec<u128> = (0..n)
-        .map(|i| (((i * 0x9E37_79B9_7F4A_7C15) % 977) << 100) | i)
-        .collect();
+    let v: Vec<u128> = (0..n).map(|i| (((i * 0x9E37_79B9_7F4A_7C15) % 977) << 100) | i).collect();
     for threads in [1, 3] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             for kb in [1, 2, 10, 16] {
                 check(&TINY, &v, kb);
@@ -126,20 +118,14 @@ fn tiny_thresholds_on_odd_thread_counts() {
 
 #[test]
 fn pieces_split_large_inputs_and_keep_equal_keys_whole() {
-    let v: Vec<u128> = (0..300_000u128)
-        .map(|i| ((i * 0x9E37_79B9_7F4A_7C15) % 4099) << 112 | i)
-        .collect();
+    let v: Vec<u128> = (0..300_000u128).map(|i| ((i * 0x9E37_79B9_7F4A_7C15) % 4099) << 112 | i).collect();
     assert!(check_pieces(&RadixConfig::DEFAULT, &v, 2) > 10);
     // Two values of the first byte: each half is split again on the next one.
-    let skewed: Vec<u128> = (0..300_000u128)
-        .map(|i| (1 + i % 2) << 120 | ((i * 0x9E37_79B9_7F4A_7C15) % 251) << 112 | i)
-        .collect();
+    let skewed: Vec<u128> = (0..300_000u128).map(|i| (1 + i % 2) << 120 | ((i * 0x9E37_79B9_7F4A_7C15) % 251) << 112 | i).collect();
     assert!(check_pieces(&RadixConfig::DEFAULT, &skewed, 2) > 100);
     // Shared bits move the split off a byte boundary: its digit must still end with the key (here
     // bit 16), or entries with equal keys would land in two pieces.
-    let unaligned: Vec<u128> = (0..300_000u128)
-        .map(|i| 0x41 << 120 | (0x30 + (i * 0x9E37_79B9) % 2) << 112 | i << 90)
-        .collect();
+    let unaligned: Vec<u128> = (0..300_000u128).map(|i| 0x41 << 120 | (0x30 + (i * 0x9E37_79B9) % 2) << 112 | i << 90).collect();
     check_pieces(&RadixConfig::DEFAULT, &unaligned, 2);
     // All keys equal: one piece, in input order.
     let same: Vec<u128> = (0..200_000u128).rev().map(|i| 9u128 << 120 | i).collect();
@@ -162,12 +148,6 @@ fn shared_prefix_reads_diff() {
     assert!(matches!(shared_prefix(0, 24, 8), Shared::All));
     assert!(matches!(shared_prefix(1, 24, 8), Shared::UpTo(127)));
     assert!(matches!(shared_prefix(1u128 << 127, 0, 8), Shared::Differs));
-    assert!(matches!(
-        shared_prefix(1u128 << 100, 24, 8),
-        Shared::Differs
-    ));
-    assert!(matches!(
-        shared_prefix(1u128 << 100, 16, 8),
-        Shared::UpTo(27)
-    ));
+    assert!(matches!(shared_prefix(1u128 << 100, 24, 8), Shared::Differs));
+    assert!(matches!(shared_prefix(1u128 << 100, 16, 8), Shared::UpTo(27)));
 }

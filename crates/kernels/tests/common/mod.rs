@@ -61,47 +61,24 @@ pub enum Dist {
     FewKeysRandomLow,
 }
 
-pub const ALL_DISTS: [Dist; 7] = [
-    Dist::Random,
-    Dist::FewKeys,
-    Dist::Skewed,
-    Dist::AllEqual,
-    Dist::Descending,
-    Dist::Arbitrary,
-    Dist::FewKeysRandomLow,
-];
+pub const ALL_DISTS: [Dist; 7] =
+    [Dist::Random, Dist::FewKeys, Dist::Skewed, Dist::AllEqual, Dist::Descending, Dist::Arbitrary, Dist::FewKeysRandomLow];
 
 /// `n` entries of distribution `dist` with keys of `key_bytes` bytes.
 pub fn generate(dist: Dist, n: usize, key_bytes: usize, seed: u64) -> Vec<u128> {
     let mut rng = Rng::new(seed);
-    let key_mask = if key_bytes >= 16 {
-        !0
-    } else {
-        (1u128 << (8 * key_bytes)) - 1
-    };
+    let key_mask = if key_bytes >= 16 { !0 } else { (1u128 << (8 * key_bytes)) - 1 };
     let hot = rng.next_u128() & key_mask;
     let keys: Vec<u128> = match dist {
         Dist::Random => (0..n).map(|_| rng.next_u128() & key_mask).collect(),
-        Dist::FewKeys => (0..n)
-            .map(|_| u128::from(rng.below(5)) * 0x0101_0101)
-            .collect(),
-        Dist::Skewed => (0..n)
-            .map(|_| {
-                if rng.below(10) < 9 {
-                    hot
-                } else {
-                    rng.next_u128() & key_mask
-                }
-            })
-            .collect(),
+        Dist::FewKeys => (0..n).map(|_| u128::from(rng.below(5)) * 0x0101_0101).collect(),
+        Dist::Skewed => (0..n).map(|_| if rng.below(10) < 9 { hot } else { rng.next_u128() & key_mask }).collect(),
         Dist::AllEqual => vec![hot; n],
         Dist::Descending => (0..n).map(|i| (n - i) as u128).collect(),
         Dist::Arbitrary => return (0..n).map(|_| rng.next_u128()).collect(),
         Dist::FewKeysRandomLow => {
             let shift = 128 - 8 * key_bytes.min(15) as u32;
-            return (0..n)
-                .map(|_| (u128::from(rng.below(3)) << shift) | (rng.next_u128() >> (128 - shift)))
-                .collect();
+            return (0..n).map(|_| (u128::from(rng.below(3)) << shift) | (rng.next_u128() >> (128 - shift))).collect();
         }
     };
     let mut entries = entries_from_keys(&keys, key_bytes);

@@ -38,8 +38,7 @@ fn run(args: &GensortArgs) -> anyhow::Result<()> {
     if args.job.checksum {
         use std::io::Write;
         // One line, after the file is complete, as the reference prints it.
-        writeln!(std::io::stderr().lock(), "{}", format_checksum(sum))
-            .context("cannot print the checksum")?;
+        writeln!(std::io::stderr().lock(), "{}", format_checksum(sum)).context("cannot print the checksum")?;
     }
     Ok(())
 }

@@ -30,26 +30,15 @@ fn main() -> ExitCode {
 fn run(args: &ValsortArgs) -> anyhow::Result<u8> {
     // Like the reference, create the summary file before reading anything.
     let mut summary_file = match &args.summary_out {
-        Some(path) => Some(File::create(path).map_err(|source| Error::Open {
-            path: path.clone(),
-            source,
-        })?),
+        Some(path) => Some(File::create(path).map_err(|source| Error::Open { path: path.clone(), source })?),
         None => None,
     };
-    let summary = if args.summaries {
-        validate_summary_file(&args.path, args.opts.order)?
-    } else {
-        validate_file(&args.path, &args.opts)?
-    };
+    let summary = if args.summaries { validate_summary_file(&args.path, args.opts.order)? } else { validate_file(&args.path, &args.opts)? };
     if let (Some(file), Some(path)) = (&mut summary_file, &args.summary_out) {
-        file.write_all(&summary.to_bytes())
-            .with_context(|| format!("{}: cannot write the summary", path.display()))?;
+        file.write_all(&summary.to_bytes()).with_context(|| format!("{}: cannot write the summary", path.display()))?;
     }
     if !args.quiet {
-        std::io::stderr()
-            .lock()
-            .write_all(summary.report().as_bytes())
-            .context("cannot print the report")?;
+        std::io::stderr().lock().write_all(summary.report().as_bytes()).context("cannot print the report")?;
     }
     Ok(if summary.is_ordered() { 0 } else { 1 })
 }

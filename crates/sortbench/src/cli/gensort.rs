@@ -82,14 +82,7 @@ where
     };
     let count = parse_decimal(num_recs.as_bytes()) as u64;
     let (path, io) = split_file_options(file.as_bytes());
-    let job = GenerateJob {
-        first_record,
-        count,
-        opts,
-        threads,
-        checksum,
-        io,
-    };
+    let job = GenerateJob { first_record, count, opts, threads, checksum, io };
     Ok(GensortArgs { job, path })
 }
 

@@ -35,11 +35,7 @@ pub const MAX_THREADS: usize = 1024;
 
 /// The reference's `dec_to_u16`: the leading decimal digits of `s`, mod 2^128.
 pub fn parse_decimal(s: &[u8]) -> u128 {
-    s.iter()
-        .take_while(|b| b.is_ascii_digit())
-        .fold(0u128, |acc, &b| {
-            acc.wrapping_mul(10).wrapping_add(u128::from(b - b'0'))
-        })
+    s.iter().take_while(|b| b.is_ascii_digit()).fold(0u128, |acc, &b| acc.wrapping_mul(10).wrapping_add(u128::from(b - b'0')))
 }
 
 /// C's `atoi` (leading blanks, optional sign, digits; saturating instead of
@@ -54,12 +50,8 @@ pub fn atoi(s: &[u8]) -> i64 {
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
-    let magnitude = digits
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .fold(0i64, |acc, &b| {
-            acc.saturating_mul(10).saturating_add(i64::from(b - b'0'))
-        });
+    let magnitude =
+        digits.iter().take_while(|b| b.is_ascii_digit()).fold(0i64, |acc, &b| acc.saturating_mul(10).saturating_add(i64::from(b - b'0')));
     if negative {
         -magnitude
     } else {
@@ -83,24 +75,14 @@ pub fn threads_from(value: &[u8]) -> usize {
 /// I/O options. The split is taken at the first comma after which every item
 /// is such an option; a name with no such tail (`data,v2`) is a plain name.
 pub fn split_file_options(spec: &[u8]) -> (PathBuf, IoConfig) {
-    let commas = spec
-        .iter()
-        .enumerate()
-        .filter(|(_, &b)| b == b',')
-        .map(|(j, _)| j);
+    let commas = spec.iter().enumerate().filter(|(_, &b)| b == b',').map(|(j, _)| j);
     for at in commas {
         let mut io = IoConfig::default();
-        if spec[at + 1..]
-            .split(|&b| b == b',')
-            .all(|item| apply_file_option(item, &mut io))
-        {
+        if spec[at + 1..].split(|&b| b == b',').all(|item| apply_file_option(item, &mut io)) {
             return (PathBuf::from(OsString::from_vec(spec[..at].to_vec())), io);
         }
     }
-    (
-        PathBuf::from(OsString::from_vec(spec.to_vec())),
-        IoConfig::default(),
-    )
+    (PathBuf::from(OsString::from_vec(spec.to_vec())), IoConfig::default())
 }
 
 fn apply_file_option(item: &[u8], io: &mut IoConfig) -> bool {
@@ -114,10 +96,7 @@ fn apply_file_option(item: &[u8], io: &mut IoConfig) -> bool {
             None => return false,
         }
     } else if let Some(value) = item.strip_prefix(b"count=") {
-        match std::str::from_utf8(value)
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-        {
+        match std::str::from_utf8(value).ok().and_then(|v| v.parse::<usize>().ok()) {
             Some(n) if n > 0 => io.inflight = n,
             _ => return false,
         }
@@ -183,9 +162,6 @@ mod tests {
         assert_eq!((p, io), (PathBuf::from("data,v2"), IoConfig::default()));
         let (p, io) = split_file_options(b"a,b,dir");
         assert_eq!((p, io.direct), (PathBuf::from("a,b"), true));
-        assert_eq!(
-            split_file_options(b"x,trans=0").0,
-            PathBuf::from("x,trans=0")
-        );
+        assert_eq!(split_file_options(b"x,trans=0").0, PathBuf::from("x,trans=0"));
     }
 }

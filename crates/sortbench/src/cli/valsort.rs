@@ -100,13 +100,7 @@ where
     let [file] = rest else { return Err(UsageError) };
     let (path, io) = split_file_options(file.as_bytes());
     opts.io = io;
-    Ok(ValsortArgs {
-        path,
-        opts,
-        quiet,
-        summaries,
-        summary_out,
-    })
+    Ok(ValsortArgs { path, opts, quiet, summaries, summary_out })
 }
 
 #[cfg(test)]

@@ -36,17 +36,11 @@ impl AlignedBuf {
     /// A zeroed buffer of `len` bytes rounded up to a multiple of 4 KiB.
     pub fn new(len: usize) -> Result<AlignedBuf> {
         let size = round_up(len.max(1), DIRECT_ALIGN);
-        let align = if size >= HUGE_PAGE {
-            HUGE_PAGE
-        } else {
-            DIRECT_ALIGN
-        };
-        let layout = Layout::from_size_align(size, align)
-            .map_err(|e| Error::Internal(format!("buffer layout for {size} bytes: {e}")))?;
+        let align = if size >= HUGE_PAGE { HUGE_PAGE } else { DIRECT_ALIGN };
+        let layout = Layout::from_size_align(size, align).map_err(|e| Error::Internal(format!("buffer layout for {size} bytes: {e}")))?;
         // SAFETY: the layout has a non-zero size (at least DIRECT_ALIGN).
         let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw)
-            .ok_or_else(|| Error::Internal(format!("out of memory allocating {size} bytes")))?;
+        let ptr = NonNull::new(raw).ok_or_else(|| Error::Internal(format!("out of memory allocating {size} bytes")))?;
         if align == HUGE_PAGE {
             // SAFETY: the range is exactly our own live allocation; madvise
             // only changes paging policy, and failure is harmless (ignored).

@@ -43,11 +43,7 @@ pub struct IoConfig {
 impl Default for IoConfig {
     /// 8 MiB (82 grains) per transfer, two in flight, direct.
     fn default() -> Self {
-        IoConfig {
-            block_bytes: 82 * BLOCK_GRAIN,
-            inflight: 2,
-            direct: true,
-        }
+        IoConfig { block_bytes: 82 * BLOCK_GRAIN, inflight: 2, direct: true }
     }
 }
 
@@ -81,9 +77,7 @@ pub(crate) fn kind_of(path: &Path, meta: &std::fs::Metadata) -> Kind {
     let ft = meta.file_type();
     if ft.is_file() {
         Kind::Regular
-    } else if path == Path::new("/dev/null")
-        || (ft.is_char_device() && meta.rdev() == libc::makedev(1, 3))
-    {
+    } else if path == Path::new("/dev/null") || (ft.is_char_device() && meta.rdev() == libc::makedev(1, 3)) {
         Kind::Null
     } else {
         Kind::Stream
@@ -97,10 +91,7 @@ mod tests {
     #[test]
     fn block_len_is_whole_records_and_pages() {
         for bytes in [0usize, 1, 100, 4096, 102_400, 8 << 20, usize::MAX] {
-            let cfg = IoConfig {
-                block_bytes: bytes,
-                ..IoConfig::default()
-            };
+            let cfg = IoConfig { block_bytes: bytes, ..IoConfig::default() };
             let len = cfg.block_len();
             assert!(len > 0, "{bytes}");
             assert_eq!((len % 100, len % DIRECT_ALIGN), (0, 0), "{bytes} -> {len}");

@@ -45,23 +45,12 @@ type Delivery = (u64, Result<(AlignedBuf, usize)>);
 impl Input {
     /// Opens `path` for reading (errors print like C's `perror(path)`).
     pub(crate) fn open(path: &Path, cfg: &IoConfig) -> Result<Input> {
-        let open_err = |source| Error::Open {
-            path: path.to_path_buf(),
-            source,
-        };
+        let open_err = |source| Error::Open { path: path.to_path_buf(), source };
         let file = File::open(path).map_err(open_err)?;
         let meta = file.metadata().map_err(open_err)?;
         let regular = kind_of(path, &meta) == Kind::Regular;
-        let direct_file = if regular && cfg.direct {
-            open_direct(path, &meta)
-        } else {
-            None
-        };
-        let residency = if regular {
-            Residency::map(&file, meta.len())
-        } else {
-            None
-        };
+        let direct_file = if regular && cfg.direct { open_direct(path, &meta) } else { None };
+        let residency = if regular { Residency::map(&file, meta.len()) } else { None };
         Ok(Input {
             path: path.to_path_buf(),
             file,
@@ -78,10 +67,7 @@ impl Input {
     }
 
     fn read_err(&self, source: io::Error) -> Error {
-        Error::Read {
-            path: self.path.clone(),
-            source,
-        }
+        Error::Read { path: self.path.clone(), source }
     }
 
     /// Whether the page cache appears to hold most of a regular file: half
@@ -109,23 +95,14 @@ impl Input {
 
     /// Reads exactly `buf.len()` bytes at `offset` through the page cache.
     pub(crate) fn read_cached(&self, buf: &mut [u8], offset: u64) -> Result<()> {
-        self.file
-            .read_exact_at(buf, offset)
-            .map_err(|e| self.read_err(e))
+        self.file.read_exact_at(buf, offset).map_err(|e| self.read_err(e))
     }
 
     /// Reads exactly `len` bytes at `offset` (4 KiB aligned) into `buf`.
     fn read_block(&self, buf: &mut AlignedBuf, offset: u64, len: usize) -> io::Result<()> {
         // Unknown residency (no mapping, or mincore refused) counts as cold.
-        let cached = self
-            .residency
-            .as_ref()
-            .is_some_and(|r| r.mostly_cached(offset, len));
-        if let (Some(direct), true, false) = (
-            &self.direct_file,
-            self.direct.load(Ordering::Relaxed),
-            cached,
-        ) {
+        let cached = self.residency.as_ref().is_some_and(|r| r.mostly_cached(offset, len));
+        if let (Some(direct), true, false) = (&self.direct_file, self.direct.load(Ordering::Relaxed), cached) {
             let end = round_up(len, DIRECT_ALIGN);
             match read_direct(direct, &mut buf[..end], offset, len) {
                 Ok(()) => return Ok(()),
@@ -162,16 +139,7 @@ impl Residency {
         let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
         // SAFETY: a fresh shared read-only mapping chosen by the kernel (NULL
         // hint) over an open descriptor; nothing else aliases it.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
+        let addr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0) };
         (addr != libc::MAP_FAILED).then_some(Residency { addr, len, page })
     }
 
@@ -191,13 +159,7 @@ impl Residency {
         let mut vec = vec![0u8; pages];
         // SAFETY: [addr + start, addr + end) lies inside our live mapping,
         // addr + start is page aligned, and `vec` has one byte per page.
-        let rc = unsafe {
-            libc::mincore(
-                self.addr.cast::<u8>().add(start).cast(),
-                end - start,
-                vec.as_mut_ptr(),
-            )
-        };
+        let rc = unsafe { libc::mincore(self.addr.cast::<u8>().add(start).cast(), end - start, vec.as_mut_ptr()) };
         rc == 0 && 2 * vec.iter().filter(|&&v| v & 1 != 0).count() >= pages
     }
 }
@@ -215,11 +177,7 @@ impl Drop for Residency {
 /// `None` where the file system refuses (EINVAL) or the name now points
 /// elsewhere.
 fn open_direct(path: &Path, meta: &std::fs::Metadata) -> Option<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-        .ok()?;
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).ok()?;
     let again = file.metadata().ok()?;
     (again.dev() == meta.dev() && again.ino() == meta.ino()).then_some(file)
 }
@@ -251,14 +209,8 @@ where
         Some(size) => {
             let blocks = size.div_ceil(block as u64);
             let readers = (cfg.inflight_len() as u64).min(blocks) as usize;
-            let buf_len =
-                (block as u64).min(size.div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64);
-            (
-                readers,
-                (readers as u64 + 2).min(blocks) as usize,
-                buf_len as usize,
-                blocks,
-            )
+            let buf_len = (block as u64).min(size.div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64);
+            (readers, (readers as u64 + 2).min(blocks) as usize, buf_len as usize, blocks)
         }
         None => (1, 3, block, u64::MAX),
     };
@@ -290,12 +242,7 @@ where
 }
 
 /// The consumer side: hand blocks to `consume` in index order, recycle buffers.
-fn deliver_in_order<F>(
-    full_rx: &Receiver<Delivery>,
-    free_tx: Sender<AlignedBuf>,
-    blocks: u64,
-    mut consume: F,
-) -> Result<()>
+fn deliver_in_order<F>(full_rx: &Receiver<Delivery>, free_tx: Sender<AlignedBuf>, blocks: u64, mut consume: F) -> Result<()>
 where
     F: FnMut(&[u8]) -> Result<()>,
 {
@@ -353,12 +300,7 @@ fn reader_loop(
 
 /// The I/O thread for a stream: fill each buffer completely (short reads are
 /// normal on pipes) so that only the last block can be short.
-fn stream_loop(
-    input: &Input,
-    free_rx: &Mutex<Receiver<AlignedBuf>>,
-    full_tx: Sender<Delivery>,
-    stop: &AtomicBool,
-) {
+fn stream_loop(input: &Input, free_rx: &Mutex<Receiver<AlignedBuf>>, full_tx: Sender<Delivery>, stop: &AtomicBool) {
     let mut index = 0;
     loop {
         let buf = match free_rx.lock() {
@@ -415,20 +357,11 @@ mod tests {
     #[test]
     fn regular_files_read_back_in_order() {
         let dir = tempfile::tempdir().expect("tempdir");
-        for (len, direct) in [
-            (0usize, true),
-            (100, true),
-            (102_400 * 7 + 300, true),
-            (333_333, false),
-        ] {
+        for (len, direct) in [(0usize, true), (100, true), (102_400 * 7 + 300, true), (333_333, false)] {
             let data: Vec<u8> = (0..len).map(|j| (j % 253) as u8).collect();
             let path = dir.path().join(format!("in{len}"));
             std::fs::write(&path, &data).expect("write");
-            let cfg = IoConfig {
-                block_bytes: 1,
-                inflight: 3,
-                direct,
-            };
+            let cfg = IoConfig { block_bytes: 1, inflight: 3, direct };
             assert_eq!(collect(&path, &cfg), data, "len {len}");
         }
     }
@@ -440,11 +373,7 @@ mod tests {
         let data: Vec<u8> = (0..len).map(|j| (j % 239) as u8).collect();
         let path = dir.path().join("cold");
         std::fs::write(&path, &data).expect("write");
-        let cfg = IoConfig {
-            block_bytes: 1,
-            inflight: 3,
-            direct: true,
-        };
+        let cfg = IoConfig { block_bytes: 1, inflight: 3, direct: true };
         let input = Input::open(&path, &cfg).expect("open");
         // SAFETY: fsync and fadvise on our own descriptor; the latter is a hint.
         unsafe {
@@ -469,11 +398,7 @@ mod tests {
 
     #[test]
     fn streams_are_read_whole() {
-        let cfg = IoConfig {
-            block_bytes: 1,
-            inflight: 2,
-            direct: true,
-        };
+        let cfg = IoConfig { block_bytes: 1, inflight: 2, direct: true };
         let input = Input::open(Path::new("/dev/null"), &cfg).expect("open");
         assert_eq!(input.size(), None);
         let mut calls = 0;
@@ -490,11 +415,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("x");
         std::fs::write(&path, vec![1u8; 102_400 * 9]).expect("write");
-        let cfg = IoConfig {
-            block_bytes: 1,
-            inflight: 2,
-            direct: true,
-        };
+        let cfg = IoConfig { block_bytes: 1, inflight: 2, direct: true };
         let input = Input::open(&path, &cfg).expect("open");
         let mut seen = 0;
         let res = read_blocks(&input, &cfg, |_| {
@@ -515,11 +436,7 @@ mod tests {
         let path = dir.path().join("cold");
         let data: Vec<u8> = (0..3 * DIRECT_ALIGN).map(|j| (j % 241) as u8).collect();
         std::fs::write(&path, &data).expect("write");
-        let cfg = IoConfig {
-            block_bytes: 1,
-            inflight: 1,
-            direct: true,
-        };
+        let cfg = IoConfig { block_bytes: 1, inflight: 1, direct: true };
         let input = Input::open(&path, &cfg).expect("open");
         if input.direct_file.is_none() {
             return; // no direct I/O on this file system: nothing to refuse
@@ -535,9 +452,7 @@ mod tests {
         }
         let mut buf = AlignedBuf::new(2 * DIRECT_ALIGN).expect("buffer");
         // An unaligned offset makes the direct read fail with EINVAL.
-        input
-            .read_block(&mut buf, 100, 5000)
-            .expect("buffered retry");
+        input.read_block(&mut buf, 100, 5000).expect("buffered retry");
         assert_eq!(&buf[..5000], &data[100..5100]);
         assert!(!input.direct.load(Ordering::Relaxed));
     }

@@ -40,28 +40,15 @@ impl Output {
     /// O_DIRECT for regular files when `cfg.direct` asks and the file system
     /// accepts it.
     pub(crate) fn create(path: &Path, cfg: &IoConfig) -> Result<Output> {
-        let open_err = |source| Error::Open {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(open_err)?;
+        let open_err = |source| Error::Open { path: path.to_path_buf(), source };
+        let file = OpenOptions::new().write(true).create(true).truncate(true).open(path).map_err(open_err)?;
         let meta = file.metadata().map_err(open_err)?;
         let kind = kind_of(path, &meta);
         // Setting the flag after a plain open (rather than opening with it)
         // keeps open errors identical to the reference's, and a refusal
         // (EINVAL on file systems without direct I/O) simply leaves it off.
         let direct = kind == Kind::Regular && cfg.direct && set_direct(&file, true).is_ok();
-        Ok(Output {
-            path: path.to_path_buf(),
-            file,
-            kind,
-            direct: AtomicBool::new(direct),
-        })
+        Ok(Output { path: path.to_path_buf(), file, kind, direct: AtomicBool::new(direct) })
     }
 
     /// What the output is.
@@ -76,18 +63,13 @@ impl Output {
     }
 
     fn write_err(&self, source: io::Error) -> Error {
-        Error::Write {
-            path: self.path.clone(),
-            source,
-        }
+        Error::Write { path: self.path.clone(), source }
     }
 
     /// Writes `buf[..len]` at `offset` (or next, for streams).
     fn write_block(&self, buf: &mut AlignedBuf, len: usize, offset: u64) -> Result<()> {
         if self.kind == Kind::Stream {
-            return (&self.file)
-                .write_all(&buf[..len])
-                .map_err(|e| self.write_err(e));
+            return (&self.file).write_all(&buf[..len]).map_err(|e| self.write_err(e));
         }
         if self.direct.load(Ordering::Relaxed) {
             // A direct transfer must be a whole number of pages: pad the tail
@@ -105,9 +87,7 @@ impl Output {
                 Err(e) => return Err(self.write_err(e)),
             }
         }
-        self.file
-            .write_all_at(&buf[..len], offset)
-            .map_err(|e| self.write_err(e))
+        self.file.write_all_at(&buf[..len], offset).map_err(|e| self.write_err(e))
     }
 
     /// Sets a regular file's final length (dropping direct-I/O padding).
@@ -127,11 +107,7 @@ fn set_direct(file: &File, on: bool) -> io::Result<()> {
     if flags < 0 {
         return Err(io::Error::last_os_error());
     }
-    let wanted = if on {
-        flags | libc::O_DIRECT
-    } else {
-        flags & !libc::O_DIRECT
-    };
+    let wanted = if on { flags | libc::O_DIRECT } else { flags & !libc::O_DIRECT };
     // SAFETY: F_SETFL with an integer flag set on a descriptor we own.
     if unsafe { libc::fcntl(fd, libc::F_SETFL, wanted) } < 0 {
         return Err(io::Error::last_os_error());
@@ -162,11 +138,7 @@ where
         }
         return Ok(());
     }
-    let writers = if out.kind == Kind::Regular {
-        cfg.inflight_len()
-    } else {
-        1
-    };
+    let writers = if out.kind == Kind::Regular { cfg.inflight_len() } else { 1 };
     let blocks = total.div_ceil(block);
     let buffers = (writers as u64 + 1).min(blocks) as usize;
     let failed = AtomicBool::new(false);
@@ -191,9 +163,7 @@ where
         drop(job_tx);
         let mut result = produced;
         for handle in handles {
-            let written = handle
-                .join()
-                .unwrap_or_else(|_| Err(Error::Internal("writer thread panicked".into())));
+            let written = handle.join().unwrap_or_else(|_| Err(Error::Internal("writer thread panicked".into())));
             if result.is_ok() {
                 result = written;
             }
@@ -235,12 +205,7 @@ where
 }
 
 /// One I/O thread: write queued blocks until the queue closes or one fails.
-fn writer_loop(
-    out: &Output,
-    jobs: &Mutex<Receiver<Job>>,
-    free: Sender<AlignedBuf>,
-    failed: &AtomicBool,
-) -> Result<()> {
+fn writer_loop(out: &Output, jobs: &Mutex<Receiver<Job>>, free: Sender<AlignedBuf>, failed: &AtomicBool) -> Result<()> {
     loop {
         let next = match jobs.lock() {
             Ok(rx) => rx.recv(),
@@ -269,11 +234,7 @@ mod tests {
     #[test]
     fn blocks_land_in_order_with_exact_length() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let cfg = IoConfig {
-            block_bytes: 1,
-            inflight: 3,
-            direct: true,
-        };
+        let cfg = IoConfig { block_bytes: 1, inflight: 3, direct: true };
         for total in [0u64, 100, 4096, 102_400, 102_500, 5 * 102_400 + 4200] {
             let path = dir.path().join(format!("out{total}"));
             let out = Output::create(&path, &cfg).expect("create");
@@ -294,11 +255,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("old");
         std::fs::write(&path, vec![9u8; 500_000]).expect("seed");
-        let cfg = IoConfig {
-            block_bytes: 1,
-            inflight: 1,
-            direct: false,
-        };
+        let cfg = IoConfig { block_bytes: 1, inflight: 1, direct: false };
         let out = Output::create(&path, &cfg).expect("create");
         assert!(!out.is_direct());
         write_blocks(&out, 1000, &cfg, |off, b| {
@@ -312,19 +269,10 @@ mod tests {
     #[test]
     fn fill_errors_stop_the_pipeline() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let cfg = IoConfig {
-            block_bytes: 1,
-            inflight: 2,
-            direct: true,
-        };
+        let cfg = IoConfig { block_bytes: 1, inflight: 2, direct: true };
         let out = Output::create(&dir.path().join("e"), &cfg).expect("create");
-        let res = write_blocks(&out, 10 * 102_400, &cfg, |off, _| {
-            if off >= 3 * 102_400 {
-                Err(Error::Internal("stop".into()))
-            } else {
-                Ok(())
-            }
-        });
+        let res =
+            write_blocks(&out, 10 * 102_400, &cfg, |off, _| if off >= 3 * 102_400 { Err(Error::Internal("stop".into())) } else { Ok(()) });
         assert!(matches!(res, Err(Error::Internal(_))));
     }
 
@@ -332,11 +280,7 @@ mod tests {
     fn refused_direct_write_falls_back_to_buffered() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("fallback");
-        let cfg = IoConfig {
-            block_bytes: 1,
-            inflight: 1,
-            direct: true,
-        };
+        let cfg = IoConfig { block_bytes: 1, inflight: 1, direct: true };
         let out = Output::create(&path, &cfg).expect("create");
         if !out.is_direct() {
             return; // this file system has no direct I/O at all: nothing to refuse
