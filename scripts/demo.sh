@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 echo "== building xsort, gensort and valsort (cargo build --release)"
 cargo build --release -p xsort -p xsort-sortbench
 bin=target/release
+mkdir -p "$dir"
 work=$(mktemp -d "$dir/xsort-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
