@@ -282,7 +282,7 @@ fn an_owner_that_cannot_be_reproduced_means_a_rewrite_in_place() {
     std::os::unix::fs::chown(&out, Some(65534), Some(0)).unwrap();
     chmod(&out, 0o664);
     let ino = std::fs::metadata(&out).unwrap().ino();
-    let st = as_nobody(bin()).args(["-T", "shared", "-o"]).arg(&out).arg(&inp).status().unwrap();
+    let st = as_nobody(bin()).arg("-T").arg(&shared).arg("-o").arg(&out).arg(&inp).status().unwrap();
     assert!(st.success(), "xsort as nobody: {st}");
     assert_sorted_lines(&out, &input);
     let md = std::fs::metadata(&out).unwrap();
