@@ -67,10 +67,7 @@ impl LinesSettings {
             let mut inputs = inputs.into_iter();
             let input = inputs.next().unwrap_or(Input::Stdin);
             if let Some(extra) = inputs.next() {
-                let name = match extra {
-                    Input::Stdin => "-".into(),
-                    Input::Path(p) => p.display().to_string(),
-                };
+                let name = extra.name().display().to_string();
                 bail!("extra operand '{name}' not allowed with -{}", if quiet { 'C' } else { 'c' });
             }
             LinesJob::Check { input, quiet, unique: args.unique }
@@ -399,12 +396,13 @@ pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
     for input in &cfg.inputs {
         let start = data.len();
         match input {
-            Input::Stdin => {
-                xsort_io::stdio::stdin_input()?;
-                std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
-            }
             Input::Path(p) => {
                 data.extend(std::fs::read(p).map_err(|e| anyhow!("cannot read: {}: {}", p.display(), xsort_io::error::os_text(&e)))?)
+            }
+            // The command line names only files and standard input.
+            _ => {
+                xsort_io::stdio::stdin_input()?;
+                std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
             }
         }
         if data.len() > start && data.last() != Some(&t) {
@@ -426,7 +424,8 @@ pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
         order.debug_annotate(line, &mut out);
     }
     match &cfg.output {
-        Output::Stdout => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
         Output::Path(p) => std::fs::write(p, &out).with_context(|| format!("{}: write failed", p.display())),
+        // The command line names only files and standard output.
+        _ => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
     }
 }

@@ -28,7 +28,6 @@ use xsort_core::text::{LineSorter, TextConfig, TextMode};
 pub struct SpecLines {
     cfg: TextConfig,
     order: LineOrder,
-    threads: usize,
     stats: bool,
     stats_json: Option<PathBuf>,
     progress: bool,
@@ -73,22 +72,12 @@ pub fn settings(args: &Args) -> Result<Option<SpecLines>> {
     cfg.sync = c.sync;
     cfg.compress_program = c.compress_program;
 
-    let threads = c.threads;
-    Ok(Some(SpecLines {
-        cfg,
-        order,
-        threads,
-        stats: c.stats,
-        stats_json: args.stats_json.clone(),
-        progress: c.progress,
-        warnings: c.warnings,
-    }))
+    Ok(Some(SpecLines { cfg, order, stats: c.stats, stats_json: args.stats_json.clone(), progress: c.progress, warnings: c.warnings }))
 }
 
 /// Sorts; returns the exit status.
 pub fn run(s: SpecLines) -> Result<u8> {
     crate::warn(&s.warnings);
-    crate::start_workers(s.threads)?;
     let output = s.cfg.output.clone();
     let sorter = LineSorter::new(s.cfg, s.order);
     crate::sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), &output, || sorter.run())

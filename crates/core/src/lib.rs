@@ -20,6 +20,7 @@ pub mod merge;
 pub mod order;
 pub mod output;
 pub mod plan;
+mod pool;
 pub mod runs;
 pub mod size;
 pub mod sorter;

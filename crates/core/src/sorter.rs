@@ -46,8 +46,14 @@ impl Sorter {
         self.counters.clone()
     }
 
-    /// Runs the sort. On error nothing is left at the output path and no temp file remains.
+    /// Runs the sort on worker threads of its own (`threads` of its config). On error nothing is
+    /// left at the output path and no temp file remains.
     pub fn run(&self) -> Result<SortStats> {
+        crate::pool::run_in_pool(self.cfg.threads, || self.drive())
+    }
+
+    /// The sort, on its pool's driver thread.
+    fn drive(&self) -> Result<SortStats> {
         let cfg = &self.cfg;
         let t0 = epoch().elapsed().as_secs_f64();
         let (u0, s0) = process_cpu();

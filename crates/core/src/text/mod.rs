@@ -57,7 +57,7 @@ pub struct TextConfig {
     pub unique: bool,
     /// Memory budget in bytes.
     pub memory_budget: u64,
-    /// Worker threads (the rayon pool must already be sized to this).
+    /// Worker threads; the sort starts them itself (see `pool`).
     pub threads: usize,
     /// Most runs merged at once (`--batch-size`), if limited.
     pub max_fan_in: Option<usize>,
@@ -132,8 +132,14 @@ impl<O: RecordOrder> LineSorter<O> {
         self.counters.clone()
     }
 
-    /// Runs the sort or merge. On error nothing is left at the output path and no temp file remains.
+    /// Runs the sort or merge on worker threads of its own (`threads` of its config). On error
+    /// nothing is left at the output path and no temp file remains.
     pub fn run(&self) -> Result<SortStats> {
+        crate::pool::run_in_pool(self.cfg.threads, || self.drive())
+    }
+
+    /// The sort, on its pool's driver thread.
+    fn drive(&self) -> Result<SortStats> {
         let cfg = &self.cfg;
         let t0 = epoch().elapsed().as_secs_f64();
         let cpu0 = process_cpu();
