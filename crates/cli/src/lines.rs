@@ -3,7 +3,7 @@
 
 use crate::args::Args;
 use crate::exit::Failure;
-use crate::settings::{compress_program, input_of, io_settings, output_of, worker_threads};
+use crate::settings::{compress_program, input_of, output_of, worker_threads};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -81,7 +81,7 @@ impl LinesSettings {
             cfg.temp_dirs = temp_dirs;
             cfg.sync = args.sync;
             cfg.compress_program = compress_program(&args)?;
-            cfg.output_io = io_settings(None, None, args.buffered, budget);
+            cfg.output_io = xsort_core::IoSettings::of_statement(None, None, args.buffered, budget);
             cfg.temp_io = cfg.output_io;
             if args.debug {
                 LinesJob::Debug(cfg)

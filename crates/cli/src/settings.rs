@@ -121,7 +121,7 @@ impl Common {
             Some(s) => Some(parse_byte_count(s).with_context(|| format!("invalid --transfer-size '{s}'"))?),
             None => None,
         };
-        let io = |f: Option<&FileSpec>| io_settings(f, transfer, args.buffered, budget);
+        let io = |f: Option<&FileSpec>| IoSettings::of_statement(f, transfer, args.buffered, budget);
         let mut temp_dirs = args.temp_dirs.clone();
         temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
         if temp_dirs.is_empty() {
@@ -188,19 +188,6 @@ fn check_record_budget(args: &Args, spec: &NsortSpec, record_size: usize, budget
 /// Parses `OFFSET:LENGTH[:TYPE][:r]` (the parser lives in the core, where the fuzz targets reach it).
 pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
     Ok(KeyPart::parse_key_bytes(s)?)
-}
-
-/// A stream's transfers: Nsort's per-file statement, then `--transfer-size` and `--buffered`. Without
-/// a `direct` or `buffered` statement, transfers are direct unless the budget is too small for them
-/// to pay (see [`xsort_core::plan::MIN_DIRECT_BUDGET`]).
-pub fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool, budget: u64) -> IoSettings {
-    let d = IoSettings::default();
-    let default_direct = d.direct && budget >= xsort_core::plan::MIN_DIRECT_BUDGET;
-    IoSettings {
-        direct: !buffered && f.and_then(|f| f.direct).unwrap_or(default_direct),
-        transfer_size: transfer.or(f.and_then(|f| f.transfer_size)).map(|t| t as usize).unwrap_or(d.transfer_size),
-        count: f.and_then(|f| f.count).unwrap_or(d.count).min(xsort_core::MAX_IO_COUNT),
-    }
 }
 
 /// `--compress-program`: given again, it must name the same program (as GNU sort requires).

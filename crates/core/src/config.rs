@@ -114,6 +114,22 @@ pub struct IoSettings {
 /// or writer thread, and beyond a few dozen more only cost threads (Nsort's published line asks 64).
 pub const MAX_IO_COUNT: usize = 64;
 
+impl IoSettings {
+    /// A stream's transfers: Nsort's per-file statement `file` (if any), then `transfer_size` and
+    /// `buffered` (the command line's `--transfer-size` and `--buffered`). Without a `direct` or
+    /// `buffered` statement, transfers are direct unless `budget` is too small for them to pay
+    /// (see [`crate::plan::MIN_DIRECT_BUDGET`]).
+    pub fn of_statement(file: Option<&crate::spec::FileSpec>, transfer_size: Option<u64>, buffered: bool, budget: u64) -> Self {
+        let d = IoSettings::default();
+        let default_direct = d.direct && budget >= crate::plan::MIN_DIRECT_BUDGET;
+        IoSettings {
+            direct: !buffered && file.and_then(|f| f.direct).unwrap_or(default_direct),
+            transfer_size: transfer_size.or(file.and_then(|f| f.transfer_size)).map(|t| t as usize).unwrap_or(d.transfer_size),
+            count: file.and_then(|f| f.count).unwrap_or(d.count).min(MAX_IO_COUNT),
+        }
+    }
+}
+
 impl Default for IoSettings {
     fn default() -> Self {
         IoSettings { direct: true, transfer_size: 8 << 20, count: 4 }

@@ -41,6 +41,16 @@ impl Sorter {
         Sorter { cfg, counters: Arc::default() }
     }
 
+    /// The sort's configuration.
+    pub fn config(&self) -> &SortConfig {
+        &self.cfg
+    }
+
+    /// The sort's configuration, to change before it runs.
+    pub(crate) fn config_mut(&mut self) -> &mut SortConfig {
+        &mut self.cfg
+    }
+
     /// Live counters, for a progress display.
     pub fn counters(&self) -> Arc<SortCounters> {
         self.counters.clone()

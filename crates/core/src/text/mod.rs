@@ -127,6 +127,16 @@ impl<O: RecordOrder> LineSorter<O> {
         LineSorter { cfg, order, counters: Arc::default(), longest_line: Default::default(), largest_chunk: Default::default() }
     }
 
+    /// The sort's configuration.
+    pub fn config(&self) -> &TextConfig {
+        &self.cfg
+    }
+
+    /// The sort's configuration, to change before it runs.
+    pub(crate) fn config_mut(&mut self) -> &mut TextConfig {
+        &mut self.cfg
+    }
+
     /// Live counters, for a progress display.
     pub fn counters(&self) -> Arc<SortCounters> {
         self.counters.clone()
