@@ -215,7 +215,7 @@ fn records_in_memory() {
     let back: Vec<i32> = recs.chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(back, [12, 7, 5, 0, -3, -3]);
     // Not a whole number of records; nothing to sort.
-    let e = sort.sort_slice(&mut vec![0u8; 25]).unwrap_err().to_string();
+    let e = sort.sort_slice(&mut [0u8; 25]).unwrap_err().to_string();
     assert_eq!(e, "(records in memory): length 25 is not a multiple of the record size 24 (1 bytes left over)");
     sort.sort_slice(&mut []).unwrap();
 }
