@@ -34,7 +34,7 @@ pub mod spec;
 pub mod stats;
 pub mod text;
 
-pub use api::{Sort, Sorting};
+pub use api::{Order, Sort, Sorting};
 pub use config::{Input, IoSettings, Output, SortConfig, MAX_IO_COUNT};
 pub use error::{Result, SortError};
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
