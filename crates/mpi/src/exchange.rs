@@ -1,0 +1,278 @@
+//! The exchange: in rounds, every rank reads a chunk of its share, cuts it by the splitters into
+//! one piece per rank, and the ranks swap pieces with `MPI_Alltoallv`; each rank gives what it
+//! receives to its local sort. A round's chunk is a small part of the memory budget, so the
+//! exchange stays within it whatever the input's size.
+//!
+//! Stability across ranks: the local sort keeps the order in which records are pushed, so a
+//! rank pushes its sources in rank order (rank r's records precede rank r+1's in the input).
+//! Pieces from the lowest source still sending go straight to the sort; pieces from later
+//! sources wait (in memory up to a limit, then in an unnamed temp file) until every source
+//! before them has finished.
+//!
+//! Before each round's data, the ranks swap a header (bytes for each rank, and the sender's
+//! state: more to come, done, or failed), so a rank that fails stops every rank at the same round.
+
+use crate::comm::Comm;
+use crate::share::{Kind, Share};
+use crate::split::Splitters;
+use anyhow::{Context, Result};
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::traits::*;
+use mpi::Count;
+use serde::Serialize;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+use xsort_core::Sorting;
+
+/// A sender's state, in the round's header.
+const MORE: u64 = 0;
+const DONE: u64 = 1;
+const FAILED: u64 = 2;
+
+/// What the exchange did on one rank.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ExchangeStats {
+    pub rounds: u64,
+    /// Bytes read from the share.
+    pub input_bytes: u64,
+    /// Seconds reading the share.
+    pub input_s: f64,
+    /// Bytes sent to other ranks (a rank's piece for itself stays).
+    pub sent_bytes: u64,
+    /// Bytes received from other ranks.
+    pub received_bytes: u64,
+    /// Bytes this rank kept for itself.
+    pub kept_bytes: u64,
+    /// Seconds inside the exchange's collectives (moving data and waiting for the other ranks).
+    pub wait_s: f64,
+    /// Sent and received bytes over the seconds inside the collectives, in MB/s.
+    pub mb_per_s: f64,
+    /// Bytes that waited for earlier sources in a temp file.
+    pub held_on_disk_bytes: u64,
+    /// Seconds of the whole exchange, reading and pushing to the local sort included.
+    pub elapsed_s: f64,
+}
+
+/// Pieces from one source waiting for their turn.
+#[derive(Default)]
+struct Held {
+    memory: Vec<u8>,
+    file: Option<File>,
+}
+
+/// The exchange on one rank.
+pub struct Exchange<'a> {
+    comm: &'a Comm,
+    sorting: &'a mut Sorting,
+    held: Vec<Held>,
+    held_bytes: usize,
+    hold_limit: usize,
+    temp_dir: PathBuf,
+    /// The lowest source not done: its pieces go straight to the sort.
+    current: usize,
+    done: Vec<bool>,
+    /// Bytes given to the local sort.
+    pub pushed: u64,
+    pub stats: ExchangeStats,
+}
+
+impl<'a> Exchange<'a> {
+    pub fn new(comm: &'a Comm, sorting: &'a mut Sorting, hold_limit: usize, temp_dir: PathBuf) -> Exchange<'a> {
+        let n = comm.ranks;
+        let held = (0..n).map(|_| Held::default()).collect();
+        Exchange { comm, sorting, held, held_bytes: 0, hold_limit, temp_dir, current: 0, done: vec![false; n], pushed: 0, stats: ExchangeStats::default() }
+    }
+
+    /// Runs the rounds until every rank has sent its share, or one has failed. Collective: every
+    /// rank returns after the same round. The error is this rank's own (others' show in `agree`).
+    pub fn run(&mut self, share: &mut Share, splitters: &Splitters, chunk: usize, kind: Kind) -> Result<()> {
+        let started = Instant::now();
+        let n = self.comm.ranks;
+        let mut failure: Option<anyhow::Error> = None;
+        let mut finished = false;
+        loop {
+            let mut pieces = Pieces::new(n);
+            if failure.is_none() && !finished {
+                let t = Instant::now();
+                match share.next_chunk(chunk) {
+                    Ok(Some(c)) => {
+                        self.stats.input_bytes += c.data.len() as u64;
+                        pieces.cut(&c.data, c.pos, kind, splitters);
+                    }
+                    Ok(None) => {}
+                    Err(e) => failure = Some(e),
+                }
+                self.stats.input_s += t.elapsed().as_secs_f64();
+                finished = share.is_read();
+            }
+            let state = if failure.is_some() { FAILED } else if finished { DONE } else { MORE };
+            let header: Vec<u64> = pieces.counts.iter().flat_map(|&c| [c as u64, state]).collect();
+            let mut headers = vec![0u64; 2 * n];
+            let t = Instant::now();
+            self.comm.world.all_to_all_into(&header[..], &mut headers[..]);
+            self.stats.wait_s += t.elapsed().as_secs_f64();
+            self.stats.rounds += 1;
+            if headers.chunks(2).any(|h| h[1] == FAILED) {
+                break;
+            }
+            let incoming: Vec<Count> = headers.chunks(2).map(|h| h[0] as Count).collect();
+            let received = self.swap(&pieces, &incoming);
+            for (s, h) in headers.chunks(2).enumerate() {
+                self.done[s] |= h[1] == DONE;
+            }
+            if let Err(e) = self.deliver(&received, &incoming) {
+                failure.get_or_insert(e);
+            }
+            if self.done.iter().all(|&d| d) {
+                break;
+            }
+        }
+        self.stats.elapsed_s = started.elapsed().as_secs_f64();
+        self.stats.mb_per_s = if self.stats.wait_s > 0.0 { (self.stats.sent_bytes + self.stats.received_bytes) as f64 / 1e6 / self.stats.wait_s } else { 0.0 };
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Swaps the round's pieces; returns what came in, source by source.
+    fn swap(&mut self, pieces: &Pieces, incoming: &[Count]) -> Vec<u8> {
+        let me = self.comm.rank;
+        let rdispls = displacements(incoming);
+        let mut received = vec![0u8; incoming.iter().map(|&c| c as usize).sum::<usize>() + crate::comm::SPARE];
+        let sdispls = displacements(&pieces.counts);
+        let t = Instant::now();
+        {
+            let send = Partition::new(&pieces.data[..], &pieces.counts[..], &sdispls[..]);
+            let mut recv = PartitionMut::new(&mut received[..], incoming, &rdispls[..]);
+            self.comm.world.all_to_all_varcount_into(&send, &mut recv);
+        }
+        self.stats.wait_s += t.elapsed().as_secs_f64();
+        let others = |c: &[Count]| c.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, &c)| c as u64).sum::<u64>();
+        self.stats.sent_bytes += others(&pieces.counts);
+        self.stats.received_bytes += others(incoming);
+        self.stats.kept_bytes += pieces.counts[me] as u64;
+        received
+    }
+
+    /// Gives the round's pieces to the sort in source order, holding those whose turn has not come.
+    fn deliver(&mut self, received: &[u8], counts: &[Count]) -> Result<()> {
+        let mut at = 0;
+        for (s, &c) in counts.iter().enumerate() {
+            let piece = &received[at..at + c as usize];
+            at += c as usize;
+            if s == self.current {
+                self.push(piece)?;
+            } else if !piece.is_empty() {
+                self.hold(s, piece)?;
+            }
+        }
+        while self.current < self.done.len() && self.done[self.current] {
+            self.current += 1;
+            if self.current < self.done.len() {
+                self.release(self.current)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, data: &[u8]) -> Result<()> {
+        self.sorting.push(data)?;
+        self.pushed += data.len() as u64;
+        Ok(())
+    }
+
+    /// Keeps a piece of source `s` until its turn: in memory within the limit, else on disk.
+    fn hold(&mut self, s: usize, piece: &[u8]) -> Result<()> {
+        let h = &mut self.held[s];
+        if h.file.is_none() && self.held_bytes + piece.len() <= self.hold_limit {
+            h.memory.extend_from_slice(piece);
+            self.held_bytes += piece.len();
+            return Ok(());
+        }
+        let dir = &self.temp_dir;
+        let cannot = || format!("{}: cannot write a temp file", dir.display());
+        if h.file.is_none() {
+            h.file = Some(tempfile::tempfile_in(dir).with_context(cannot)?);
+        }
+        if let Some(f) = &mut h.file {
+            f.write_all(piece).with_context(cannot)?;
+        }
+        self.stats.held_on_disk_bytes += piece.len() as u64;
+        Ok(())
+    }
+
+    /// Pushes what source `s` has waiting, in the order it came.
+    fn release(&mut self, s: usize) -> Result<()> {
+        let Held { memory, file } = std::mem::take(&mut self.held[s]);
+        self.held_bytes -= memory.len();
+        self.push(&memory)?;
+        drop(memory);
+        if let Some(mut f) = file {
+            let dir = self.temp_dir.clone();
+            let cannot = || format!("{}: cannot read a temp file", dir.display());
+            f.seek(SeekFrom::Start(0)).with_context(cannot)?;
+            let mut buf = vec![0u8; 8 << 20];
+            loop {
+                let k = f.read(&mut buf).with_context(cannot)?;
+                if k == 0 {
+                    break;
+                }
+                self.push(&buf[..k])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A chunk cut into one piece per rank, the pieces back to back.
+struct Pieces {
+    data: Vec<u8>,
+    counts: Vec<Count>,
+}
+
+impl Pieces {
+    fn new(n: usize) -> Pieces {
+        Pieces { data: vec![0u8; crate::comm::SPARE], counts: vec![0; n] }
+    }
+
+    /// Cuts `chunk` (whole records or lines, the first at global position `pos`) by the splitters.
+    fn cut(&mut self, chunk: &[u8], pos: u64, kind: Kind, splitters: &Splitters) {
+        let n = self.counts.len();
+        // Each item's (start, end, rank); items keep their input order within a piece.
+        let mut items: Vec<(usize, usize, u32)> = Vec::new();
+        match kind {
+            Kind::Records(r) => {
+                for (i, rec) in chunk.chunks_exact(r).enumerate() {
+                    let s = i * r;
+                    items.push((s, s + r, splitters.rank_of(rec, pos + s as u64) as u32));
+                }
+            }
+            Kind::Lines(t) => {
+                let mut s = 0;
+                for e in memchr::memchr_iter(t, chunk) {
+                    items.push((s, e + 1, splitters.rank_of(&chunk[s..e], pos + s as u64) as u32));
+                    s = e + 1;
+                }
+            }
+        }
+        let mut sizes = vec![0usize; n];
+        for &(s, e, r) in &items {
+            sizes[r as usize] += e - s;
+        }
+        let mut at: Vec<usize> = sizes.iter().scan(0, |acc, &c| Some(std::mem::replace(acc, *acc + c))).collect();
+        self.data = vec![0u8; chunk.len() + crate::comm::SPARE];
+        for &(s, e, r) in &items {
+            let a = &mut at[r as usize];
+            self.data[*a..*a + e - s].copy_from_slice(&chunk[s..e]);
+            *a += e - s;
+        }
+        self.counts = sizes.into_iter().map(|c| c as Count).collect();
+    }
+}
+
+fn displacements(counts: &[Count]) -> Vec<Count> {
+    counts.iter().scan(0, |acc, &c| Some(std::mem::replace(acc, *acc + c))).collect()
+}

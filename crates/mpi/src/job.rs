@@ -1,0 +1,228 @@
+//! The phases of a cluster sort, run on every rank in step; each ends with the ranks agreeing that
+//! none failed ([`Comm::agree`]):
+//!
+//! 1. **Share**: the rank opens its inputs and finds its share (shared files: its 1/N of the
+//!    concatenated inputs; node-local files: all of its own).
+//! 2. **Splitters**: it samples its share; the samples of all ranks are gathered and cut into
+//!    N key ranges ([`Splitters`]).
+//! 3. **Exchange**: in rounds, it reads its share, sends each record to the rank of its key range
+//!    and gives what it receives to its local sort (xsort's engine, spilling to `-T` past its
+//!    memory).
+//! 4. **Offsets**: the sizes of the sorted ranges, prefix-summed, place each in the output.
+//! 5. **Write**: it pulls its sorted range and writes it at its offset (or into its part).
+//! 6. **Commit**: once every rank has written, the output is put in place.
+
+use crate::comm::{Comm, Stop};
+use crate::exchange::Exchange;
+use crate::options::{Options, RANK_MARKER};
+use crate::output::{SharedFile, Target};
+use crate::share::{Kind, Share};
+use crate::split::{self, Splitters};
+use crate::stats::{self, RankStats};
+use anyhow::{Context, Result};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use xsort_core::Sorting;
+
+/// Samples per rank for the splitters.
+const SAMPLES: usize = 4096;
+
+/// Bytes moved at a time from the local sort to the output.
+const OUT_BLOCK: usize = 8 << 20;
+
+/// Runs the job on this rank.
+pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
+    let started = Instant::now();
+    let (rank, ranks) = (comm.rank, comm.ranks);
+    let order = comm.agree(opts.order())?;
+    let kind = match (order.record_size(), order.terminator()) {
+        (Some(r), _) => Kind::Records(r),
+        (None, t) => Kind::Lines(t.unwrap_or(b'\n')),
+    };
+    let here = |p: &str| PathBuf::from(p.replace(RANK_MARKER, &rank.to_string()));
+    let temp_dir = opts.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
+    let stats_file = comm.agree(if rank == 0 { opts.stats_json.as_deref().map(open_stats).transpose() } else { Ok(None) })?;
+
+    // 1. Share.
+    let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
+    let share = if opts.inputs.iter().any(|p| p.contains(RANK_MARKER)) {
+        let len = comm.agree(Share::total_len(&paths))?;
+        let base = comm.exclusive_sum(len);
+        Share::whole(&paths, base, kind)
+    } else {
+        Share::part(&paths, rank, ranks, kind)
+    };
+    let mut share = comm.agree(share)?;
+
+    // 2. Splitters.
+    let t = Instant::now();
+    let samples = comm.agree(share.sample(SAMPLES))?;
+    let (all, _) = comm.all_gather_bytes(&split::pack(&samples));
+    let splitters = Splitters::choose(order, !opts.folds, split::unpack(&all), ranks);
+    let sample_s = t.elapsed().as_secs_f64();
+
+    // 3. Exchange, into the local sort. Half the rank's memory is the sort's; the exchange's
+    // chunks and held pieces share the rest.
+    let mut sort = opts.sort.clone().memory(opts.memory / 2);
+    if let Some(n) = opts.threads {
+        sort = sort.threads(n);
+    }
+    for d in &opts.temp_dirs {
+        sort = sort.temp_dir(d);
+    }
+    let mut sorting = comm.agree(sort.start().map_err(anyhow::Error::from))?;
+    let chunk = (opts.memory / 8 / ranks as u64).clamp(64 << 10, 64 << 20) as usize;
+    let mut exchange = Exchange::new(comm, &mut sorting, (opts.memory / 4) as usize, temp_dir.clone());
+    let exchanged = exchange.run(&mut share, &splitters, chunk, kind);
+    let (xstats, pushed) = (exchange.stats.clone(), exchange.pushed);
+    comm.agree(exchanged.and_then(|_| Ok(sorting.finish()?)))?;
+
+    // 4. Offsets. An output that can shrink (-u) is sorted into a temp file first, to know its size.
+    let staged = comm.agree(if opts.shrinks { stage(&mut sorting, &temp_dir).map(Some) } else { Ok(None) })?;
+    let size = staged.as_ref().map_or(pushed, |(_, n)| *n);
+    let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
+
+    // 5. Write.
+    let t = Instant::now();
+    let target = comm.agree(if opts.output.contains(RANK_MARKER) {
+        let part = here(&opts.output);
+        xsort_io::output::AtomicOutput::create(&part, false, Some(&temp_dir)).map(Target::Part).map_err(anyhow::Error::from)
+    } else {
+        shared_output(comm, Path::new(&opts.output))
+    })?;
+    let written = match staged {
+        Some((file, n)) => copy_staged(file, n, &target, offset),
+        None => write_sorted(&mut sorting, &target, offset, size),
+    };
+    comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
+    let output_s = t.elapsed().as_secs_f64();
+
+    // 6. Commit.
+    commit(comm, target, opts.sync)?;
+    let mine = RankStats {
+        rank,
+        host: mpi::environment::processor_name().unwrap_or_default(),
+        elapsed_s: started.elapsed().as_secs_f64(),
+        sample_s,
+        exchange: xstats,
+        sorted_bytes: pushed,
+        output_bytes: size,
+        output_offset: offset,
+        output_s,
+        sort: sorting.stats().cloned(),
+    };
+    report(comm, opts, &mine, stats_file)
+}
+
+/// The shared output's temp file: rank 0 creates it under a name all ranks derive from a nonce it
+/// broadcasts, then the others open it.
+fn shared_output(comm: &Comm, target: &Path) -> Result<Target> {
+    let nonce = comm.broadcast(if comm.rank == 0 { nonce() } else { 0 });
+    let created = if comm.rank == 0 { SharedFile::create(target, nonce).map(Some) } else { Ok(None) };
+    // The others wait until it exists; a failure to create it stops them here.
+    if comm.any(created.is_err()).is_some() {
+        return created.and_then(|_| Err(anyhow::anyhow!("{}: rank 0 could not create the output", target.display())));
+    }
+    Ok(Target::Shared(match created? {
+        Some(f) => f,
+        None => SharedFile::open(target, nonce)?,
+    }))
+}
+
+/// A number no other job is likely to pick, for the temp name.
+fn nonce() -> u64 {
+    let mut b = [0u8; 8];
+    if File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_ok() {
+        return u64::from_le_bytes(b);
+    }
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    t ^ u64::from(std::process::id()).rotate_left(32)
+}
+
+/// Pulls the local sort's output into an unnamed temp file; returns it and its length.
+fn stage(sorting: &mut Sorting, dir: &Path) -> Result<(File, u64)> {
+    let cannot = || format!("{}: cannot write a temp file", dir.display());
+    let mut file = tempfile::tempfile_in(dir).with_context(cannot)?;
+    let mut buf = vec![0u8; OUT_BLOCK];
+    let mut n = 0u64;
+    loop {
+        let k = sorting.pull(&mut buf)?;
+        if k == 0 {
+            return Ok((file, n));
+        }
+        file.write_all(&buf[..k]).with_context(cannot)?;
+        n += k as u64;
+    }
+}
+
+fn copy_staged(mut file: File, len: u64, target: &Target, offset: u64) -> Result<()> {
+    file.seek(SeekFrom::Start(0)).context("cannot read a temp file")?;
+    let mut buf = vec![0u8; OUT_BLOCK];
+    let mut done = 0u64;
+    while done < len {
+        let k = file.read(&mut buf).context("cannot read a temp file")?;
+        anyhow::ensure!(k > 0, "a temp file ended early");
+        target.write_at(&buf[..k], offset + done)?;
+        done += k as u64;
+    }
+    Ok(())
+}
+
+/// Pulls the sorted range and writes it at `offset`; it must be `size` bytes.
+fn write_sorted(sorting: &mut Sorting, target: &Target, offset: u64, size: u64) -> Result<()> {
+    let mut buf = vec![0u8; OUT_BLOCK];
+    let mut done = 0u64;
+    loop {
+        let k = sorting.pull(&mut buf)?;
+        if k == 0 {
+            break;
+        }
+        anyhow::ensure!(done + k as u64 <= size, "the local sort gave more than it was given");
+        target.write_at(&buf[..k], offset + done)?;
+        done += k as u64;
+    }
+    anyhow::ensure!(done == size, "the local sort gave {done} bytes of {size}");
+    Ok(())
+}
+
+/// Puts the output in place once every rank has written: rank 0 renames the shared file; every
+/// rank commits its part.
+fn commit(comm: &Comm, target: Target, sync: bool) -> Result<(), Stop> {
+    match target {
+        Target::Shared(mut f) => {
+            let done = if comm.rank == 0 { f.commit(sync) } else { Ok(()) };
+            let outcome = comm.agree(done);
+            if outcome.is_ok() {
+                f.forget();
+            }
+            outcome
+        }
+        Target::Part(p) => comm.agree(p.commit(sync).map_err(anyhow::Error::from)),
+    }
+}
+
+/// Opens the `--stats-json` file before the sort (so a path that cannot be written fails first),
+/// without truncating it.
+fn open_stats(path: &Path) -> Result<File> {
+    std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o666).open(path).with_context(|| format!("{}: cannot write statistics", path.display()))
+}
+
+/// Gathers the statistics; rank 0 prints and writes them as asked.
+fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<File>) -> Result<(), Stop> {
+    let Some(report) = stats::gather(comm, mine) else { return Ok(()) };
+    if opts.stats {
+        eprint!("{}", stats::render(&report));
+    }
+    if let Some(mut f) = file {
+        let text = serde_json::to_string_pretty(&report).unwrap_or_default() + "\n";
+        let path = opts.stats_json.as_deref().unwrap_or(Path::new("(stats)"));
+        if let Err(e) = f.set_len(0).and_then(|_| f.write_all(text.as_bytes())) {
+            eprintln!("xsort-mpi: rank 0: {}: cannot write statistics: {}", path.display(), xsort_io::error::os_text(&e));
+            return Err(Stop);
+        }
+    }
+    Ok(())
+}

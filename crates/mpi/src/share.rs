@@ -1,0 +1,291 @@
+//! A rank's share of the input: byte ranges of its input files, whole records or whole lines, read
+//! in chunks for the exchange and sampled for the splitters.
+//!
+//! Every byte of input has a global position: its offset in the concatenation of all the inputs
+//! (shared files in command-line order; node-local files in rank order, then command-line order).
+//! Positions order equal keys, so the sort stays stable across ranks.
+//!
+//! Shared files are cut at byte offsets `T*r/N` of the concatenated length `T`: for records, at the
+//! record boundary below; for lines, at the first line start at or after it (a line starts at the
+//! start of a file or after a terminator). So each line belongs to the rank whose nominal range
+//! holds its first byte, and the ranges cover the input exactly once.
+
+use anyhow::{bail, Context, Result};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// What is read: fixed-size records or lines.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    Records(usize),
+    Lines(u8),
+}
+
+/// An input file.
+struct Input {
+    path: PathBuf,
+    file: File,
+    len: u64,
+    /// Global position of its first byte.
+    base: u64,
+}
+
+/// A byte range `[start, end)` of input `input`.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    input: usize,
+    start: u64,
+    end: u64,
+}
+
+/// A rank's share.
+pub struct Share {
+    kind: Kind,
+    inputs: Vec<Input>,
+    segments: Vec<Segment>,
+    /// The segment being read, and the offset reached in it.
+    cursor: (usize, u64),
+}
+
+/// Bytes read at a time when looking for a line's end.
+const PROBE: usize = 64 << 10;
+
+/// A chunk of whole records or lines read from the share.
+pub struct Chunk {
+    /// Global position of `data[0]`.
+    pub pos: u64,
+    pub data: Vec<u8>,
+}
+
+impl Share {
+    /// Opens `paths`, the first byte of the first at global position `base`.
+    fn open(paths: &[PathBuf], base: u64) -> Result<Vec<Input>> {
+        let mut inputs = Vec::new();
+        let mut pos = base;
+        for path in paths {
+            let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+            let md = file.metadata().with_context(|| format!("{}: cannot read", path.display()))?;
+            if !md.is_file() {
+                bail!("{}: not a regular file (the ranks read byte ranges of their inputs)", path.display());
+            }
+            inputs.push(Input { path: path.clone(), file, len: md.len(), base: pos });
+            pos += md.len();
+        }
+        Ok(inputs)
+    }
+
+    /// The sum of the lengths of `paths` (for node-local inputs, whose ranks add them up).
+    pub fn total_len(paths: &[PathBuf]) -> Result<u64> {
+        let mut total = 0;
+        for p in paths {
+            total += std::fs::metadata(p).with_context(|| format!("{}: cannot open", p.display()))?.len();
+        }
+        Ok(total)
+    }
+
+    /// All of `paths` as this rank's share (node-local inputs), at global position `base`.
+    pub fn whole(paths: &[PathBuf], base: u64, kind: Kind) -> Result<Share> {
+        let inputs = Share::open(paths, base)?;
+        if let Kind::Records(r) = kind {
+            if let Some(i) = inputs.iter().find(|i| i.len % r as u64 != 0) {
+                bail!(partial(&i.path, i.len, r));
+            }
+        }
+        let segments = inputs.iter().enumerate().map(|(i, f)| Segment { input: i, start: 0, end: f.len }).collect();
+        Ok(Share { kind, inputs, segments, cursor: (0, 0) })
+    }
+
+    /// Rank `rank`'s share of `ranks` of the shared inputs `paths`.
+    pub fn part(paths: &[PathBuf], rank: usize, ranks: usize, kind: Kind) -> Result<Share> {
+        let inputs = Share::open(paths, 0)?;
+        let total: u64 = inputs.iter().map(|i| i.len).sum();
+        let nominal = |r: usize| (total as u128 * r as u128 / ranks as u128) as u64;
+        let mut share = Share { kind, inputs, segments: Vec::new(), cursor: (0, 0) };
+        let (from, to) = match kind {
+            Kind::Records(size) => {
+                // The rank whose nominal range holds a file's last byte reports its partial record.
+                for i in &share.inputs {
+                    let owner = if total == 0 { 0 } else { ((i.base + i.len).saturating_sub(1) as u128 * ranks as u128 / total as u128) as usize };
+                    if i.len % size as u64 != 0 && owner == rank {
+                        bail!(partial(&i.path, i.len, size));
+                    }
+                }
+                (share.record_start(nominal(rank), size), share.record_start(nominal(rank + 1), size))
+            }
+            Kind::Lines(t) => (share.line_start(nominal(rank), t)?, share.line_start(nominal(rank + 1), t)?),
+        };
+        for (i, f) in share.inputs.iter().enumerate() {
+            let (s, e) = (from.max(f.base), to.min(f.base + f.len));
+            if s < e {
+                share.segments.push(Segment { input: i, start: s - f.base, end: e - f.base });
+            }
+        }
+        Ok(share)
+    }
+
+    /// The first record boundary at or below global position `p` (records never straddle files;
+    /// a file's partial record is an error reported by one rank).
+    fn record_start(&self, p: u64, size: usize) -> u64 {
+        match self.inputs.iter().find(|i| p < i.base + i.len) {
+            Some(i) => i.base + (p - i.base) / size as u64 * size as u64,
+            None => p,
+        }
+    }
+
+    /// The first line start at or after global position `p`.
+    fn line_start(&self, p: u64, t: u8) -> Result<u64> {
+        let Some(i) = self.inputs.iter().find(|i| p < i.base + i.len) else { return Ok(p) };
+        if p == i.base {
+            return Ok(p);
+        }
+        // Look from the byte before `p` for the terminator that ends the line holding `p - 1`.
+        let mut off = p - 1 - i.base;
+        let mut buf = vec![0u8; PROBE];
+        while off < i.len {
+            let n = read_at(i, &mut buf, off)?;
+            if let Some(k) = memchr(t, &buf[..n]) {
+                return Ok(i.base + off + k as u64 + 1);
+            }
+            off += n as u64;
+        }
+        Ok(i.base + i.len)
+    }
+
+    /// Whether the whole share has been read.
+    pub fn is_read(&self) -> bool {
+        self.cursor.0 >= self.segments.len()
+    }
+
+    /// Bytes in the share.
+    pub fn len(&self) -> u64 {
+        self.segments.iter().map(|s| s.end - s.start).sum()
+    }
+
+    /// The next chunk of about `size` bytes of whole records or lines (a line longer than `size`
+    /// comes whole), never across files; None at the end of the share. A last line without its
+    /// terminator gets one, as xsort writes it.
+    pub fn next_chunk(&mut self, size: usize) -> Result<Option<Chunk>> {
+        let Some(seg) = self.segments.get(self.cursor.0).copied() else { return Ok(None) };
+        let input = &self.inputs[seg.input];
+        let off = seg.start + self.cursor.1;
+        let left = seg.end - off;
+        let want = match self.kind {
+            Kind::Records(r) => (size / r).max(1) * r,
+            Kind::Lines(_) => size.max(1),
+        };
+        let mut data = vec![0u8; (want as u64).min(left) as usize];
+        read_exact_at(input, &mut data, off)?;
+        if let Kind::Lines(t) = self.kind {
+            if (data.len() as u64) < left {
+                // Cut after the last terminator, or read on to the end of a line longer than the chunk.
+                match memrchr(t, &data) {
+                    Some(k) => data.truncate(k + 1),
+                    None => self.read_line_end(&mut data, off, seg.end, t)?,
+                }
+            }
+        }
+        self.cursor.1 += data.len() as u64;
+        if self.cursor.1 >= seg.end - seg.start {
+            self.cursor = (self.cursor.0 + 1, 0);
+            if let Kind::Lines(t) = self.kind {
+                if data.last().is_some_and(|&b| b != t) {
+                    data.push(t);
+                }
+            }
+        }
+        Ok(Some(Chunk { pos: input.base + off, data }))
+    }
+
+    /// Extends `data` (read at `off`, without a terminator) to the end of its line, or of the segment.
+    fn read_line_end(&self, data: &mut Vec<u8>, off: u64, end: u64, t: u8) -> Result<()> {
+        let input = &self.inputs[self.segments[self.cursor.0].input];
+        let mut buf = vec![0u8; PROBE];
+        loop {
+            let at = off + data.len() as u64;
+            if at >= end {
+                return Ok(());
+            }
+            let n = (PROBE as u64).min(end - at) as usize;
+            read_exact_at(input, &mut buf[..n], at)?;
+            if let Some(k) = memchr(t, &buf[..n]) {
+                data.extend_from_slice(&buf[..=k]);
+                return Ok(());
+            }
+            data.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    /// About `want` items (records, or lines without their terminators) spread evenly over the
+    /// share, each with its global position and the bytes it stands for.
+    pub fn sample(&self, want: usize) -> Result<Vec<(Vec<u8>, u64)>> {
+        let len = self.len();
+        let windows = 64usize;
+        let per_window = want.div_ceil(windows).max(1);
+        let mut out = Vec::new();
+        if len == 0 {
+            return Ok(out);
+        }
+        let mut last_end = 0u64;
+        for w in 0..windows {
+            // The window's start, as an offset into the share, mapped to a segment.
+            let mut at = (len as u128 * w as u128 / windows as u128) as u64;
+            let Some((seg, off)) = self.segments.iter().find_map(|s| if at < s.end - s.start { Some((*s, s.start + at)) } else { at -= s.end - s.start; None }) else { break };
+            let input = &self.inputs[seg.input];
+            let global = input.base + off;
+            if global < last_end {
+                continue; // a small share: this window starts inside the last one
+            }
+            match self.kind {
+                Kind::Records(r) => {
+                    let first = seg.start + (off - seg.start) / r as u64 * r as u64;
+                    let n = (per_window as u64).min((seg.end - first) / r as u64) as usize;
+                    let mut buf = vec![0u8; n * r];
+                    read_exact_at(input, &mut buf, first)?;
+                    out.extend(buf.chunks(r).enumerate().map(|(k, rec)| (rec.to_vec(), input.base + first + (k * r) as u64)));
+                    last_end = input.base + first + buf.len() as u64;
+                }
+                Kind::Lines(t) => {
+                    // Read from the byte before, to know whether a line starts at `off`.
+                    let from = if off == seg.start { off } else { off - 1 };
+                    let n = (PROBE as u64).min(seg.end - from) as usize;
+                    let mut buf = vec![0u8; n];
+                    read_exact_at(input, &mut buf, from)?;
+                    let mut s = if off == seg.start { 0 } else { memchr(t, &buf).map_or(n, |k| k + 1) };
+                    let mut taken = 0;
+                    while taken < per_window {
+                        let Some(k) = memchr(t, &buf[s..]) else { break };
+                        out.push((buf[s..s + k].to_vec(), input.base + from + s as u64));
+                        s += k + 1;
+                        taken += 1;
+                    }
+                    last_end = input.base + from + s as u64;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The message for a file with a partial record, as xsort gives it.
+fn partial(path: &Path, len: u64, r: usize) -> String {
+    format!("{}: length {len} is not a multiple of the record size {r} ({} bytes left over)", path.display(), len % r as u64)
+}
+
+fn read_at(i: &Input, buf: &mut [u8], off: u64) -> Result<usize> {
+    let n = (buf.len() as u64).min(i.len.saturating_sub(off)) as usize;
+    read_exact_at(i, &mut buf[..n], off)?;
+    Ok(n)
+}
+
+fn read_exact_at(i: &Input, buf: &mut [u8], off: u64) -> Result<()> {
+    i.file.read_exact_at(buf, off).with_context(|| format!("{}: read failed at offset {off}", i.path.display()))
+}
+
+fn memchr(t: u8, b: &[u8]) -> Option<usize> {
+    memchr::memchr(t, b)
+}
+
+fn memrchr(t: u8, b: &[u8]) -> Option<usize> {
+    memchr::memrchr(t, b)
+}
