@@ -76,6 +76,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let mut sorting = comm.agree(sort.start().map_err(anyhow::Error::from))?;
     let chunk = (opts.memory / 8 / ranks as u64).clamp(64 << 10, 64 << 20) as usize;
     let mut exchange = Exchange::new(comm, &mut sorting, (opts.memory / 4) as usize, temp_dir.clone());
+    fault_point(rank, "exchange");
     let exchanged = exchange.run(&mut share, &splitters, chunk, kind);
     let (xstats, pushed) = (exchange.stats.clone(), exchange.pushed);
     comm.agree(exchanged.and_then(|_| Ok(sorting.finish()?)))?;
@@ -97,6 +98,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
         Some((file, n)) => copy_staged(file, n, &target, offset),
         None => write_sorted(&mut sorting, &target, offset, size),
     };
+    fault_point(rank, "write");
     comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
     let output_s = t.elapsed().as_secs_f64();
 
@@ -115,6 +117,17 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
         sort: sorting.stats().cloned(),
     };
     report(comm, opts, &mine, stats_file)
+}
+
+/// Fault injection for the tests of failure across ranks: `XSORT_MPI_FAULT=kill:RANK:PHASE` makes
+/// rank RANK die of SIGKILL as it reaches PHASE (`exchange`: before its first round; `write`: with
+/// its range written, before the ranks agree to commit), as a crashed node would.
+fn fault_point(rank: usize, phase: &str) {
+    let Ok(fault) = std::env::var("XSORT_MPI_FAULT") else { return };
+    if fault == format!("kill:{rank}:{phase}") {
+        // SAFETY: raising a signal at this process has no memory-safety preconditions.
+        unsafe { libc::raise(libc::SIGKILL) };
+    }
 }
 
 /// The shared output's temp file: rank 0 creates it under a name all ranks derive from a nonce it

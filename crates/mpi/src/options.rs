@@ -27,6 +27,7 @@ Output:   -o, --output FILE   --sync   --stats   --stats-json FILE (written by r
 ";
 
 /// What the command line asked for.
+#[derive(Debug)]
 pub struct Options {
     /// The sort, without inputs or outputs (every rank builds its own from it).
     pub sort: Sort,

@@ -1,0 +1,261 @@
+//! xsort-mpi under `mpirun --oversubscribe -np N` on this machine: outputs byte-identical to the
+//! single-node `xsort` with the same options (records and lines, shared and node-local files),
+//! balance within 10% on skewed and all-equal keys, empty shares, and failures (a partial record,
+//! a rank killed mid-sort) that publish nothing and leave no temp file.
+//!
+//! The reference is the workspace's `target/release/xsort` (built by `cargo test --workspace
+//! --release`, or `cargo build --release -p xsort`).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use xsort_sortbench::{generate_file, GenOptions};
+
+/// The single-node xsort beside this test's binary (target/release/deps/..).
+fn xsort() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let bin = exe.parent().and_then(Path::parent).expect("target dir").join("xsort");
+    assert!(bin.exists(), "{} is missing: build it first (cargo build --release -p xsort)", bin.display());
+    bin
+}
+
+/// A test's own directory, with `tmp/` as the commands' TMPDIR.
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::Builder::new().prefix("xsort-mpi-it-").tempdir().expect("test dir");
+        std::fs::create_dir(dir.path().join("tmp")).expect("tmp dir");
+        Fixture { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs `xsort-mpi` on `np` ranks in the fixture's directory (with a deadline: a hung job fails).
+    fn mpirun(&self, np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new("mpirun");
+        cmd.args(["--oversubscribe", "-np", &np.to_string(), env!("CARGO_BIN_EXE_xsort-mpi")]).args(args);
+        cmd.current_dir(self.dir.path()).env("TMPDIR", self.path("tmp"));
+        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("mpirun (install openmpi-bin)");
+        wait_with_deadline(child, Duration::from_secs(120))
+    }
+
+    /// Runs `xsort-mpi` and expects success.
+    fn cluster(&self, np: usize, args: &[&str]) -> Output {
+        let out = self.mpirun(np, args, &[]);
+        assert!(out.status.success(), "np {np} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    /// Runs the single-node xsort.
+    fn single(&self, args: &[&str]) {
+        let out = Command::new(xsort()).args(args).current_dir(self.dir.path()).env("TMPDIR", self.path("tmp")).output().expect("xsort");
+        assert!(out.status.success(), "xsort {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn read(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// The names in the fixture's directory and in its tmp/.
+    fn listing(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for d in [self.dir.path().to_owned(), self.path("tmp")] {
+            for e in std::fs::read_dir(d).expect("read dir") {
+                names.push(e.expect("entry").file_name().to_string_lossy().into_owned());
+            }
+        }
+        names.sort();
+        names
+    }
+
+    fn records(&self, name: &str, count: u64, skew: bool) {
+        generate_file(&self.path(name), 0, count, GenOptions { ascii: false, skew }, 1).expect("gensort");
+    }
+}
+
+fn wait_with_deadline(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!("mpirun did not end within {limit:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sorts with xsort and with xsort-mpi on 1 to 4 ranks; the outputs must be the same bytes.
+fn same_as_xsort(f: &Fixture, opts: &[&str], inputs: &[&str]) {
+    let args = |out: &'static str| [opts, &["-o", out], inputs].concat();
+    f.single(&args("ref"));
+    let reference = f.read("ref");
+    for np in 1..=4 {
+        f.cluster(np, &args("out"));
+        assert!(f.read("out") == reference, "np {np} {opts:?}: the output differs from xsort's");
+    }
+}
+
+#[test]
+fn records_match_xsort_on_1_to_4_ranks() {
+    let f = Fixture::new();
+    f.records("a", 20_000, false);
+    f.records("b", 7_001, true);
+    same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:10"], &["a", "b"]);
+    // Few distinct keys: ties everywhere, so the output shows whether equal keys keep input order.
+    same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:1"], &["a", "b"]);
+    same_as_xsort(&f, &["--spec", "-format=size:100 -key=offset:0,size:2,character"], &["b", "a"]);
+    // Folding equal keys: they must meet on one rank, and the output shrinks.
+    same_as_xsort(&f, &["--spec", "-format=size:100 -key=offset:0,size:1,character -noduplicates"], &["a", "b"]);
+    same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:1", "-u"], &["a", "b"]);
+}
+
+#[test]
+fn rounds_within_a_small_budget_stay_stable() {
+    // -S 2M: 64 KiB chunks and 512 KiB of held pieces, so many rounds, pieces held on disk and a
+    // local sort that spills.
+    let f = Fixture::new();
+    f.records("a", 40_000, false);
+    let args = ["--record-size", "100", "--key-bytes", "1:1", "-S", "2M", "--stats-json", "s.json"];
+    f.single(&["--record-size", "100", "--key-bytes", "1:1", "-S", "2M", "-o", "ref", "a"]);
+    f.cluster(3, &[&args[..], &["-o", "out", "a"]].concat());
+    assert!(f.read("out") == f.read("ref"), "the output differs from xsort's");
+    let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
+    let ranks = stats["per_rank"].as_array().expect("per_rank");
+    assert!(ranks.iter().all(|r| r["exchange"]["rounds"].as_u64() > Some(10)), "{stats}");
+    assert!(ranks.iter().any(|r| r["exchange"]["held_on_disk_bytes"].as_u64() > Some(0)), "{stats}");
+}
+
+/// Text with keys, numbers, duplicates, and a second input whose last line has no newline.
+fn text(f: &Fixture) {
+    let mut a = String::new();
+    let mut x: u64 = 12345;
+    for i in 0..30_000 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let word = ["pear", "Apple", "fig", "apple", "kiwi"][(x >> 33) as usize % 5];
+        a += &format!("{word},{},{}{}\n", (x >> 40) as i64 % 1000 - 500, "w".repeat((x >> 20) as usize % 40), i % 7);
+    }
+    std::fs::write(f.path("a.txt"), a).expect("write");
+    std::fs::write(f.path("b.txt"), "3\n1\n\n2\nlast without newline").expect("write");
+}
+
+#[test]
+fn lines_match_xsort_on_1_to_4_ranks() {
+    let f = Fixture::new();
+    text(&f);
+    for opts in [&[][..], &["-t,", "-k2,2n"], &["-t,", "-k2,2n", "-s"], &["-t", ",", "-k1,1", "-u"], &["-r", "-f"], &["-z"], &["-n", "-u"]] {
+        same_as_xsort(&f, opts, &["a.txt", "b.txt"]);
+    }
+}
+
+#[test]
+fn node_local_parts_in_rank_order_are_the_sorted_whole() {
+    let f = Fixture::new();
+    for r in 0..3 {
+        generate_file(&f.path(&format!("in{r}")), 5_000 * r as u128, 5_000 + 1_000 * r as u64, GenOptions::default(), 1).expect("gensort");
+    }
+    let opts = ["--record-size", "100", "--key-bytes", "0:10"];
+    f.single(&[&opts[..], &["-o", "ref", "in0", "in1", "in2"]].concat());
+    f.cluster(3, &[&opts[..], &["-o", "out{rank}", "in{rank}"]].concat());
+    let parts: Vec<u8> = (0..3).flat_map(|r| f.read(&format!("out{r}"))).collect();
+    assert!(parts == f.read("ref"), "the parts in rank order differ from xsort's output");
+    // Node-local lines into one shared output.
+    std::fs::write(f.path("t0"), "b\nd\n").expect("write");
+    std::fs::write(f.path("t1"), "c\na\ne").expect("write");
+    f.cluster(2, &["-o", "lines", "t{rank}"]);
+    assert_eq!(f.read("lines"), b"a\nb\nc\nd\ne\n");
+}
+
+/// Each rank's share of the sorted bytes, from --stats-json, must be within 10% of the mean.
+fn assert_balanced(f: &Fixture, what: &str) {
+    let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
+    let shares: Vec<f64> = stats["per_rank"].as_array().expect("per_rank").iter().map(|r| r["sorted_bytes"].as_f64().unwrap_or(0.0)).collect();
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    assert!(shares.iter().all(|s| (s - mean).abs() <= 0.1 * mean), "{what}: shares {shares:?} are not within 10% of {mean}");
+}
+
+#[test]
+fn skewed_and_all_equal_keys_split_evenly() {
+    let f = Fixture::new();
+    f.records("skew", 40_000, true);
+    let opts = ["--record-size", "100", "--key-bytes", "0:10", "--stats-json", "s.json"];
+    f.cluster(4, &[&opts[..], &["-o", "out", "skew"]].concat());
+    assert_balanced(&f, "gensort -s");
+    f.single(&["--record-size", "100", "--key-bytes", "0:10", "-o", "ref", "skew"]);
+    assert!(f.read("out") == f.read("ref"));
+    // Every key equal: the ranks split by input position, and the output keeps input order.
+    let mut same = f.read("skew");
+    same.chunks_mut(100).for_each(|r| r[..10].copy_from_slice(b"0123456789"));
+    std::fs::write(f.path("same"), &same).expect("write");
+    f.cluster(4, &[&opts[..], &["-o", "out", "same"]].concat());
+    assert_balanced(&f, "all-equal keys");
+    assert!(f.read("out") == same, "equal keys did not keep their input order");
+    let lines: String = (0..20_000).map(|i| format!("k,{i}\n")).collect();
+    std::fs::write(f.path("same.txt"), lines.as_bytes()).expect("write");
+    f.cluster(3, &["-t,", "-k1,1", "-s", "--stats-json", "s.json", "-o", "out", "same.txt"]);
+    assert_balanced(&f, "all-equal line keys");
+    assert!(f.read("out") == lines.as_bytes());
+}
+
+#[test]
+fn empty_shares_and_empty_inputs() {
+    let f = Fixture::new();
+    f.records("two", 2, false);
+    std::fs::write(f.path("empty"), b"").expect("write");
+    same_as_xsort(&f, &["--record-size", "100"], &["two", "empty"]);
+    same_as_xsort(&f, &["--record-size", "100"], &["empty"]);
+    std::fs::write(f.path("one.txt"), b"only line, no newline").expect("write");
+    same_as_xsort(&f, &[], &["one.txt", "empty"]);
+}
+
+/// What a failed job must leave: the inputs (and `kept`), nothing else, and no output.
+fn assert_nothing_left(f: &Fixture, inputs: &[&str]) {
+    let mut want: Vec<String> = inputs.iter().map(|s| s.to_string()).chain(["tmp".into()]).collect();
+    want.sort();
+    assert_eq!(f.listing(), want, "a failed job left files behind");
+}
+
+#[test]
+fn a_partial_record_fails_every_rank_with_one_line() {
+    let f = Fixture::new();
+    f.records("good", 10_000, false);
+    let mut bad = f.read("good");
+    bad.truncate(1_050);
+    std::fs::write(f.path("bad"), &bad).expect("write");
+    let out = f.mpirun(3, &["--record-size", "100", "-o", "out", "good", "bad"], &[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("xsort-mpi:")).collect();
+    assert_eq!(ours, ["xsort-mpi: rank 2: bad: length 1050 is not a multiple of the record size 100 (50 bytes left over)"], "{stderr}");
+    assert_nothing_left(&f, &["good", "bad"]);
+}
+
+#[test]
+fn a_rank_killed_mid_sort_publishes_nothing_and_leaves_no_temp() {
+    let f = Fixture::new();
+    f.records("in", 30_000, false);
+    for fault in ["kill:1:exchange", "kill:0:write", "kill:2:write"] {
+        let out = f.mpirun(3, &["--record-size", "100", "-o", "out", "in"], &[("XSORT_MPI_FAULT", fault)]);
+        assert!(!out.status.success(), "{fault}: the job succeeded");
+        assert_nothing_left(&f, &["in"]);
+    }
+    // An existing output stays as it was.
+    std::fs::write(f.path("out"), b"old").expect("write");
+    let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in"], &[("XSORT_MPI_FAULT", "kill:1:write")]);
+    assert!(!out.status.success());
+    assert_eq!(f.read("out"), b"old");
+    assert_nothing_left(&f, &["in", "out"]);
+}
