@@ -82,7 +82,18 @@ impl<'a> Exchange<'a> {
     pub fn new(comm: &'a Comm, sorting: &'a mut Sorting, hold_limit: usize, temp_dir: PathBuf) -> Exchange<'a> {
         let n = comm.ranks;
         let held = (0..n).map(|_| Held::default()).collect();
-        Exchange { comm, sorting, held, held_bytes: 0, hold_limit, temp_dir, current: 0, done: vec![false; n], pushed: 0, stats: ExchangeStats::default() }
+        Exchange {
+            comm,
+            sorting,
+            held,
+            held_bytes: 0,
+            hold_limit,
+            temp_dir,
+            current: 0,
+            done: vec![false; n],
+            pushed: 0,
+            stats: ExchangeStats::default(),
+        }
     }
 
     /// Runs the rounds until every rank has sent its share, or one has failed. Collective: every
@@ -107,7 +118,13 @@ impl<'a> Exchange<'a> {
                 self.stats.input_s += t.elapsed().as_secs_f64();
                 finished = share.is_read();
             }
-            let state = if failure.is_some() { FAILED } else if finished { DONE } else { MORE };
+            let state = if failure.is_some() {
+                FAILED
+            } else if finished {
+                DONE
+            } else {
+                MORE
+            };
             let header: Vec<u64> = pieces.counts.iter().flat_map(|&c| [c as u64, state]).collect();
             let mut headers = vec![0u64; 2 * n];
             let t = Instant::now();
@@ -130,7 +147,11 @@ impl<'a> Exchange<'a> {
             }
         }
         self.stats.elapsed_s = started.elapsed().as_secs_f64();
-        self.stats.mb_per_s = if self.stats.wait_s > 0.0 { (self.stats.sent_bytes + self.stats.received_bytes) as f64 / 1e6 / self.stats.wait_s } else { 0.0 };
+        self.stats.mb_per_s = if self.stats.wait_s > 0.0 {
+            (self.stats.sent_bytes + self.stats.received_bytes) as f64 / 1e6 / self.stats.wait_s
+        } else {
+            0.0
+        };
         match failure {
             Some(e) => Err(e),
             None => Ok(()),

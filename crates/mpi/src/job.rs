@@ -220,7 +220,13 @@ fn commit(comm: &Comm, target: Target, sync: bool) -> Result<(), Stop> {
 /// Opens the `--stats-json` file before the sort (so a path that cannot be written fails first),
 /// without truncating it.
 fn open_stats(path: &Path) -> Result<File> {
-    std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o666).open(path).with_context(|| format!("{}: cannot write statistics", path.display()))
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o666)
+        .open(path)
+        .with_context(|| format!("{}: cannot write statistics", path.display()))
 }
 
 /// Gathers the statistics; rank 0 prints and writes them as asked.

@@ -102,7 +102,11 @@ impl Options {
                 let first = short.chars().next().unwrap_or('-');
                 if let Some(&(_, canonical)) = VALUED.iter().find(|(s, _)| *s == Some(first)) {
                     let rest = &short[1..];
-                    let v = if rest.is_empty() { it.next().cloned().ok_or_else(|| anyhow!("option '-{first}' requires an argument"))? } else { rest.to_owned() };
+                    let v = if rest.is_empty() {
+                        it.next().cloned().ok_or_else(|| anyhow!("option '-{first}' requires an argument"))?
+                    } else {
+                        rest.to_owned()
+                    };
                     own.push((canonical, v));
                 } else {
                     gnu.push(arg.clone());
@@ -182,11 +186,14 @@ impl Options {
             if !keys.is_empty() {
                 bail!("--key-bytes is a key of fixed-size records: give --record-size too");
             }
-            if let Some(refused) = gnu.iter().find(|a| ["-m", "--merge", "-c", "-C", "--check", "--debug"].contains(&a.split('=').next().unwrap_or(a))) {
+            if let Some(refused) =
+                gnu.iter().find(|a| ["-m", "--merge", "-c", "-C", "--check", "--debug"].contains(&a.split('=').next().unwrap_or(a)))
+            {
                 bail!("{refused} is not supported across ranks (xsort-mpi sorts)");
             }
             let sort = Sort::lines().gnu_args(&gnu)?;
-            let unique = gnu.iter().any(|a| a == "--unique" || (a.starts_with('-') && !a.starts_with("--") && short_letters(a).contains('u')));
+            let unique =
+                gnu.iter().any(|a| a == "--unique" || (a.starts_with('-') && !a.starts_with("--") && short_letters(a).contains('u')));
             (sort, unique, unique)
         };
         Ok(Options {

@@ -65,14 +65,16 @@ impl SharedFile {
             OpenOptions::new().write(true).open(&temp)
         });
         let mut shared = SharedFile { target: target.to_owned(), temp, file: None, committed: false };
-        shared.file = Some(file.with_context(|| format!("{}: cannot open the output's temp file {}", target.display(), shared.temp.display()))?);
+        shared.file =
+            Some(file.with_context(|| format!("{}: cannot open the output's temp file {}", target.display(), shared.temp.display()))?);
         Ok(shared)
     }
 
     /// Rank 0, after every rank has written and synced its range: puts the file in place.
     pub fn commit(&mut self, sync: bool) -> Result<()> {
         self.file.take();
-        std::fs::rename(&self.temp, &self.target).with_context(|| format!("{}: cannot rename the output into place", self.target.display()))?;
+        std::fs::rename(&self.temp, &self.target)
+            .with_context(|| format!("{}: cannot rename the output into place", self.target.display()))?;
         self.committed = true;
         xsort_io::signals::unregister(&self.temp);
         if sync {

@@ -106,7 +106,8 @@ impl Share {
             Kind::Records(size) => {
                 // The rank whose nominal range holds a file's last byte reports its partial record.
                 for i in &share.inputs {
-                    let owner = if total == 0 { 0 } else { ((i.base + i.len).saturating_sub(1) as u128 * ranks as u128 / total as u128) as usize };
+                    let owner =
+                        if total == 0 { 0 } else { ((i.base + i.len).saturating_sub(1) as u128 * ranks as u128 / total as u128) as usize };
                     if i.len % size as u64 != 0 && owner == rank {
                         bail!(partial(&i.path, i.len, size));
                     }
@@ -230,7 +231,16 @@ impl Share {
         for w in 0..windows {
             // The window's start, as an offset into the share, mapped to a segment.
             let mut at = (len as u128 * w as u128 / windows as u128) as u64;
-            let Some((seg, off)) = self.segments.iter().find_map(|s| if at < s.end - s.start { Some((*s, s.start + at)) } else { at -= s.end - s.start; None }) else { break };
+            let Some((seg, off)) = self.segments.iter().find_map(|s| {
+                if at < s.end - s.start {
+                    Some((*s, s.start + at))
+                } else {
+                    at -= s.end - s.start;
+                    None
+                }
+            }) else {
+                break;
+            };
             let input = &self.inputs[seg.input];
             let global = input.base + off;
             if global < last_end {

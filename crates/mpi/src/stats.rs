@@ -70,7 +70,13 @@ pub fn render(report: &Value) -> String {
     let mut s = String::new();
     let o = &report["overall"];
     let g = |v: &Value, k: &str| v[k].as_f64().unwrap_or(0.0);
-    let _ = writeln!(s, "xsort-mpi: {} ranks on {} host(s) in {:.3} s", o["ranks"], o["hosts"].as_array().map_or(0, |h| h.len()), g(o, "elapsed_s"));
+    let _ = writeln!(
+        s,
+        "xsort-mpi: {} ranks on {} host(s) in {:.3} s",
+        o["ranks"],
+        o["hosts"].as_array().map_or(0, |h| h.len()),
+        g(o, "elapsed_s")
+    );
     let _ = writeln!(s, "rank  input MB  read s  sent MB  recv MB  wait s  exch MB/s  sorted MB  sort s  output MB  write s  total s");
     for r in report["per_rank"].as_array().into_iter().flatten() {
         let x = &r["exchange"];

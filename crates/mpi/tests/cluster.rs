@@ -156,7 +156,8 @@ fn text(f: &Fixture) {
 fn lines_match_xsort_on_1_to_4_ranks() {
     let f = Fixture::new();
     text(&f);
-    for opts in [&[][..], &["-t,", "-k2,2n"], &["-t,", "-k2,2n", "-s"], &["-t", ",", "-k1,1", "-u"], &["-r", "-f"], &["-z"], &["-n", "-u"]] {
+    for opts in [&[][..], &["-t,", "-k2,2n"], &["-t,", "-k2,2n", "-s"], &["-t", ",", "-k1,1", "-u"], &["-r", "-f"], &["-z"], &["-n", "-u"]]
+    {
         same_as_xsort(&f, opts, &["a.txt", "b.txt"]);
     }
 }
@@ -182,7 +183,8 @@ fn node_local_parts_in_rank_order_are_the_sorted_whole() {
 /// Each rank's share of the sorted bytes, from --stats-json, must be within 10% of the mean.
 fn assert_balanced(f: &Fixture, what: &str) {
     let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
-    let shares: Vec<f64> = stats["per_rank"].as_array().expect("per_rank").iter().map(|r| r["sorted_bytes"].as_f64().unwrap_or(0.0)).collect();
+    let shares: Vec<f64> =
+        stats["per_rank"].as_array().expect("per_rank").iter().map(|r| r["sorted_bytes"].as_f64().unwrap_or(0.0)).collect();
     let mean = shares.iter().sum::<f64>() / shares.len() as f64;
     assert!(shares.iter().all(|s| (s - mean).abs() <= 0.1 * mean), "{what}: shares {shares:?} are not within 10% of {mean}");
 }
