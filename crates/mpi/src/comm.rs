@@ -17,12 +17,15 @@ pub struct Comm {
     pub world: SimpleCommunicator,
     pub rank: usize,
     pub ranks: usize,
+    /// Ranks on this rank's machine (they share its cores and memory).
+    pub local_ranks: usize,
 }
 
 impl Comm {
     pub fn new(world: SimpleCommunicator) -> Comm {
         let (rank, ranks) = (world.rank() as usize, world.size() as usize);
-        Comm { world, rank, ranks }
+        let local_ranks = world.split_shared(0).size().max(1) as usize;
+        Comm { world, rank, ranks, local_ranks }
     }
 
     /// Every rank's outcome of a phase: Ok on every rank if none failed, Stop on every rank if any

@@ -66,16 +66,19 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
 
     // 3. Exchange, into the local sort. Half the rank's memory is the sort's; the exchange's
     // chunks and held pieces share the rest.
-    let mut sort = opts.sort.clone().memory(opts.memory / 2);
-    if let Some(n) = opts.threads {
-        sort = sort.threads(n);
-    }
+    let memory = opts.memory_per_rank(comm.local_ranks);
+    // The sort's input has no length it could plan by: its budget is sized to what a rank should
+    // receive (twice the mean share, or more spills, which is correct but slower), not to all of
+    // the rank's memory, which it would otherwise allocate up front.
+    let mean_share = comm.all_gather(share.len()).iter().sum::<u64>() / ranks as u64;
+    let sort_memory = (memory / 2).min(mean_share.saturating_mul(2).max(64 << 20));
+    let mut sort = opts.sort.clone().memory(sort_memory).threads(opts.threads_per_rank(comm.local_ranks));
     for d in &opts.temp_dirs {
         sort = sort.temp_dir(d);
     }
     let mut sorting = comm.agree(sort.start().map_err(anyhow::Error::from))?;
-    let chunk = (opts.memory / 8 / ranks as u64).clamp(64 << 10, 64 << 20) as usize;
-    let mut exchange = Exchange::new(comm, &mut sorting, (opts.memory / 4) as usize, temp_dir.clone());
+    let chunk = (memory / 8 / ranks as u64).clamp(64 << 10, 16 << 20) as usize;
+    let mut exchange = Exchange::new(comm, &mut sorting, (memory / 4) as usize, temp_dir.clone());
     fault_point(rank, "exchange");
     let exchanged = exchange.run(&mut share, &splitters, chunk, kind);
     let (xstats, pushed) = (exchange.stats.clone(), exchange.pushed);

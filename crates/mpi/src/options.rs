@@ -35,8 +35,8 @@ pub struct Options {
     pub inputs: Vec<String>,
     /// The output as given.
     pub output: String,
-    /// `-S` per rank, in bytes.
-    pub memory: u64,
+    /// `-S` per rank, in bytes (None: a share of the machine's, see [`Options::memory_per_rank`]).
+    pub memory: Option<u64>,
     pub temp_dirs: Vec<PathBuf>,
     pub threads: Option<usize>,
     pub sync: bool,
@@ -133,7 +133,7 @@ impl Options {
             sort: Sort::lines(),
             inputs: Vec::new(),
             output: String::new(),
-            memory: 0,
+            memory: None,
             temp_dirs: Vec::new(),
             threads: None,
             sync: false,
@@ -158,9 +158,9 @@ impl Options {
         let memory = match last("memory").or_else(|| last("buffer-size")) {
             Some(s) => {
                 let size = xsort_core::size::parse_memory_size(&s).map_err(|e| anyhow!("{e}"))?;
-                xsort_core::plan::resolve_budget(Some(size)).0
+                Some(xsort_core::plan::resolve_budget(Some(size)).0)
             }
-            None => xsort_core::plan::resolve_budget(None).0,
+            None => None,
         };
         let threads = match last("parallel") {
             Some(n) => Some(n.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| anyhow!("invalid number of threads '{n}'"))?),
@@ -191,6 +191,9 @@ impl Options {
             {
                 bail!("{refused} is not supported across ranks (xsort-mpi sorts)");
             }
+            if random_order(&gnu) && !gnu.iter().any(|a| a.starts_with("--random-source")) {
+                bail!("-R needs --random-source=FILE across ranks: every rank must hash keys with the same seed");
+            }
             let sort = Sort::lines().gnu_args(&gnu)?;
             let unique =
                 gnu.iter().any(|a| a == "--unique" || (a.starts_with('-') && !a.starts_with("--") && short_letters(a).contains('u')));
@@ -212,6 +215,18 @@ impl Options {
         })
     }
 
+    /// `-S`, or by default xsort's default budget (half the available memory) shared by the
+    /// `local_ranks` ranks on this machine.
+    pub fn memory_per_rank(&self, local_ranks: usize) -> u64 {
+        self.memory.unwrap_or_else(|| xsort_core::plan::resolve_budget(None).0 / local_ranks.max(1) as u64)
+    }
+
+    /// Worker threads of each rank's local sort: `--parallel`, or the machine's cores shared by
+    /// the `local_ranks` ranks on it.
+    pub fn threads_per_rank(&self, local_ranks: usize) -> usize {
+        self.threads.unwrap_or_else(|| (std::thread::available_parallelism().map_or(1, |n| n.get()) / local_ranks.max(1)).max(1))
+    }
+
     /// The order of the sort, for sampling and partitioning.
     pub fn order(&self) -> Result<Order> {
         Ok(self.sort.order()?)
@@ -225,6 +240,22 @@ fn short_letters(arg: &str) -> &str {
         Some(i) => &s[..i],
         None => s,
     }
+}
+
+/// Whether GNU options ask for random order (`-R`, `--random-sort`, `--sort=random`, or a key's
+/// `R`), which each rank would otherwise seed on its own.
+fn random_order(gnu: &[String]) -> bool {
+    let mut key_next = false;
+    gnu.iter().any(|a| {
+        let is_key = std::mem::take(&mut key_next);
+        if a == "--random-sort" || a == "--sort=random" || (is_key && a.contains('R')) || a.starts_with("--key=") && a.contains('R') {
+            return true;
+        }
+        key_next = a == "--key" || a.starts_with('-') && !a.starts_with("--") && a.ends_with('k');
+        a.starts_with('-')
+            && !a.starts_with("--")
+            && (short_letters(a).contains('R') || a[1..].split_once('k').is_some_and(|(_, k)| k.contains('R')))
+    })
 }
 
 /// The GNU options a sort of records takes: `-s` (records are always stable) and `-u`. Returns
@@ -274,7 +305,7 @@ mod tests {
         let o = parse(&["-t", ",", "-k2,2n", "-nk", "1,1", "-o", "out", "-S", "64M", "-Ttmp", "--stats", "a", "b"]).unwrap();
         assert_eq!(o.inputs, ["a", "b"]);
         assert_eq!(o.output, "out");
-        assert_eq!(o.memory, 64 << 20);
+        assert_eq!(o.memory, Some(64 << 20));
         assert_eq!(o.temp_dirs, [PathBuf::from("tmp")]);
         assert!(o.stats && !o.folds);
         assert_eq!(o.order().unwrap().terminator(), Some(b'\n'));
@@ -293,5 +324,10 @@ mod tests {
         assert!(parse(&["-o", "x"]).unwrap_err().to_string().contains("no input"));
         assert!(parse(&["in"]).unwrap_err().to_string().contains("no output"));
         assert!(parse(&["-m", "-o", "x", "in"]).unwrap_err().to_string().contains("not supported"));
+        for random in [&["-R"][..], &["-k", "1,1R"], &["-nk1R"], &["--sort=random"]] {
+            let args = [random, &["-o", "x", "in"]].concat();
+            assert!(parse(&args).unwrap_err().to_string().contains("--random-source"), "{random:?}");
+        }
+        assert!(parse(&["-t", "R", "-o", "x", "in"]).is_ok());
     }
 }
