@@ -1,0 +1,1 @@
+//! Unit tests of the C layer, calling the entry points from Rust.
