@@ -46,14 +46,14 @@ typedef xsort_t ctx_t;
         }                                                        \
     } while (0)
 
-static void *xmalloc(size_t n) {
+static inline void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     REQUIRE(p != NULL, "out of memory");
     return p;
 }
 
 /* A whole file in memory. */
-static char *read_file(const char *path, size_t *len) {
+static inline char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     REQUIRE(f != NULL, "cannot open %s", path);
     fseek(f, 0, SEEK_END);
