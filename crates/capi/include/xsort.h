@@ -200,7 +200,8 @@ xsort_msg_t xsort_print_stats(xsort_t *ctx,
 
 /**
  * The last error or warning of the context, one line ("" when there was none). For a NULL or
- * unknown context: the message of the last call on this thread that named no valid context.
+ * unknown context: the message of the last call on this thread that named no valid context (or,
+ * when there was none, one saying the context is unknown).
  * Valid until the next call on that context (or, for no context, on this thread).
  *
  * # Safety

@@ -304,7 +304,8 @@ pub unsafe extern "C" fn xsort_print_stats(ctx: *mut xsort_t, fp: *mut libc::FIL
 }
 
 /// The last error or warning of the context, one line ("" when there was none). For a NULL or
-/// unknown context: the message of the last call on this thread that named no valid context.
+/// unknown context: the message of the last call on this thread that named no valid context (or,
+/// when there was none, one saying the context is unknown).
 /// Valid until the next call on that context (or, for no context, on this thread).
 ///
 /// # Safety
@@ -318,7 +319,12 @@ pub unsafe extern "C" fn xsort_message(ctx: *mut xsort_t) -> *const c_char {
         }
         // SAFETY: not NULL (checked above); the caller promises an xsort_t.
         let id = unsafe { *ctx };
-        context::find(id).map(|shared| context::lock(&shared).message().as_ptr())
+        let found = context::find(id).map(|shared| context::lock(&shared).message().as_ptr());
+        if found.is_none() && NO_CONTEXT_MESSAGE.with(|m| m.borrow().is_empty()) {
+            // No failed call to report on this thread: say what is wrong with this one.
+            no_context(XSORT_INVALID_CONTEXT, format!("message: context {id} is not a sort (never defined, or ended by xsort_end)"));
+        }
+        found
     }));
     match found {
         Ok(Some(message)) => message,
