@@ -3,7 +3,7 @@
 
 use crate::args::Args;
 use crate::exit::Failure;
-use crate::settings::{compress_program, input_of, io_settings, output_of, worker_threads};
+use crate::settings::{compress_program, input_of, output_of, worker_threads};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -67,10 +67,7 @@ impl LinesSettings {
             let mut inputs = inputs.into_iter();
             let input = inputs.next().unwrap_or(Input::Stdin);
             if let Some(extra) = inputs.next() {
-                let name = match extra {
-                    Input::Stdin => "-".into(),
-                    Input::Path(p) => p.display().to_string(),
-                };
+                let name = extra.name().display().to_string();
                 bail!("extra operand '{name}' not allowed with -{}", if quiet { 'C' } else { 'c' });
             }
             LinesJob::Check { input, quiet, unique: args.unique }
@@ -84,7 +81,7 @@ impl LinesSettings {
             cfg.temp_dirs = temp_dirs;
             cfg.sync = args.sync;
             cfg.compress_program = compress_program(&args)?;
-            cfg.output_io = io_settings(None, None, args.buffered, budget);
+            cfg.output_io = xsort_core::IoSettings::of_statement(None, None, args.buffered, budget);
             cfg.temp_io = cfg.output_io;
             if args.debug {
                 LinesJob::Debug(cfg)
@@ -399,12 +396,13 @@ pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
     for input in &cfg.inputs {
         let start = data.len();
         match input {
-            Input::Stdin => {
-                xsort_io::stdio::stdin_input()?;
-                std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
-            }
             Input::Path(p) => {
                 data.extend(std::fs::read(p).map_err(|e| anyhow!("cannot read: {}: {}", p.display(), xsort_io::error::os_text(&e)))?)
+            }
+            // The command line names only files and standard input.
+            _ => {
+                xsort_io::stdio::stdin_input()?;
+                std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
             }
         }
         if data.len() > start && data.last() != Some(&t) {
@@ -426,7 +424,8 @@ pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
         order.debug_annotate(line, &mut out);
     }
     match &cfg.output {
-        Output::Stdout => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
         Output::Path(p) => std::fs::write(p, &out).with_context(|| format!("{}: write failed", p.display())),
+        // The command line names only files and standard output.
+        _ => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
     }
 }

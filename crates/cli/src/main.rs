@@ -93,7 +93,6 @@ fn run(args: args::Args) -> Result<u8> {
     }
     let settings = settings::Settings::from_args(args)?;
     warn(&settings.warnings);
-    start_workers(settings.config.threads)?;
     let sorter = xsort_core::Sorter::new(settings.config.clone());
     sort_and_report(settings.progress, sorter.counters(), settings.stats, settings.stats_json.as_deref(), &settings.config.output, || {
         sorter.run()
@@ -105,7 +104,6 @@ fn run_lines(args: args::Args) -> Result<u8> {
     let s = LinesSettings::from_args(args)?;
     warn(&s.warnings);
     warn(&locale::warning_here(&s.order).into_iter().collect::<Vec<_>>());
-    start_workers(s.threads)?;
     match s.job {
         LinesJob::Sort(cfg) => {
             let output = cfg.output.clone();
@@ -113,14 +111,12 @@ fn run_lines(args: args::Args) -> Result<u8> {
             sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), &output, || sorter.run())
         }
         LinesJob::Check { input, quiet, unique } => {
+            start_workers(s.threads)?;
             let Some(d) = xsort_core::text::check::check_order(&input, s.terminator, &s.order, unique, 64 << 20)? else {
                 return Ok(EXIT_OK);
             };
             if !quiet {
-                let name = match &input {
-                    xsort_core::Input::Stdin => "-".to_string(),
-                    xsort_core::Input::Path(p) => p.display().to_string(),
-                };
+                let name = input.name().display().to_string();
                 let mut msg = format!("xsort: {name}:{}: disorder: ", d.line_number).into_bytes();
                 msg.extend_from_slice(&d.line);
                 msg.push(b'\n');
@@ -133,6 +129,7 @@ fn run_lines(args: args::Args) -> Result<u8> {
             if cfg.output == xsort_core::Output::Stdout {
                 xsort_io::stdio::stdout_output()?;
             }
+            start_workers(s.threads)?;
             for w in s.order.debug_warnings() {
                 eprintln!("xsort: {w}");
             }
@@ -148,6 +145,8 @@ fn warn(warnings: &[String]) {
     }
 }
 
+/// Sizes rayon's global pool for the jobs that run outside the sorter (`-c`, `--debug`); a sort
+/// starts worker threads of its own.
 fn start_workers(threads: usize) -> Result<()> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

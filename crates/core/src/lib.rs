@@ -7,6 +7,7 @@
 //! temp space, and the runs are merged (multi-level when there are more than the budget's fan-in).
 //! [`SortStats`] reports what happened, phase by phase.
 
+mod api;
 pub mod batches;
 pub mod compress;
 pub mod config;
@@ -20,6 +21,7 @@ pub mod merge;
 pub mod order;
 pub mod output;
 pub mod plan;
+mod pool;
 pub mod runs;
 pub mod size;
 pub mod sorter;
@@ -27,6 +29,7 @@ pub mod spec;
 pub mod stats;
 pub mod text;
 
+pub use api::{Sort, Sorting};
 pub use config::{Input, IoSettings, Output, SortConfig, MAX_IO_COUNT};
 pub use error::{Result, SortError};
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};

@@ -57,7 +57,7 @@ pub struct TextConfig {
     pub unique: bool,
     /// Memory budget in bytes.
     pub memory_budget: u64,
-    /// Worker threads (the rayon pool must already be sized to this).
+    /// Worker threads; the sort starts them itself (see `pool`).
     pub threads: usize,
     /// Most runs merged at once (`--batch-size`), if limited.
     pub max_fan_in: Option<usize>,
@@ -127,13 +127,29 @@ impl<O: RecordOrder> LineSorter<O> {
         LineSorter { cfg, order, counters: Arc::default(), longest_line: Default::default(), largest_chunk: Default::default() }
     }
 
+    /// The sort's configuration.
+    pub fn config(&self) -> &TextConfig {
+        &self.cfg
+    }
+
+    /// The sort's configuration, to change before it runs.
+    pub(crate) fn config_mut(&mut self) -> &mut TextConfig {
+        &mut self.cfg
+    }
+
     /// Live counters, for a progress display.
     pub fn counters(&self) -> Arc<SortCounters> {
         self.counters.clone()
     }
 
-    /// Runs the sort or merge. On error nothing is left at the output path and no temp file remains.
+    /// Runs the sort or merge on worker threads of its own (`threads` of its config). On error
+    /// nothing is left at the output path and no temp file remains.
     pub fn run(&self) -> Result<SortStats> {
+        crate::pool::run_in_pool(self.cfg.threads, || self.drive())
+    }
+
+    /// The sort, on its pool's driver thread.
+    fn drive(&self) -> Result<SortStats> {
         let cfg = &self.cfg;
         let t0 = epoch().elapsed().as_secs_f64();
         let cpu0 = process_cpu();
