@@ -112,6 +112,11 @@ typedef unsigned int xsort_t;
  */
 #define XSORT_INTERNAL_ERROR -1005
 
+/**
+ * xsort's own: the system refused a resource the sort needs (a thread, memory).
+ */
+#define XSORT_RESOURCE_ERROR -1006
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus

@@ -106,7 +106,7 @@ pub fn define(statements: &str, callback: Option<crate::nsort::Callback>) -> (Co
     let started = Sort::from_spec(statements).and_then(|sort| {
         let framing = match sort.record_size() {
             Some(n) => Framing::Fixed(n),
-            None => Framing::Delimited(crate::engine::record_delimiter(&sort)),
+            None => Framing::Delimited(crate::engine::record_delimiter(statements)),
         };
         let (file_input, file_output) = (sort.has_file_input(), sort.has_file_output());
         Ok((sort.start()?, framing, file_input, file_output))

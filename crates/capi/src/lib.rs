@@ -40,17 +40,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub use status::*;
 
-/// The sort engine the C layer drives.
+/// The sort engine the C layer drives: xsort-core's push/pull sessions.
 mod engine {
-    pub use crate::shim::{Sort, SortError, SortStats, Sorting};
     pub use xsort_core::spec::SpecError;
+    pub use xsort_core::{Sort, SortError, SortStats, Sorting};
 
-    /// The byte that ends each record of a delimited sort.
-    pub fn record_delimiter(_sort: &Sort) -> u8 {
-        b'\n'
+    /// The byte that ends each record of a sort of delimited records, as its statements say
+    /// (`Sort` does not tell it; the statements parsed a second time are the same statements).
+    pub fn record_delimiter(statements: &str) -> u8 {
+        xsort_core::spec::parse_spec(statements).ok().and_then(|spec| spec.record_delimiter).unwrap_or(b'\n')
     }
 }
-mod shim;
 
 /// A sort context: an id that `xsort_define` fills in and `xsort_end` clears to 0.
 #[allow(non_camel_case_types)]

@@ -49,6 +49,9 @@ pub const XSORT_PROGRAM_ERROR: xsort_msg_t = -1004;
 /// xsort's own: a bug in xsort (a panic caught at the C boundary included).
 pub const XSORT_INTERNAL_ERROR: xsort_msg_t = -1005;
 
+/// xsort's own: the system refused a resource the sort needs (a thread, memory).
+pub const XSORT_RESOURCE_ERROR: xsort_msg_t = -1006;
+
 /// `NSORT_SUCCESS`, as in Nsort's `nsorterrno.h`.
 pub const NSORT_SUCCESS: nsort_msg_t = 0;
 /// `NSORT_END_OF_OUTPUT`.
@@ -113,8 +116,10 @@ impl From<SortError> for Failure {
             SortError::Usage(_) => XSORT_INVALID_PHASE,
             SortError::Config(_) => XSORT_CONFIG_ERROR,
             SortError::Io(_) => XSORT_IO_ERROR,
-            #[allow(unreachable_patterns)]
-            _ => XSORT_INTERNAL_ERROR,
+            SortError::BadInput { .. } => XSORT_BAD_INPUT,
+            SortError::Program(_) => XSORT_PROGRAM_ERROR,
+            SortError::Resource(_) => XSORT_RESOURCE_ERROR,
+            SortError::Internal(_) => XSORT_INTERNAL_ERROR,
         };
         Failure::new(code, e.to_string())
     }

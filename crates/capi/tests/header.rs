@@ -59,6 +59,7 @@ const XSORT_ITEMS: &[&str] = &[
     "XSORT_BAD_INPUT",
     "XSORT_PROGRAM_ERROR",
     "XSORT_INTERNAL_ERROR",
+    "XSORT_RESOURCE_ERROR",
     "xsort_define",
     "xsort_release_recs",
     "xsort_release_end",
