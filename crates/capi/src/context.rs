@@ -176,7 +176,10 @@ impl Context {
     pub fn release(&mut self, data: &[u8]) -> Result<xsort_msg_t, Failure> {
         let sorting = match &mut self.phase {
             Phase::Input(_) if self.file_input => {
-                return Err(Failure::new(XSORT_NO_CLIENT_INPUT, "release_recs: this sort reads its -in_file input; released records are not taken"));
+                return Err(Failure::new(
+                    XSORT_NO_CLIENT_INPUT,
+                    "release_recs: this sort reads its -in_file input; released records are not taken",
+                ));
             }
             Phase::Input(s) => s,
             Phase::Failed => return Err(self.stopped("release_recs")),
@@ -185,16 +188,25 @@ impl Context {
             }
         };
         match self.framing {
-            Framing::Fixed(n) if data.len() % n != 0 => {
+            Framing::Fixed(n) if !data.len().is_multiple_of(n) => {
                 return Err(Failure::new(
                     XSORT_PARTIAL_RECORD,
-                    format!("release_recs: {} bytes is not a whole number of {n}-byte records ({} records and {} bytes)", data.len(), data.len() / n, data.len() % n),
+                    format!(
+                        "release_recs: {} bytes is not a whole number of {n}-byte records ({} records and {} bytes)",
+                        data.len(),
+                        data.len() / n,
+                        data.len() % n
+                    ),
                 ));
             }
             Framing::Delimited(d) if data.last().is_some_and(|&b| b != d) => {
                 return Err(Failure::new(
                     XSORT_PARTIAL_RECORD,
-                    format!("release_recs: the {} bytes released do not end with the record delimiter {}, so the last record is partial", data.len(), show_byte(d)),
+                    format!(
+                        "release_recs: the {} bytes released do not end with the record delimiter {}, so the last record is partial",
+                        data.len(),
+                        show_byte(d)
+                    ),
                 ));
             }
             _ => {}
@@ -226,12 +238,17 @@ impl Context {
     /// `xsort_return_recs`: fills `buf` with whole records; `Ok(0)` bytes is the end of the output.
     pub fn return_recs(&mut self, buf: &mut [u8]) -> Result<(xsort_msg_t, usize), Failure> {
         if self.file_output && !matches!(self.phase, Phase::Failed) {
-            return Err(Failure::new(XSORT_NO_CLIENT_OUTPUT, "return_recs: this sort writes its -out_file output; no records are returned"));
+            return Err(Failure::new(
+                XSORT_NO_CLIENT_OUTPUT,
+                "return_recs: this sort writes its -out_file output; no records are returned",
+            ));
         }
         match &self.phase {
             // A sort that reads its -in_file needs no release_end: the first return ends the input.
             Phase::Input(_) if self.file_input => self.end_input()?,
-            Phase::Input(_) => return Err(Failure::new(XSORT_INVALID_PHASE, "return_recs: called before release_end; end the input first")),
+            Phase::Input(_) => {
+                return Err(Failure::new(XSORT_INVALID_PHASE, "return_recs: called before release_end; end the input first"))
+            }
             Phase::Failed => return Err(self.stopped("return_recs")),
             Phase::Done(_) => return Ok((XSORT_END_OF_OUTPUT, 0)),
             Phase::Output(_) => {}
@@ -259,7 +276,10 @@ impl Context {
     /// Fixed-size records go straight from the sort into the caller's buffer.
     fn return_fixed(&mut self, buf: &mut [u8], rs: usize) -> Result<usize, Failure> {
         if buf.len() < rs {
-            return Err(Failure::new(XSORT_RETURN_BUF_SMALL, format!("return_recs: the buffer holds {} bytes, less than one {rs}-byte record", buf.len())));
+            return Err(Failure::new(
+                XSORT_RETURN_BUF_SMALL,
+                format!("return_recs: the buffer holds {} bytes, less than one {rs}-byte record", buf.len()),
+            ));
         }
         let whole = buf.len() - buf.len() % rs;
         Ok(self.sorting().pull(&mut buf[..whole])?)
@@ -283,7 +303,10 @@ impl Context {
                 return Ok(n);
             }
             if let Some(i) = memchr::memchr(d, avail).map(|i| i + 1).or(self.drained.then_some(avail.len())) {
-                return Err(Failure::new(XSORT_RETURN_BUF_SMALL, format!("return_recs: the next record is {i} bytes, more than the buffer's {} bytes", buf.len())));
+                return Err(Failure::new(
+                    XSORT_RETURN_BUF_SMALL,
+                    format!("return_recs: the next record is {i} bytes, more than the buffer's {} bytes", buf.len()),
+                ));
             }
             // No whole record staged: pull more behind what is left.
             self.stage.drain(..self.staged);
@@ -304,11 +327,14 @@ impl Context {
     fn stats(&self, call: &str) -> Result<&SortStats, Failure> {
         match &self.phase {
             Phase::Done(Some(stats)) => Ok(stats),
-            Phase::Done(None) => Err(Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: the finished sort kept no statistics"))),
-            Phase::Failed => Err(self.stopped(call)),
-            Phase::Input(_) | Phase::Output(_) => {
-                Err(Failure::new(XSORT_INVALID_PHASE, format!("{call}: the sort has not finished; statistics come after the end of the output")))
+            Phase::Done(None) => {
+                Err(Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: the finished sort kept no statistics")))
             }
+            Phase::Failed => Err(self.stopped(call)),
+            Phase::Input(_) | Phase::Output(_) => Err(Failure::new(
+                XSORT_INVALID_PHASE,
+                format!("{call}: the sort has not finished; statistics come after the end of the output"),
+            )),
         }
     }
 

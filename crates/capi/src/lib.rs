@@ -75,7 +75,11 @@ fn no_context(code: xsort_msg_t, message: String) -> xsort_msg_t {
 
 /// The text of a caught panic.
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_else(|| "a panic".to_string())
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string())
 }
 
 /// Runs `f` on the context `*ctxp`, with every failure turned into a code: NULL or unknown
@@ -84,7 +88,12 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 ///
 /// # Safety
 /// `ctxp` is NULL or points to a readable `xsort_t`.
-unsafe fn on_context<R>(call: &str, ctxp: *const xsort_t, on_error: impl Fn(xsort_msg_t) -> R, f: impl FnOnce(&mut context::Context) -> Result<R, Failure>) -> R {
+unsafe fn on_context<R>(
+    call: &str,
+    ctxp: *const xsort_t,
+    on_error: impl Fn(xsort_msg_t) -> R,
+    f: impl FnOnce(&mut context::Context) -> Result<R, Failure>,
+) -> R {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         if ctxp.is_null() {
             return Err(no_context(XSORT_INVALID_ARGUMENT, format!("{call}: the context pointer is NULL")));
@@ -92,14 +101,19 @@ unsafe fn on_context<R>(call: &str, ctxp: *const xsort_t, on_error: impl Fn(xsor
         // SAFETY: not NULL (checked above); the caller promises it points to an xsort_t.
         let id = unsafe { *ctxp };
         let Some(shared) = context::find(id) else {
-            return Err(no_context(XSORT_INVALID_CONTEXT, format!("{call}: context {id} is not a sort (never defined, or ended by xsort_end)")));
+            return Err(no_context(
+                XSORT_INVALID_CONTEXT,
+                format!("{call}: context {id} is not a sort (never defined, or ended by xsort_end)"),
+            ));
         };
         let mut guard = context::lock(&shared);
         // Caught here, with the context still locked, so that a panic fails this context only.
         match catch_unwind(AssertUnwindSafe(|| f(&mut guard))) {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(failure)) => Err(guard.refuse(id, failure)),
-            Err(panic) => Err(guard.refuse(id, Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", panic_text(&*panic))))),
+            Err(panic) => {
+                Err(guard.refuse(id, Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", panic_text(&*panic)))))
+            }
         }
     }));
     match outcome {
@@ -115,7 +129,13 @@ unsafe fn on_context<R>(call: &str, ctxp: *const xsort_t, on_error: impl Fn(xsor
 ///
 /// # Safety
 /// `statements` is NULL or a NUL-terminated string; `ctxp` is NULL or points to a writable `xsort_t`.
-pub(crate) unsafe fn define(call: &str, statements: *const c_char, refusal: Option<Failure>, callback: Option<nsort::Callback>, ctxp: *mut xsort_t) -> xsort_msg_t {
+pub(crate) unsafe fn define(
+    call: &str,
+    statements: *const c_char,
+    refusal: Option<Failure>,
+    callback: Option<nsort::Callback>,
+    ctxp: *mut xsort_t,
+) -> xsort_msg_t {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         if ctxp.is_null() {
             return no_context(XSORT_INVALID_ARGUMENT, format!("{call}: the context pointer is NULL"));
@@ -178,18 +198,23 @@ pub unsafe extern "C" fn xsort_define(statements: *const c_char, options: c_uint
 pub unsafe extern "C" fn xsort_release_recs(buf: *const c_void, size: usize, ctx: *mut xsort_t) -> xsort_msg_t {
     // SAFETY: the caller's promise about ctx is on_context's.
     unsafe {
-        on_context("release_recs", ctx, |code| code, |c| {
-            if buf.is_null() && size > 0 {
-                return Err(Failure::new(XSORT_INVALID_ARGUMENT, format!("release_recs: the buffer is NULL (size {size})")));
-            }
-            let data: &[u8] = if size == 0 {
-                &[]
-            } else {
-                // SAFETY: not NULL (checked above); the caller promises `size` readable bytes.
-                std::slice::from_raw_parts(buf.cast::<u8>(), size)
-            };
-            c.release(data)
-        })
+        on_context(
+            "release_recs",
+            ctx,
+            |code| code,
+            |c| {
+                if buf.is_null() && size > 0 {
+                    return Err(Failure::new(XSORT_INVALID_ARGUMENT, format!("release_recs: the buffer is NULL (size {size})")));
+                }
+                let data: &[u8] = if size == 0 {
+                    &[]
+                } else {
+                    // SAFETY: not NULL (checked above); the caller promises `size` readable bytes.
+                    std::slice::from_raw_parts(buf.cast::<u8>(), size)
+                };
+                c.release(data)
+            },
+        )
     }
 }
 
@@ -215,23 +240,28 @@ pub unsafe extern "C" fn xsort_release_end(ctx: *mut xsort_t) -> xsort_msg_t {
 pub unsafe extern "C" fn xsort_return_recs(buf: *mut c_void, size: *mut usize, ctx: *mut xsort_t) -> xsort_msg_t {
     // SAFETY: the caller's promise about ctx is on_context's.
     unsafe {
-        on_context("return_recs", ctx, |code| code, |c| {
-            if size.is_null() {
-                return Err(Failure::new(XSORT_INVALID_ARGUMENT, "return_recs: the size pointer is NULL"));
-            }
-            // SAFETY: not NULL (checked above); the caller promises a size_t.
-            let capacity = *size;
-            *size = 0;
-            if buf.is_null() {
-                return Err(Failure::new(XSORT_INVALID_ARGUMENT, "return_recs: the buffer is NULL"));
-            }
-            // SAFETY: not NULL (checked above); the caller promises `capacity` writable bytes.
-            let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), capacity);
-            let (code, n) = c.return_recs(out)?;
-            // SAFETY: as above.
-            *size = n;
-            Ok(code)
-        })
+        on_context(
+            "return_recs",
+            ctx,
+            |code| code,
+            |c| {
+                if size.is_null() {
+                    return Err(Failure::new(XSORT_INVALID_ARGUMENT, "return_recs: the size pointer is NULL"));
+                }
+                // SAFETY: not NULL (checked above); the caller promises a size_t.
+                let capacity = *size;
+                *size = 0;
+                if buf.is_null() {
+                    return Err(Failure::new(XSORT_INVALID_ARGUMENT, "return_recs: the buffer is NULL"));
+                }
+                // SAFETY: not NULL (checked above); the caller promises `capacity` writable bytes.
+                let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), capacity);
+                let (code, n) = c.return_recs(out)?;
+                // SAFETY: as above.
+                *size = n;
+                Ok(code)
+            },
+        )
     }
 }
 
@@ -289,17 +319,25 @@ pub unsafe extern "C" fn xsort_get_stats_json(ctx: *mut xsort_t) -> *const c_cha
 pub unsafe extern "C" fn xsort_print_stats(ctx: *mut xsort_t, fp: *mut libc::FILE) -> xsort_msg_t {
     // SAFETY: the caller's promise about ctx is on_context's.
     unsafe {
-        on_context("print_stats", ctx, |code| code, |c| {
-            if fp.is_null() {
-                return Err(Failure::new(XSORT_INVALID_ARGUMENT, "print_stats: the FILE pointer is NULL"));
-            }
-            let text = c.stats_text()?;
-            // SAFETY: fp is not NULL and the caller promises an open FILE; text is NUL-terminated.
-            if libc::fputs(text.as_ptr(), fp) < 0 {
-                return Err(Failure::new(XSORT_IO_ERROR, format!("print_stats: cannot write the statistics: {}", std::io::Error::last_os_error())));
-            }
-            Ok(XSORT_SUCCESS)
-        })
+        on_context(
+            "print_stats",
+            ctx,
+            |code| code,
+            |c| {
+                if fp.is_null() {
+                    return Err(Failure::new(XSORT_INVALID_ARGUMENT, "print_stats: the FILE pointer is NULL"));
+                }
+                let text = c.stats_text()?;
+                // SAFETY: fp is not NULL and the caller promises an open FILE; text is NUL-terminated.
+                if libc::fputs(text.as_ptr(), fp) < 0 {
+                    return Err(Failure::new(
+                        XSORT_IO_ERROR,
+                        format!("print_stats: cannot write the statistics: {}", std::io::Error::last_os_error()),
+                    ));
+                }
+                Ok(XSORT_SUCCESS)
+            },
+        )
     }
 }
 

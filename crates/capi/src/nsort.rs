@@ -17,8 +17,17 @@ pub type nsort_t = c_uint;
 /// definition and offset of a parse error (xsort passes NULL and 0), and `ndetails` further
 /// `char *` arguments (xsort passes one: the message `nsort_message` returns).
 #[allow(non_camel_case_types)]
-pub type nsort_error_t =
-    Option<unsafe extern "C" fn(arg: *mut c_void, msg: nsort_msg_t, context: nsort_t, definition: *mut c_char, offset: c_int, ndetails: c_int, ...)>;
+pub type nsort_error_t = Option<
+    unsafe extern "C" fn(
+        arg: *mut c_void,
+        msg: nsort_msg_t,
+        context: nsort_t,
+        definition: *mut c_char,
+        offset: c_int,
+        ndetails: c_int,
+        ...
+    ),
+>;
 
 /// Nsort's error callback argument of `nsort_define`: a handler and the value passed to it.
 #[allow(non_camel_case_types)]
@@ -61,8 +70,14 @@ impl Callback {
 /// `def` is NULL or a NUL-terminated string; `callbacks` is NULL or points to an
 /// `nsort_error_callback_t`; `ctxp` is NULL or points to a writable `nsort_t`.
 #[no_mangle]
-pub unsafe extern "C" fn nsort_define(def: *const c_char, options: c_uint, callbacks: *mut nsort_error_callback_t, ctxp: *mut nsort_t) -> nsort_msg_t {
-    let refusal = (options & !NSORT_NO_DEFAULTS != 0).then(|| Failure::new(NSORT_INVALID_ARGUMENT, format!("define: unknown options {options:#x}")));
+pub unsafe extern "C" fn nsort_define(
+    def: *const c_char,
+    options: c_uint,
+    callbacks: *mut nsort_error_callback_t,
+    ctxp: *mut nsort_t,
+) -> nsort_msg_t {
+    let refusal =
+        (options & !NSORT_NO_DEFAULTS != 0).then(|| Failure::new(NSORT_INVALID_ARGUMENT, format!("define: unknown options {options:#x}")));
     // SAFETY: not NULL (checked by as_ref); the caller promises an nsort_error_callback_t.
     let callback = unsafe { callbacks.as_ref() }.and_then(|c| c.error.map(|error| Callback { error, arg: c.arg }));
     // SAFETY: the caller's promises are define's.

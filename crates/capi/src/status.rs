@@ -129,7 +129,9 @@ impl From<SortError> for Failure {
 /// keyword, anything else wrong inside a statement a syntax error.
 fn spec_code(e: &SpecError) -> xsort_msg_t {
     match e {
-        SpecError::UnknownStatement { .. } | SpecError::NotAStatement { .. } | SpecError::AmbiguousStatement { .. } => XSORT_UNKNOWN_KEYWORD,
+        SpecError::UnknownStatement { .. } | SpecError::NotAStatement { .. } | SpecError::AmbiguousStatement { .. } => {
+            XSORT_UNKNOWN_KEYWORD
+        }
         SpecError::InFile { error, .. } => spec_code(error),
         // The spec's extent check (a field or key past the record's end) has no variant of its
         // own; its reason is the one fixed wording of that check (tests/c/misuse.c pins it).

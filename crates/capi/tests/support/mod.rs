@@ -48,7 +48,11 @@ pub fn lib_dir() -> PathBuf {
             return dir.clone();
         }
     }
-    panic!("libxsort.so and libxsort.a are in neither {} nor {}; build them with `cargo build --release -p xsort-capi`", candidates[0].display(), candidates[1].display());
+    panic!(
+        "libxsort.so and libxsort.a are in neither {} nor {}; build them with `cargo build --release -p xsort-capi`",
+        candidates[0].display(),
+        candidates[1].display()
+    );
 }
 
 /// Compiles `tests/c/NAME` (or any path under the crate) into `dir`, returning the executable.
