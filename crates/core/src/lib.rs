@@ -1,11 +1,16 @@
-//! xsort-core: the sorter.
+//! xsort-core: the sort engine, and xsort as a library.
 //!
-//! [`Sorter`] takes a validated [`SortConfig`] and sorts: it reads the inputs into one aligned buffer
-//! while extracting an entry (normalized key prefix + record offset) per record, sorts the entries
-//! with a kernel from `xsort-kernels`, and gathers the records into the output through write-behind
-//! buffers. When the data does not fit the memory budget, each buffer-full becomes a sorted run on
-//! temp space, and the runs are merged (multi-level when there are more than the budget's fan-in).
-//! [`SortStats`] reports what happened, phase by phase.
+//! Start with [`Sort`]: a builder that describes a sort of fixed-size records, text lines or
+//! Nsort statements, then runs it file to file ([`Sort::run`]), as a push/pull session
+//! ([`Sort::start`], [`Sorting`]: release records in any chunking, pull them back sorted, spilling
+//! to temp space past the memory budget), or on records in memory ([`Sort::sort_slice`]).
+//!
+//! Underneath, the engine reads the inputs into one aligned buffer while extracting an entry
+//! (normalized key prefix + record offset) per record, sorts the entries with a kernel from
+//! `xsort-kernels`, and gathers the records into the output through write-behind buffers. When the
+//! data does not fit the memory budget, each buffer-full becomes a sorted run on temp space, and
+//! the runs are merged (multi-level when there are more than the budget's fan-in). [`SortStats`]
+//! reports what happened, phase by phase.
 
 mod api;
 pub mod batches;
@@ -29,7 +34,7 @@ pub mod spec;
 pub mod stats;
 pub mod text;
 
-pub use api::{Sort, Sorting};
+pub use api::{Order, Sort, Sorting};
 pub use config::{Input, IoSettings, Output, SortConfig, MAX_IO_COUNT};
 pub use error::{Result, SortError};
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
