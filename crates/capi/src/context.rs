@@ -57,7 +57,7 @@ pub struct Context {
     /// `xsort_get_stats` / `xsort_get_stats_json`, made on first use, kept until `xsort_end`.
     stats_text: Option<CString>,
     stats_json: Option<CString>,
-    /// Nsort's error callback, called with each warning or error code.
+    /// Nsort's error callback, called with each warning or error code (by lib.rs, unlocked).
     callback: Option<crate::nsort::Callback>,
 }
 
@@ -120,7 +120,7 @@ pub fn define(statements: &str, callback: Option<crate::nsort::Callback>) -> (Co
             (context, XSORT_SUCCESS)
         }
         Err(e) => {
-            let code = context.refuse(0, Failure::from(e));
+            let code = context.refuse(Failure::from(e));
             (context, code)
         }
     }
@@ -145,13 +145,11 @@ impl Context {
         }
     }
 
-    /// Records a failure: stores its message, calls the error callback, and for an error (not a
-    /// warning) stops the sort, which removes its temp files. Returns the code.
-    pub fn refuse(&mut self, id: u32, failure: Failure) -> xsort_msg_t {
+    /// Records a failure: stores its message and, for an error (not a warning), stops the sort,
+    /// which removes its temp files. Returns the code. (The caller then calls the error callback,
+    /// once the context is unlocked: a handler may well call `nsort_message`.)
+    pub fn refuse(&mut self, failure: Failure) -> xsort_msg_t {
         let line = one_line(&failure.message);
-        if let Some(cb) = &self.callback {
-            cb.call(failure.code, id, &line);
-        }
         if failure.is_error() && self.stopped_by.is_none() {
             self.stopped_by = Some(line.clone());
             self.phase = Phase::Failed;
@@ -159,6 +157,11 @@ impl Context {
         }
         self.message = CString::new(line).unwrap_or_default();
         failure.code
+    }
+
+    /// The error callback and the message to give it, for a call that just failed.
+    pub fn notice(&self) -> Option<(crate::nsort::Callback, CString)> {
+        self.callback.map(|cb| (cb, self.message.clone()))
     }
 
     /// The last error's message ("" when none).

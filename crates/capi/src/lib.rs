@@ -108,13 +108,18 @@ unsafe fn on_context<R>(
         };
         let mut guard = context::lock(&shared);
         // Caught here, with the context still locked, so that a panic fails this context only.
-        match catch_unwind(AssertUnwindSafe(|| f(&mut guard))) {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(failure)) => Err(guard.refuse(id, failure)),
-            Err(panic) => {
-                Err(guard.refuse(id, Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", panic_text(&*panic)))))
-            }
+        let failure = match catch_unwind(AssertUnwindSafe(|| f(&mut guard))) {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(failure)) => failure,
+            Err(panic) => Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", panic_text(&*panic))),
+        };
+        let code = guard.refuse(failure);
+        let notice = guard.notice();
+        drop(guard);
+        if let Some((callback, message)) = notice {
+            callback.call(code, id, &message);
         }
+        Err(code)
     }));
     match outcome {
         Ok(Ok(value)) => value,
@@ -151,9 +156,14 @@ pub(crate) unsafe fn define(
                 Err(e) => failed(Failure::new(XSORT_SYNTAX_ERROR, format!("{call}: the statements are not UTF-8 ({e})")), callback),
             }
         };
+        let notice = if code == XSORT_SUCCESS { None } else { context.notice() };
         let id = context::insert(context);
         // SAFETY: not NULL (checked above); the caller promises it points to a writable xsort_t.
         unsafe { *ctxp = id };
+        // Once the id is the caller's, so that the handler can ask nsort_message for it.
+        if let Some((callback, message)) = notice {
+            callback.call(code, id, &message);
+        }
         code
     }));
     outcome.unwrap_or_else(|panic| no_context(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", panic_text(&*panic))))
@@ -162,7 +172,7 @@ pub(crate) unsafe fn define(
 /// A context that failed before its sort started.
 fn failed(failure: Failure, callback: Option<nsort::Callback>) -> (context::Context, xsort_msg_t) {
     let mut context = context::Context::new(callback);
-    let code = context.refuse(0, failure);
+    let code = context.refuse(failure);
     (context, code)
 }
 

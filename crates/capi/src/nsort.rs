@@ -43,6 +43,7 @@ pub struct nsort_error_callback_t {
 pub const NSORT_NO_DEFAULTS: c_uint = 0x0001;
 
 /// A context's copy of its error callback.
+#[derive(Clone, Copy)]
 pub struct Callback {
     error: unsafe extern "C" fn(*mut c_void, nsort_msg_t, nsort_t, *mut c_char, c_int, c_int, ...),
     arg: *mut c_void,
@@ -54,9 +55,9 @@ pub struct Callback {
 unsafe impl Send for Callback {}
 
 impl Callback {
-    /// Calls the handler with a status and its one-line message.
-    pub fn call(&self, code: nsort_msg_t, context: nsort_t, message: &str) {
-        let Ok(text) = CString::new(message) else { return };
+    /// Calls the handler with a status and its one-line message. No lock is held: the handler
+    /// may call the library, `nsort_message` on the same context included.
+    pub fn call(&self, code: nsort_msg_t, context: nsort_t, text: &CString) {
         // SAFETY: the program gave this handler for this purpose; the arguments are those of
         // Nsort's nsort_error_t, and the message outlives the call.
         unsafe { (self.error)(self.arg, code, context, std::ptr::null_mut(), 0, 1, text.as_ptr()) }

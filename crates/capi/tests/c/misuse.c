@@ -220,15 +220,15 @@ static char callback_detail[1024];
 static void on_error(void *arg, nsort_msg_t msg, nsort_t context, char *definition, int offset, int ndetails, ...) {
     (void)definition;
     (void)offset;
-    (void)context;
     callback_calls += *(int *)arg;
     callback_status = msg;
-    if (ndetails > 0) {
-        va_list ap;
-        va_start(ap, ndetails);
-        snprintf(callback_detail, sizeof callback_detail, "%s", va_arg(ap, char *));
-        va_end(ap);
-    }
+    REQUIRE(ndetails == 1, "%d details", ndetails);
+    va_list ap;
+    va_start(ap, ndetails);
+    snprintf(callback_detail, sizeof callback_detail, "%s", va_arg(ap, char *));
+    va_end(ap);
+    /* A handler may call the library: the context's message is the detail. */
+    REQUIRE(strcmp(nsort_message(&context), callback_detail) == 0, "in the handler: '%s'", nsort_message(&context));
 }
 
 static void error_callback(void) {

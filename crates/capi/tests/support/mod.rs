@@ -9,7 +9,8 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use xsort_sortbench::{generate_file, validate_file, GenOptions, Summary, ValidateOptions};
 
@@ -100,9 +101,33 @@ pub fn run_ok(exe: &Path, args: &[&str]) -> Output {
     out
 }
 
+/// How long a program may run: a hang (a deadlock in the library) fails the test instead of
+/// stalling the run.
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
 /// Runs a compiled program (the shared library comes through the rpath, no LD_LIBRARY_PATH).
 pub fn run(exe: &Path, args: &[&str]) -> Output {
-    Command::new(exe).args(args).env_remove("LD_LIBRARY_PATH").output().unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()))
+    let child = Command::new(exe)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));
+    let pid = child.id();
+    let (done, waiting) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if waiting.recv_timeout(RUN_LIMIT).is_err() {
+            // SAFETY: kill(2) on the child this test started, to end a hang; wait_with_output is
+            // still blocked on it, so it has not been reaped and its pid is not reused.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = done.send(());
+    watchdog.join().unwrap();
+    assert!(out.status.code().is_some(), "{} was killed ({}), after {RUN_LIMIT:?} at most: a hang?", exe.display(), out.status);
+    out
 }
 
 /// Writes `count` gensort records (binary) to `path`, returning valsort's summary of them.
