@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The library's benchmark: xsort's C API and Rust push/pull API against the xsort command on the
+# same data, ratios measured in one run on this machine.
+#
+#   bash bench/library.sh [--records N] [--dir DIR] [--runs K]
+#
+# For N gensort records (default 10^7 = 1 GB) in DIR (default $TMPDIR or /tmp) it measures, K times
+# each (default 3), reporting the median:
+#   1. in memory: `xsort` sorting the file to a file with the input in the page cache, against a C
+#      program (bench/c/release_return.c, linked with libxsort) that holds the records in memory and
+#      releases them with xsort_release_recs in ~1 MiB chunks (whole records), then takes them back
+#      with xsort_return_recs into a ~1 MiB buffer (target: at most 1.2x the command);
+#   2. spilled, budget 1/8 of the data: `xsort -S` against the Rust push/pull API
+#      (crates/core/examples/push_pull.rs: the file read and pushed in 1 MiB chunks, the output
+#      pulled in 1 MiB chunks and written), both from the page cache (target: at most 1.3x).
+# Every output is checked with valsort against gensort's checksum. Generated files are deleted.
+set -euo pipefail
+records=10000000 dir=${TMPDIR:-/tmp} runs=3
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --records) records=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) echo "usage: $0 [--records N] [--dir DIR] [--runs K]" >&2; exit 2 ;;
+  esac
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/common.sh"
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench -p xsort-capi
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort-core --example push_pull
+bin=$root/target/release
+work=$(mktemp -d "$dir/xsort-library.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cc -O2 -o "$work/release_return" "$root/bench/c/release_return.c" -I "$root/crates/capi/include" -L "$bin" -lxsort -Wl,-rpath,"$bin"
+bytes=$((records * 100))
+chunk=$(((1 << 20) / 100 * 100))
+budget=$((bytes / 8))
+
+check() { # check OUTPUT EXPECTED_CHECKSUM
+  "$bin/valsort" -q "$1" || { echo "FAILED: $1 is not sorted" >&2; exit 1; }
+  local sum; sum=$("$bin/valsort" "$1" 2>&1 | sed -n 's/^Checksum: //p')
+  [[ $sum == "$2" ]] || { echo "FAILED: checksum $sum != $2" >&2; exit 1; }
+}
+json() { python3 -c "import json, sys; print(json.loads(sys.stdin.read())['$1'])"; }
+
+echo "# xsort library benchmark, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) threads available; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- memory: $(free -g | awk '/^Mem:/ {print $2 " GiB total, " $7 " GiB available"}'); kernel $(uname -r)"
+echo "- xsort: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (release build)"
+echo "- data: $records records of 100 bytes ($((bytes / 1000000)) MB) in $dir, $runs runs each, medians reported"
+echo
+
+"$bin/gensort" -c "$records" "$work/in" 2> "$work/gen.txt"; sum=$(tail -1 "$work/gen.txt")
+spec="-format=size:100 -field=name:key,size:10,off:0,character -key=key"
+declare -a cli capi spill pp
+for ((i = 1; i <= runs; i++)); do
+  cat "$work/in" > /dev/null; rm -f "$work/out"; sync
+  cli+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --no-progress -T "$work" -o "$work/out" "$work/in")")
+  check "$work/out" "$sum"; rm -f "$work/out"; sync
+  capi+=("$("$work/release_return" "$spec -temp=$work" "$chunk" "$work/in" "$work/out" | json total_s)")
+  check "$work/out" "$sum"; rm -f "$work/out"; sync
+  spill+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --no-progress -S "${budget}b" -T "$work" -o "$work/out" "$work/in")")
+  check "$work/out" "$sum"; rm -f "$work/out"; sync
+  pp+=("$("$bin/examples/push_pull" --record-size 100 --key-bytes 0:10 --memory "$budget" --temp "$work" --chunk $((1 << 20)) "$work/in" "$work/out" | json total_s)")
+  check "$work/out" "$sum"; rm -f "$work/out"
+done
+C=$(echo "${cli[*]}" | median); A=$(echo "${capi[*]}" | median)
+S=$(echo "${spill[*]}" | median); P=$(echo "${pp[*]}" | median)
+echo "| measurement | seconds | ratio | target |"
+echo "|---|---|---|---|"
+echo "| xsort, file to file, input in the page cache | $C | | |"
+echo "| C API in memory: release ${chunk}-byte chunks, return into ${chunk}-byte buffers | $A | $(ratio "$A" "$C") x xsort | <= 1.2 |"
+echo "| xsort -S $budget bytes (1/8 of the data), page cache | $S | | |"
+echo "| Rust push/pull, same budget, 1 MiB pushes and pulls from and to files | $P | $(ratio "$P" "$S") x xsort | <= 1.3 |"
+echo
+echo "raw: xsort ${cli[*]} | C API ${capi[*]} | xsort spilled ${spill[*]} | push/pull spilled ${pp[*]}"
