@@ -316,12 +316,13 @@ pub fn debug_sort(cfg: &SortConfig) -> Result<()> {
     for input in &cfg.inputs {
         let start = data.len();
         match input {
-            Input::Stdin => {
-                xsort_io::stdio::stdin_input()?;
-                std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
-            }
             Input::Path(p) => {
                 data.extend(std::fs::read(p).map_err(|e| anyhow!("cannot read: {}: {}", p.display(), xsort_io::error::os_text(&e)))?)
+            }
+            // The command line names only files and standard input.
+            _ => {
+                xsort_io::stdio::stdin_input()?;
+                std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
             }
         }
         if data.len() > start && data.last() != Some(&t) {
@@ -343,7 +344,8 @@ pub fn debug_sort(cfg: &SortConfig) -> Result<()> {
         order.debug_annotate(line, &mut out);
     }
     match &cfg.output {
-        Output::Stdout => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
         Output::Path(p) => std::fs::write(p, &out).with_context(|| format!("{}: write failed", p.display())),
+        // The command line names only files and standard output.
+        _ => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
     }
 }

@@ -84,7 +84,6 @@ fn run(args: args::Args) -> Result<u8> {
     }
     let s = settings::Settings::from_args(args)?;
     warn(&s.warnings);
-    start_workers(s.threads)?;
     match s.job {
         Job::Sort(cfg) => {
             let output = cfg.output.clone();
@@ -92,14 +91,12 @@ fn run(args: args::Args) -> Result<u8> {
             sort_and_report(s.progress, engine.counters(), s.stats, s.stats_json.as_deref(), &output, || engine.run())
         }
         Job::Check { input, quiet, unique, terminator, order } => {
+            start_workers(s.threads)?;
             let Some(d) = xsort_core::text::check::check_order(&input, terminator, &order, unique, 64 << 20)? else {
                 return Ok(EXIT_OK);
             };
             if !quiet {
-                let name = match &input {
-                    xsort_core::Input::Stdin => "-".to_string(),
-                    xsort_core::Input::Path(p) => p.display().to_string(),
-                };
+                let name = input.name().display().to_string();
                 let mut msg = format!("xsort: {name}:{}: disorder: ", d.line_number).into_bytes();
                 msg.extend_from_slice(&d.line);
                 msg.push(b'\n');
@@ -112,6 +109,7 @@ fn run(args: args::Args) -> Result<u8> {
             if cfg.output == xsort_core::Output::Stdout {
                 xsort_io::stdio::stdout_output()?;
             }
+            start_workers(s.threads)?;
             if let xsort_core::Format::Lines(lines) = &cfg.format {
                 for w in lines.order.debug_warnings() {
                     eprintln!("xsort: {w}");
@@ -129,6 +127,8 @@ fn warn(warnings: &[String]) {
     }
 }
 
+/// Sizes rayon's global pool for the jobs that run outside the sorter (`-c`, `--debug`); a sort
+/// starts worker threads of its own.
 fn start_workers(threads: usize) -> Result<()> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

@@ -9,11 +9,9 @@ use crate::args::Args;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use xsort_core::fold::SumField;
-use xsort_core::key::{ByteOrder, KeyType};
 use xsort_core::order::LineOrder;
 use xsort_core::size::{parse_byte_count, parse_memory_size};
-use xsort_core::spec::{self, Endian, FieldType, FileSpec, NsortSpec};
+use xsort_core::spec::{self, FileSpec, NsortSpec};
 use xsort_core::{Format, Input, IoSettings, KeyPart, KeySpec, Method, Output, RecordFormat, SortConfig};
 
 /// What an invocation does.
@@ -94,10 +92,7 @@ impl Settings {
                 let mut inputs = c.inputs.into_iter();
                 let input = inputs.next().unwrap_or(Input::Stdin);
                 if let Some(extra) = inputs.next() {
-                    let name = match extra {
-                        Input::Stdin => "-".into(),
-                        Input::Path(p) => p.display().to_string(),
-                    };
+                    let name = extra.name().display().to_string();
                     bail!("extra operand '{name}' not allowed with -{}", if quiet { 'C' } else { 'c' });
                 }
                 Job::Check { input, quiet, unique: lines.unique, terminator: lines.terminator, order: lines.order }
@@ -120,21 +115,11 @@ fn records_only_option(args: &Args) -> Option<&'static str> {
 fn record_format(args: &Args, spec: &NsortSpec) -> Result<RecordFormat> {
     let mut rec = RecordFormat::new(record_size(args, spec)?);
     let mut key = args.key_bytes.iter().map(|k| parse_key_bytes(k)).collect::<Result<Vec<_>>>()?;
-    key.extend(spec_keys(spec));
+    key.extend(spec::mapping::record_keys(spec));
     rec.key = KeySpec::new(key);
     rec.touch = args.touch || spec.touch.unwrap_or(false);
     rec.folding.unique = args.unique || spec.duplicates == Some(false);
-    rec.folding.sums = spec
-        .summarize
-        .iter()
-        .map(|f| SumField {
-            name: f.name.clone(),
-            offset: f.offset,
-            len: f.size,
-            signed: f.field_type == FieldType::Integer,
-            order: byte_order(f.endian),
-        })
-        .collect();
+    rec.folding.sums = spec::mapping::sum_fields(spec);
     Ok(rec)
 }
 
@@ -216,7 +201,7 @@ impl Common {
             Some(s) => Some(parse_byte_count(s).with_context(|| format!("invalid --transfer-size '{s}'"))?),
             None => None,
         };
-        let io = |f: Option<&FileSpec>| io_settings(f, transfer, args.buffered, budget);
+        let io = |f: Option<&FileSpec>| IoSettings::of_statement(f, transfer, args.buffered, budget);
         let mut temp_dirs = args.temp_dirs.clone();
         temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
         if temp_dirs.is_empty() {
@@ -305,47 +290,6 @@ pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
     Ok(KeyPart::parse_key_bytes(s)?)
 }
 
-/// The `-key` statements as key parts; binary numbers without a byte order are in the machine's
-/// order, as in Nsort.
-fn spec_keys(spec: &NsortSpec) -> Vec<KeyPart> {
-    spec.keys
-        .iter()
-        .map(|k| {
-            let order = byte_order(k.endian);
-            let kind = match k.field_type {
-                FieldType::Character => KeyType::Char,
-                FieldType::Integer => KeyType::Signed(order),
-                FieldType::Unsigned => KeyType::Unsigned(order),
-                FieldType::Float | FieldType::Double => KeyType::Float(order),
-                FieldType::Decimal => KeyType::Decimal,
-            };
-            KeyPart::typed(k.offset, k.size, kind, k.descending)
-        })
-        .collect()
-}
-
-/// A field's byte order; binary numbers without one are in the machine's order, as in Nsort.
-fn byte_order(endian: Option<Endian>) -> ByteOrder {
-    match endian {
-        Some(Endian::Big) => ByteOrder::Big,
-        Some(Endian::Little) => ByteOrder::Little,
-        None => ByteOrder::NATIVE,
-    }
-}
-
-/// A stream's transfers: Nsort's per-file statement, then `--transfer-size` and `--buffered`. Without
-/// a `direct` or `buffered` statement, transfers are direct unless the budget is too small for them
-/// to pay (see [`xsort_core::plan::MIN_DIRECT_BUDGET`]).
-pub fn io_settings(f: Option<&FileSpec>, transfer: Option<u64>, buffered: bool, budget: u64) -> IoSettings {
-    let d = IoSettings::default();
-    let default_direct = d.direct && budget >= xsort_core::plan::MIN_DIRECT_BUDGET;
-    IoSettings {
-        direct: !buffered && f.and_then(|f| f.direct).unwrap_or(default_direct),
-        transfer_size: transfer.or(f.and_then(|f| f.transfer_size)).map(|t| t as usize).unwrap_or(d.transfer_size),
-        count: f.and_then(|f| f.count).unwrap_or(d.count).min(xsort_core::MAX_IO_COUNT),
-    }
-}
-
 /// `--compress-program`: given again, it must name the same program (as GNU sort requires).
 pub fn compress_program(args: &Args) -> Result<Option<String>> {
     let mut given = args.compress_program.iter();
@@ -387,6 +331,7 @@ pub fn worker_threads(requested: Option<usize>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xsort_core::key::{ByteOrder, KeyType};
 
     #[test]
     fn key_bytes_forms() {
@@ -409,27 +354,5 @@ mod tests {
         assert_eq!(e, "invalid --key-bytes '0:2:u8': a u8 key is 1 byte long, not 2");
         let e = parse_key_bytes("0:8:u64").unwrap_err().to_string();
         assert!(e.starts_with("invalid --key-bytes '0:8:u64': unknown type 'u64'; the types are char dec u8 i8 u16le"), "{e}");
-    }
-
-    #[test]
-    fn spec_keys_are_typed() {
-        let spec = spec::parse_spec(
-            "-format=size:32 -field=name:a,size:4,int,big_endian -field=name:b,double,little_endian \
-             -field=name:c,size:6,decimal -field=name:d,unsigned,size:2 -field=name:e,float -field=name:f,size:3 \
-             -key=a,descending -key=b -key=c -key=d -key=e -key=f,desc",
-        )
-        .unwrap();
-        let n = ByteOrder::NATIVE;
-        assert_eq!(
-            spec_keys(&spec),
-            vec![
-                KeyPart::typed(0, 4, KeyType::Signed(ByteOrder::Big), true),
-                KeyPart::typed(4, 8, KeyType::Float(ByteOrder::Little), false),
-                KeyPart::typed(12, 6, KeyType::Decimal, false),
-                KeyPart::typed(18, 2, KeyType::Unsigned(n), false),
-                KeyPart::typed(20, 4, KeyType::Float(n), false),
-                KeyPart::bytes(24, 3, true),
-            ]
-        );
     }
 }

@@ -4,7 +4,9 @@ use crate::fold::Folding;
 use crate::key::KeySpec;
 use crate::order::LineOrder;
 use crate::text::TextMode;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use xsort_io::OpenedInput;
 use xsort_kernels::Method;
 
 /// An input operand.
@@ -14,6 +16,8 @@ pub enum Input {
     Stdin,
     /// A named file (a regular file, FIFO or device).
     Path(PathBuf),
+    /// A caller's reader (the library's inputs from memory or any `Read`), read once, in order.
+    Reader(Handoff<xsort_io::StreamReader>),
 }
 
 /// Where the sorted records go.
@@ -23,6 +27,78 @@ pub enum Output {
     Stdout,
     /// A file, replaced only when the sort is complete.
     Path(PathBuf),
+    /// A caller's writer (the library's pulled output, or any `Write`); it gets the sorted bytes
+    /// as they are produced, so a failed sort may have written part of them.
+    Writer(Handoff<Box<dyn std::io::Write + Send>>),
+}
+
+/// A value handed to the sort once, inside a configuration that may be cloned: every clone shares
+/// it, the first to take it gets it, and clones compare equal when they share it.
+pub struct Handoff<T> {
+    name: PathBuf,
+    slot: Arc<Mutex<Option<T>>>,
+}
+
+impl<T> Handoff<T> {
+    /// `value`, named `name` in messages.
+    pub fn new(value: T, name: impl Into<PathBuf>) -> Self {
+        Handoff { name: name.into(), slot: Arc::new(Mutex::new(Some(value))) }
+    }
+
+    /// The name in messages.
+    pub fn name(&self) -> &Path {
+        &self.name
+    }
+
+    /// The value, if no one took it yet.
+    pub fn take(&self) -> Option<T> {
+        self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
+    }
+}
+
+impl<T> Clone for Handoff<T> {
+    fn clone(&self) -> Self {
+        Handoff { name: self.name.clone(), slot: self.slot.clone() }
+    }
+}
+
+impl<T> PartialEq for Handoff<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.slot, &other.slot)
+    }
+}
+
+impl<T> Eq for Handoff<T> {}
+
+impl<T> std::fmt::Debug for Handoff<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Handoff({})", self.name.display())
+    }
+}
+
+impl Input {
+    /// The name in messages (`-` for standard input).
+    pub fn name(&self) -> &Path {
+        match self {
+            Input::Stdin => Path::new("-"),
+            Input::Path(p) => p,
+            Input::Reader(h) => h.name(),
+        }
+    }
+
+    /// Opens the input (once: see [`xsort_io::input`]).
+    pub(crate) fn open(&self) -> xsort_io::Result<OpenedInput> {
+        match self {
+            Input::Stdin => OpenedInput::stdin(),
+            Input::Path(p) => OpenedInput::open(p),
+            Input::Reader(h) => match h.take() {
+                Some(reader) => Ok(OpenedInput::reader(reader, h.name().to_owned())),
+                None => {
+                    Err(xsort_io::IoError::Open { path: h.name().to_owned(), cause: std::io::Error::other("already read by another sort") })
+                }
+            },
+        }
+    }
 }
 
 /// How one stream of files is transferred (Nsort's per-file `direct`, `transfer_size`, `count`).
@@ -39,6 +115,22 @@ pub struct IoSettings {
 /// Most transfers a stream keeps in flight, whatever a `count=N` statement asks: each is a reader
 /// or writer thread, and beyond a few dozen more only cost threads (Nsort's published line asks 64).
 pub const MAX_IO_COUNT: usize = 64;
+
+impl IoSettings {
+    /// A stream's transfers: Nsort's per-file statement `file` (if any), then `transfer_size` and
+    /// `buffered` (the command line's `--transfer-size` and `--buffered`). Without a `direct` or
+    /// `buffered` statement, transfers are direct unless `budget` is too small for them to pay
+    /// (see [`crate::plan::MIN_DIRECT_BUDGET`]).
+    pub fn of_statement(file: Option<&crate::spec::FileSpec>, transfer_size: Option<u64>, buffered: bool, budget: u64) -> Self {
+        let d = IoSettings::default();
+        let default_direct = d.direct && budget >= crate::plan::MIN_DIRECT_BUDGET;
+        IoSettings {
+            direct: !buffered && file.and_then(|f| f.direct).unwrap_or(default_direct),
+            transfer_size: transfer_size.or(file.and_then(|f| f.transfer_size)).map(|t| t as usize).unwrap_or(d.transfer_size),
+            count: file.and_then(|f| f.count).unwrap_or(d.count).min(MAX_IO_COUNT),
+        }
+    }
+}
 
 impl Default for IoSettings {
     fn default() -> Self {
@@ -58,7 +150,7 @@ pub struct SortConfig {
     pub format: Format,
     /// Memory budget in bytes for everything the sort allocates.
     pub memory_budget: u64,
-    /// Worker threads (the rayon pool must already be sized to this).
+    /// Worker threads; the sort starts them itself (see `pool`).
     pub threads: usize,
     /// Directories for temp runs (spread round robin).
     pub temp_dirs: Vec<PathBuf>,

@@ -88,13 +88,29 @@ impl Engine {
         Engine { cfg, counters: Arc::default() }
     }
 
+    /// The sort's configuration.
+    pub fn config(&self) -> &SortConfig {
+        &self.cfg
+    }
+
+    /// The sort's configuration, to change before it runs.
+    pub(crate) fn config_mut(&mut self) -> &mut SortConfig {
+        &mut self.cfg
+    }
+
     /// Live counters, for a progress display.
     pub fn counters(&self) -> Arc<SortCounters> {
         self.counters.clone()
     }
 
-    /// Runs the sort (or merge). On error nothing is left at the output path and no temp file remains.
+    /// Runs the sort (or merge) on worker threads of its own (`threads` of its config). On error
+    /// nothing is left at the output path and no temp file remains.
     pub fn run(&self) -> Result<SortStats> {
+        crate::pool::run_in_pool(self.cfg.threads, || self.start())
+    }
+
+    /// Opens the format and drives the sort, on its pool's driver thread.
+    fn start(&self) -> Result<SortStats> {
         let t0 = epoch().elapsed().as_secs_f64();
         let cpu0 = process_cpu();
         // Each format checks its settings and opens every input before anything is written.

@@ -12,6 +12,16 @@ pub enum SortError {
     /// The configuration cannot work (a key beyond the record, a zero record size...).
     #[error("{0}")]
     Config(String),
+    /// Nsort statements that do not parse.
+    #[error("{0}")]
+    Spec(#[from] crate::spec::SpecError),
+    /// The library was called out of order or with a bad argument (pushing after the input ended,
+    /// pulling into a buffer smaller than a record...).
+    #[error("{0}")]
+    Usage(String),
+    /// The system refused a resource the sort needs (threads, memory).
+    #[error("{0}")]
+    Resource(String),
     /// An external program (the compress program) could not run or failed.
     #[error("{0}")]
     Program(String),
@@ -26,7 +36,7 @@ pub enum SortError {
 impl SortError {
     /// Whether the user's input or options caused the error (as opposed to the system or a bug).
     pub fn is_user_error(&self) -> bool {
-        matches!(self, SortError::BadInput { .. } | SortError::Config(_))
+        matches!(self, SortError::BadInput { .. } | SortError::Config(_) | SortError::Spec(_) | SortError::Usage(_))
     }
 }
 

@@ -27,7 +27,7 @@ pub const SLACK_PER_FILE: usize = 2 * IO_ALIGN;
 
 enum Source {
     File(RegularFile),
-    Stream { file: File, name: PathBuf, carry: Vec<u8>, eof: bool },
+    Stream { file: xsort_io::StreamReader, name: PathBuf, carry: Vec<u8>, eof: bool },
 }
 
 /// A regular input file. Only the first input keeps the descriptor of its first open; the others
@@ -160,11 +160,7 @@ impl InputSet {
 /// other than the first gives its descriptor back until its turn, so that any number of inputs
 /// works under a low descriptor limit.
 fn open_source(input: &Input, r: usize, direct: bool, first: bool) -> Result<Source> {
-    let opened = match input {
-        Input::Stdin => OpenedInput::stdin(),
-        Input::Path(p) => OpenedInput::open(p),
-    };
-    let mut reg = match opened.map_err(cannot_read)? {
+    let mut reg = match input.open().map_err(cannot_read)? {
         OpenedInput::Stream(s) => return Ok(Source::Stream { file: s.file, name: s.name, carry: Vec::new(), eof: false }),
         OpenedInput::Regular(reg) => reg,
     };
@@ -264,7 +260,7 @@ fn fill_from_file(
 /// the segment, a partial record is kept in `carry` for the next chunk.
 #[allow(clippy::too_many_arguments)]
 fn fill_from_stream(
-    file: &mut File,
+    file: &mut xsort_io::StreamReader,
     name: &std::path::Path,
     carry: &mut Vec<u8>,
     eof: &mut bool,

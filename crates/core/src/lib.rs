@@ -8,6 +8,7 @@
 //! (multi-level when there are more than the budget's fan-in). [`SortStats`] reports what happened,
 //! phase by phase.
 
+mod api;
 pub mod batches;
 pub mod compress;
 pub mod config;
@@ -22,6 +23,7 @@ pub mod merge;
 pub mod order;
 pub mod output;
 pub mod plan;
+mod pool;
 mod records;
 pub mod runs;
 pub mod size;
@@ -29,6 +31,7 @@ pub mod spec;
 pub mod stats;
 pub mod text;
 
+pub use api::{Sort, Sorting};
 pub use config::{Format, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig, MAX_IO_COUNT};
 pub use engine::Engine;
 pub use error::{Result, SortError};

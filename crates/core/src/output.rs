@@ -1,7 +1,7 @@
 //! The sort's destination (a file replaced atomically, or standard output), and the writing of a
 //! one-pass sort's output while later parts of it are still being sorted.
 
-use crate::config::{IoSettings, Output};
+use crate::config::{Handoff, IoSettings, Output};
 use crate::error::{Result, SortError};
 use std::fs::File;
 use std::os::unix::io::FromRawFd;
@@ -14,6 +14,8 @@ pub enum Destination {
     File(AtomicOutput),
     /// Standard output.
     Stdout,
+    /// A caller's writer, handed to the output's writer when it starts.
+    Writer(Handoff<Box<dyn std::io::Write + Send>>),
 }
 
 impl Destination {
@@ -27,6 +29,7 @@ impl Destination {
                 Destination::Stdout
             }
             Output::Path(p) => Destination::File(AtomicOutput::create(p, io.direct, temp_dirs.first().map(|d| d.as_path()))?),
+            Output::Writer(w) => Destination::Writer(w.clone()),
         })
     }
 
@@ -61,6 +64,10 @@ impl Destination {
                 let out = Box::new(unsafe { File::from_raw_fd(fd) });
                 Sink::Stream { out, name: "-".into() }
             }
+            Destination::Writer(w) => {
+                let out = w.take().ok_or_else(|| SortError::Internal("the output writer was already taken".into()))?;
+                Sink::Stream { out, name: w.name().to_owned() }
+            }
         };
         let cfg = WriterConfig { threads: io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
         Ok(BlockWriter::new(sink, cfg, counters)?)
@@ -70,7 +77,7 @@ impl Destination {
     pub fn commit(self, sync: bool) -> Result<()> {
         match self {
             Destination::File(o) => Ok(o.commit(sync)?),
-            Destination::Stdout => Ok(()),
+            Destination::Stdout | Destination::Writer(_) => Ok(()),
         }
     }
 }
@@ -78,10 +85,12 @@ impl Destination {
 /// Runs `sort` on a helper thread and `write`s, on this thread, each piece of output that it hands
 /// to its `emit` argument, as soon as it comes: a sort that fits in memory is otherwise bound by
 /// its write, which could only start at the end. Pieces must come in output order. The helper's
-/// parallel work runs on rayon's global pool. After a failed `write`, later pieces are dropped and
-/// the error is returned once the sort ends.
+/// parallel work runs on the sort's pool (see [`crate::pool`]), or on rayon's global pool outside
+/// one. After a failed `write`, later pieces are dropped and the error is returned once the sort
+/// ends.
 pub fn sort_while_writing<P: Send>(sort: impl FnOnce(&mut dyn FnMut(P)) + Send, mut write: impl FnMut(P) -> Result<()>) -> Result<()> {
-    if rayon::current_thread_index().is_some() {
+    let pool = crate::pool::current();
+    if pool.is_none() && rayon::current_thread_index().is_some() {
         // Waiting on a pool thread for the helper could starve the pool it needs: sort, then write.
         let mut pieces = Vec::new();
         sort(&mut |piece| pieces.push(piece));
@@ -90,10 +99,17 @@ pub fn sort_while_writing<P: Send>(sort: impl FnOnce(&mut dyn FnMut(P)) + Send, 
     let (pieces, sorted) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
         let sorter = s.spawn(move || {
-            sort(&mut |piece| {
-                // A failed send means that writing failed and stopped listening; its error is reported.
-                let _ = pieces.send(piece);
-            })
+            let run = move || {
+                sort(&mut |piece| {
+                    // A failed send means that writing failed and stopped listening; its error is reported.
+                    let _ = pieces.send(piece);
+                })
+            };
+            // In the sort's own pool, its workers sort while this thread (the driver's) writes.
+            match pool {
+                Some(pool) => pool.install(run),
+                None => run(),
+            }
         });
         let written = sorted.iter().try_for_each(&mut write);
         drop(sorted);

@@ -19,7 +19,6 @@ use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
 
 /// An input as it was opened.
-#[derive(Debug)]
 pub enum OpenedInput {
     /// A regular file: seekable, of a known size.
     Regular(RegularInput),
@@ -38,13 +37,30 @@ pub struct RegularInput {
     file: Option<File>,
 }
 
-/// An input read in order, through the descriptor it was opened with.
-#[derive(Debug)]
+/// A stream an input is read from: a descriptor, or a reader the caller supplies.
+pub type StreamReader = Box<dyn std::io::Read + Send>;
+
+/// An input read in order, through the descriptor it was opened with (or a caller's reader).
 pub struct StreamInput {
-    /// The open descriptor.
-    pub file: File,
+    /// The open descriptor or reader.
+    pub file: StreamReader,
     /// The name in messages (`-` for standard input).
     pub name: PathBuf,
+}
+
+impl std::fmt::Debug for StreamInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamInput").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for OpenedInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenedInput::Regular(r) => f.debug_tuple("Regular").field(r).finish(),
+            OpenedInput::Stream(s) => f.debug_tuple("Stream").field(s).finish(),
+        }
+    }
 }
 
 impl OpenedInput {
@@ -57,7 +73,7 @@ impl OpenedInput {
             return Err(open_err(std::io::Error::from_raw_os_error(libc::EISDIR)));
         }
         if !md.is_file() || size_is_unreliable(&file, md.len()) {
-            return Ok(OpenedInput::Stream(StreamInput { file, name: path.to_owned() }));
+            return Ok(OpenedInput::Stream(StreamInput { file: Box::new(file), name: path.to_owned() }));
         }
         Ok(OpenedInput::Regular(RegularInput { path: path.to_owned(), len: md.len(), dev: md.dev(), ino: md.ino(), file: Some(file) }))
     }
@@ -73,7 +89,12 @@ impl OpenedInput {
             return Err(IoError::Open { path: name, cause: std::io::Error::last_os_error() });
         }
         // SAFETY: fd is a valid descriptor owned by nobody else.
-        Ok(OpenedInput::Stream(StreamInput { file: unsafe { File::from_raw_fd(fd) }, name }))
+        Ok(OpenedInput::Stream(StreamInput { file: Box::new(unsafe { File::from_raw_fd(fd) }), name }))
+    }
+
+    /// A caller's reader, read in order to its end, named `name` in messages.
+    pub fn reader(file: StreamReader, name: PathBuf) -> Self {
+        OpenedInput::Stream(StreamInput { file, name })
     }
 
     /// The name in messages.

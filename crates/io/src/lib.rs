@@ -23,7 +23,7 @@ pub mod writer;
 pub use buffer::{align_down, align_up, AlignedBuf, Prefault, IO_ALIGN};
 pub use error::{os_text, IoError, Result};
 pub use file::{page_cache_fraction, read_stream, Access, DirectFile};
-pub use input::{OpenedInput, RegularInput, StreamInput};
+pub use input::{OpenedInput, RegularInput, StreamInput, StreamReader};
 pub use mapped::MappedFile;
 pub use output::AtomicOutput;
 pub use reader::{read_region, ReadConfig, ReadService, ReadSource};

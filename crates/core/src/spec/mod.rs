@@ -89,6 +89,7 @@ use thiserror::Error;
 use crate::size::{self, MemorySize, SizeError};
 
 pub mod delimited;
+pub mod mapping;
 mod statements;
 mod words;
 

@@ -20,7 +20,7 @@ const MIN_READ: usize = 16 << 10;
 
 /// An input being read.
 struct Open {
-    file: File,
+    file: xsort_io::StreamReader,
     name: PathBuf,
     /// A regular file's size when opened: reaching its end sooner means that it shrank.
     expected: Option<u64>,
@@ -55,11 +55,7 @@ impl LineReader {
         let mut known_len = Some(0u64);
         let mut pending = Vec::with_capacity(inputs.len());
         for (i, input) in inputs.iter().enumerate() {
-            let opened = match input {
-                Input::Stdin => OpenedInput::stdin(),
-                Input::Path(p) => OpenedInput::open(p),
-            };
-            let mut opened = opened.map_err(cannot_open)?;
+            let mut opened = input.open().map_err(cannot_open)?;
             match &mut opened {
                 OpenedInput::Regular(r) => {
                     known_len = known_len.map(|n| n + r.len());
@@ -188,7 +184,7 @@ impl LineReader {
                 Some(OpenedInput::Stream(s)) => Some(Open { file: s.file, name: s.name, expected: None, got: 0 }),
                 Some(OpenedInput::Regular(mut r)) => {
                     let file = r.take_file().map_err(cannot_open)?;
-                    Some(Open { file, name: r.path().to_owned(), expected: Some(r.len()), got: 0 })
+                    Some(Open { file: Box::new(file), name: r.path().to_owned(), expected: Some(r.len()), got: 0 })
                 }
                 None => None,
             };
@@ -227,7 +223,7 @@ fn first_full(data: &[u8], from: usize, before: usize, prev_end: usize, t: u8, f
 }
 
 /// Reads what is available into `dst`; a failure names the input.
-fn read_some(file: &mut File, name: &Path, dst: &mut [u8]) -> Result<usize> {
+fn read_some(file: &mut xsort_io::StreamReader, name: &Path, dst: &mut [u8]) -> Result<usize> {
     xsort_io::read_stream(file, dst)
         .map_err(|e| SortError::BadInput { path: name.to_owned(), problem: format!("read failed: {}", os_text(&e)) })
 }

@@ -1,0 +1,421 @@
+//! The library: a sort described by a builder ([`Sort`]) and run file to file ([`Sort::run`]), as a
+//! push/pull session ([`Sort::start`], [`Sorting`]), or on records in memory
+//! ([`Sort::sort_slice`], [`Sort::sort_into`], [`Sort::sorted_indices`]).
+//!
+//! A sort is of fixed-size records ([`Sort::records`]: keys are byte ranges, typed or not) or of
+//! text lines ([`Sort::lines`]: GNU sort's ordering options, as `sort` under `LC_ALL=C` takes
+//! them), or described by Nsort statements ([`Sort::from_spec`]), the language of the `xsort`
+//! command's `--spec`. Every sort runs on worker threads of its own ([`Sort::threads`]), within
+//! its memory budget ([`Sort::memory`]), spilling sorted runs to its temp directories past it.
+
+mod gnu;
+mod memory;
+mod session;
+
+pub use session::Sorting;
+
+use crate::config::{self, Handoff, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig};
+use crate::error::{Result, SortError};
+use crate::fold::Folding;
+use crate::key::{KeyPart, KeySpec};
+use crate::order::{LineOrder, LineOrderConfig};
+use crate::spec::{self, NsortSpec};
+use crate::stats::{SortCounters, SortStats};
+use crate::text::TextMode;
+use std::path::PathBuf;
+use std::sync::Arc;
+use xsort_kernels::Method;
+
+/// What is sorted.
+#[derive(Clone, Debug)]
+enum Format {
+    /// Fixed-size records.
+    Records { record_size: usize, key: Vec<KeyPart>, folding: Folding, touch: bool },
+    /// Lines (or Nsort's delimited records) ended by `terminator`.
+    Lines { terminator: u8, order: LineOrderConfig, merge: bool },
+}
+
+/// A sort, described step by step: what is sorted and how, where from and where to, with what
+/// resources. Then [`Sort::run`] sorts named inputs into a named output, [`Sort::start`] starts
+/// a push/pull session, and [`Sort::sort_slice`] sorts records in memory.
+///
+/// File to file:
+///
+/// ```
+/// use xsort_core::Sort;
+/// # let dir = tempfile::tempdir()?;
+/// # let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+/// std::fs::write(&input, b"pear\napple\nfig\n")?;
+/// let stats = Sort::lines().input_path(&input).output_path(&output).run()?;
+/// assert_eq!(std::fs::read(&output)?, b"apple\nfig\npear\n");
+/// assert_eq!(stats.records, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Records in memory, by a typed key (an unsigned little-endian 32-bit number at offset 4):
+///
+/// ```
+/// use xsort_core::Sort;
+///
+/// let mut records: Vec<u8> = [30u32, 10, 20].iter().flat_map(|v| [*b"rec:", v.to_le_bytes()].concat()).collect();
+/// Sort::records(8).key_bytes("4:4:u32le")?.sort_slice(&mut records)?;
+/// let values: Vec<u32> = records.chunks(8).map(|r| u32::from_le_bytes(r[4..].try_into().unwrap())).collect();
+/// assert_eq!(values, [10, 20, 30]);
+/// # Ok::<(), xsort_core::SortError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Sort {
+    format: Format,
+    inputs: Vec<Input>,
+    output: Option<Output>,
+    budget: Option<u64>,
+    threads: Option<usize>,
+    temp_dirs: Vec<PathBuf>,
+    method: Method,
+    io: [Option<IoSettings>; 3],
+    sync: bool,
+    compress_program: Option<String>,
+    /// Why the sort cannot start, from a builder call that cannot fail (see [`Sort::key`]).
+    refused: Option<String>,
+}
+
+/// Which transfers an [`IoSettings`] of [`Sort`] is for.
+const INPUT_IO: usize = 0;
+const OUTPUT_IO: usize = 1;
+const TEMP_IO: usize = 2;
+
+impl Sort {
+    fn of(format: Format) -> Sort {
+        Sort {
+            format,
+            inputs: Vec::new(),
+            output: None,
+            budget: None,
+            threads: None,
+            temp_dirs: Vec::new(),
+            method: Method::Radix,
+            io: [None; 3],
+            sync: false,
+            compress_program: None,
+            refused: None,
+        }
+    }
+
+    /// A sort of records of `record_size` bytes, by the whole record until keys are given
+    /// ([`Sort::key`], [`Sort::key_bytes`]). Records with equal keys keep their input order.
+    pub fn records(record_size: usize) -> Sort {
+        Sort::of(Format::Records { record_size, key: Vec::new(), folding: Folding::default(), touch: false })
+    }
+
+    /// A sort of text lines ended by `\n`, by whole lines in byte order until GNU ordering options
+    /// are given ([`Sort::gnu_args`]). A last line without its newline gets one.
+    pub fn lines() -> Sort {
+        Sort::of(Format::Lines { terminator: b'\n', order: LineOrderConfig::default(), merge: false })
+    }
+
+    /// A sort described by Nsort statements, as the `xsort` command's `--spec` takes them: the
+    /// record format (`-format=size:N` for fixed-size records, `-format=delimiter:C` for
+    /// delimited ones), `-field` and `-key`, `-memory`, `-temp_file`, `-processes`, `-method`,
+    /// `-noduplicates`, `-summarize`, and `-in_file` / `-out_file` for a sort that reads or writes
+    /// files itself.
+    ///
+    /// ```
+    /// use xsort_core::Sort;
+    ///
+    /// let sort = Sort::from_spec("-format=size:100 -field=name:k,size:10,off:0,character -key=k -memory=64m")?;
+    /// assert_eq!(sort.record_size(), Some(100));
+    /// # Ok::<(), xsort_core::SortError>(())
+    /// ```
+    pub fn from_spec(statements: &str) -> Result<Sort> {
+        let spec = spec::parse_spec(statements)?;
+        let mut sort = match (spec.record_size, spec.record_delimiter) {
+            (Some(record_size), _) => Sort::of(Format::Records {
+                record_size,
+                key: spec::mapping::record_keys(&spec),
+                folding: Folding { unique: spec.duplicates == Some(false), sums: spec::mapping::sum_fields(&spec) },
+                touch: spec.touch.unwrap_or(false),
+            }),
+            (None, Some(terminator)) => {
+                let (separator, keys) = spec::mapping::line_keys(&spec, terminator)?;
+                let unique = spec.duplicates == Some(false);
+                let order = LineOrderConfig { keys, separator, stable: true, unique, ..LineOrderConfig::default() };
+                Sort::of(Format::Lines { terminator, order, merge: false })
+            }
+            (None, None) => {
+                return Err(SortError::Config("no record format given: use -format=size:N or -format=delimiter:C".into()));
+            }
+        };
+        sort.apply_spec(&spec);
+        Ok(sort)
+    }
+
+    /// The statements every format shares.
+    fn apply_spec(&mut self, spec: &NsortSpec) {
+        self.inputs = spec.in_files.iter().map(|f| Input::Path(f.path.clone())).collect();
+        self.output = spec.out_file.as_ref().map(|f| Output::Path(f.path.clone()));
+        self.budget = spec.memory.map(|m| crate::plan::resolve_budget(Some(m)).0);
+        self.threads = spec.processes;
+        self.temp_dirs = spec.temp_dirs.iter().map(|t| t.path.clone()).collect();
+        if spec.method == Some(spec::Method::Merge) {
+            self.method = Method::Merge;
+        }
+        let budget = self.budget_bytes();
+        let files = [spec.in_files.first(), spec.out_file.as_ref(), spec.temp_dirs.first()];
+        for (io, file) in self.io.iter_mut().zip(files) {
+            *io = file.map(|f| IoSettings::of_statement(Some(f), None, false, budget));
+        }
+        self.sync = spec.out_file.as_ref().is_some_and(|f| f.sync);
+    }
+
+    /// Adds a key of fixed-size records (keys compare in the order added).
+    pub fn key(mut self, part: KeyPart) -> Sort {
+        match &mut self.format {
+            Format::Records { key, .. } => key.push(part),
+            // Kept for the start of the sort, which refuses it.
+            Format::Lines { .. } => {
+                self.refused = Some(format!("key {part} is a key of fixed-size records; lines take GNU keys (gnu_args)"))
+            }
+        }
+        self
+    }
+
+    /// Adds a key of fixed-size records in the `xsort` command's `--key-bytes` form:
+    /// `OFFSET:LENGTH[:TYPE][:r]` (`0:10`, `8:8:i64le:r`, `16:4:f32be`...).
+    pub fn key_bytes(mut self, text: &str) -> Result<Sort> {
+        let part = KeyPart::parse_key_bytes(text)?;
+        match &mut self.format {
+            Format::Records { key, .. } => key.push(part),
+            Format::Lines { .. } => {
+                return Err(SortError::Config(format!("key '{text}' is a key of fixed-size records; lines take GNU keys (-k)")))
+            }
+        }
+        Ok(self)
+    }
+
+    /// Orders lines by GNU sort's ordering options, given as `sort` takes them on its command line
+    /// (in the C locale): keys (`-k2,2n`, `--key=1.3,1.5`), the field separator (`-t,`), the
+    /// global ordering letters `-b -d -f -g -h -i -M -n -R -r -V` (also grouped, as `-nr`, and in
+    /// their long forms), `-s`, `-u`, `-z`, `-m` (merge inputs already sorted) and
+    /// `--random-source=FILE`. Other options have builder methods of their own and are refused
+    /// here.
+    ///
+    /// ```
+    /// use xsort_core::Sort;
+    ///
+    /// let mut out = Vec::new();
+    /// let mut sorting = Sort::lines().gnu_args(["-t,", "-k2,2nr"])?.start()?;
+    /// sorting.push(b"a,1\nb,10\nc,2\n")?;
+    /// sorting.write_to(&mut out)?;
+    /// assert_eq!(out, b"b,10\nc,2\na,1\n");
+    /// # Ok::<(), xsort_core::SortError>(())
+    /// ```
+    pub fn gnu_args<I, S>(mut self, args: I) -> Result<Sort>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let Format::Lines { terminator, order, merge } = &mut self.format else {
+            return Err(SortError::Config("GNU ordering options apply to text lines; records take keys (key_bytes)".into()));
+        };
+        let parsed = gnu::parse(args, order.clone())?;
+        *order = parsed.order;
+        *terminator = if parsed.zero_terminated { 0 } else { *terminator };
+        *merge |= parsed.merge;
+        Ok(self)
+    }
+
+    /// Keeps only the first record (or line) of each group with equal keys.
+    pub fn unique(mut self, unique: bool) -> Sort {
+        match &mut self.format {
+            Format::Records { folding, .. } => folding.unique = unique,
+            Format::Lines { order, .. } => order.unique = unique,
+        }
+        self
+    }
+
+    /// The memory budget in bytes for everything the sort allocates (default: half the available
+    /// memory). Past it, the sort spills sorted runs to its temp directories and merges them.
+    pub fn memory(mut self, bytes: u64) -> Sort {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// Worker threads (default: one per CPU). The sort starts them itself, and leaves rayon's
+    /// global pool alone.
+    pub fn threads(mut self, n: usize) -> Sort {
+        self.threads = Some(n.max(1));
+        self
+    }
+
+    /// Adds a directory for temp runs (default: the system's temp directory). Runs are spread over
+    /// the directories round robin.
+    pub fn temp_dir(mut self, dir: impl Into<PathBuf>) -> Sort {
+        self.temp_dirs.push(dir.into());
+        self
+    }
+
+    /// Adds an input file, read in order after the inputs added before it (records with equal
+    /// keys keep this order).
+    pub fn input_path(mut self, path: impl Into<PathBuf>) -> Sort {
+        self.inputs.push(Input::Path(path.into()));
+        self
+    }
+
+    /// Adds an input read from `reader` to its end, named `name` in messages.
+    pub fn input_reader(mut self, reader: impl std::io::Read + Send + 'static, name: &str) -> Sort {
+        self.inputs.push(Input::Reader(Handoff::new(Box::new(reader), name)));
+        self
+    }
+
+    /// Adds an input held in memory.
+    pub fn input_bytes(self, bytes: impl AsRef<[u8]> + Send + 'static) -> Sort {
+        self.input_reader(std::io::Cursor::new(bytes), "(bytes)")
+    }
+
+    /// The output file: written beside its target and put in place only when the sort is complete
+    /// (an existing file is replaced then, keeping its mode and owner).
+    pub fn output_path(mut self, path: impl Into<PathBuf>) -> Sort {
+        self.output = Some(Output::Path(path.into()));
+        self
+    }
+
+    /// The output: `writer` gets the sorted bytes as they are produced (so after a failed sort it
+    /// may hold part of them).
+    pub fn output_writer(mut self, writer: impl std::io::Write + Send + 'static) -> Sort {
+        self.output = Some(Output::Writer(Handoff::new(Box::new(writer), "(writer)")));
+        self
+    }
+
+    /// The in-memory kernel (default: radix sort).
+    pub fn method(mut self, method: Method) -> Sort {
+        self.method = method;
+        self
+    }
+
+    /// Stores temp runs through `program` (`program` compresses standard input to standard output,
+    /// `program -d` decompresses), as GNU sort's `--compress-program`.
+    pub fn compress_program(mut self, program: impl Into<String>) -> Sort {
+        self.compress_program = Some(program.into());
+        self
+    }
+
+    /// Makes the output file durable (fsync of the file and its directory) before the sort ends.
+    pub fn sync(mut self, sync: bool) -> Sort {
+        self.sync = sync;
+        self
+    }
+
+    /// Bytes per record of a sort of fixed-size records; None for lines and delimited records.
+    pub fn record_size(&self) -> Option<usize> {
+        match self.format {
+            Format::Records { record_size, .. } => Some(record_size),
+            Format::Lines { .. } => None,
+        }
+    }
+
+    /// Whether input files were named (then [`Sorting::push`] is refused).
+    pub fn has_file_input(&self) -> bool {
+        !self.inputs.is_empty()
+    }
+
+    /// Whether an output was named (then [`Sorting::pull`] is refused).
+    pub fn has_file_output(&self) -> bool {
+        self.output.is_some()
+    }
+
+    /// Sorts the named inputs into the named output. On error nothing is left at the output path
+    /// and no temp file remains.
+    pub fn run(self) -> Result<SortStats> {
+        if self.inputs.is_empty() {
+            return Err(SortError::Usage("no input: name one (input_path, input_reader, input_bytes), or start() and push".into()));
+        }
+        if self.output.is_none() {
+            return Err(SortError::Usage("no output: name one (output_path, output_writer), or start() and pull".into()));
+        }
+        self.job()?.run()
+    }
+
+    /// Starts the sort as a push/pull session: its input is what [`Sorting::push`] gives it unless
+    /// inputs were named, and its output is what [`Sorting::pull`] takes unless an output was named.
+    pub fn start(self) -> Result<Sorting> {
+        let (pushed, pulled) = (self.inputs.is_empty(), self.output.is_none());
+        Sorting::start(self.job()?, pushed, pulled)
+    }
+
+    /// The sort's budget in bytes.
+    fn budget_bytes(&self) -> u64 {
+        self.budget.unwrap_or_else(|| crate::plan::resolve_budget(None).0)
+    }
+
+    /// The engine's job, checked.
+    fn job(self) -> Result<Job> {
+        if let Some(refused) = self.refused {
+            return Err(SortError::Config(refused));
+        }
+        let budget = self.budget_bytes();
+        let threads = self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
+        let io = |i: usize| self.io[i].unwrap_or_else(|| IoSettings::of_statement(None, None, false, budget));
+        let output = self.output.unwrap_or(Output::Stdout);
+        let format = match self.format {
+            Format::Records { record_size, key, folding, touch } => {
+                if record_size == 0 {
+                    return Err(SortError::Config("the record size must be at least 1 byte".into()));
+                }
+                // Checked now, so that a session refuses them before any input is pushed.
+                let key = KeySpec::new(key);
+                key.resolve(record_size)?;
+                folding.check(record_size)?;
+                crate::plan::check_budget(budget, record_size)?;
+                let mut rec = RecordFormat::new(record_size);
+                rec.key = key;
+                rec.input_io = io(INPUT_IO);
+                rec.touch = touch;
+                rec.folding = folding;
+                config::Format::Records(rec)
+            }
+            Format::Lines { terminator, order, merge } => {
+                let unique = order.unique;
+                let mode = if merge { TextMode::Merge } else { TextMode::Sort };
+                config::Format::Lines(LineFormat { terminator, order: LineOrder::new(order)?, unique, mode })
+            }
+        };
+        let mut cfg = SortConfig::new(self.inputs, output, format, budget);
+        cfg.threads = threads;
+        cfg.temp_dirs = temp_dirs;
+        cfg.method = self.method;
+        cfg.output_io = io(OUTPUT_IO);
+        cfg.temp_io = io(TEMP_IO);
+        cfg.sync = self.sync;
+        cfg.compress_program = self.compress_program;
+        Ok(Job(crate::Engine::new(cfg)))
+    }
+}
+
+/// A sort ready to run on the engine.
+pub(crate) struct Job(crate::Engine);
+
+impl Job {
+    fn run(&self) -> Result<SortStats> {
+        self.0.run()
+    }
+
+    fn counters(&self) -> Arc<SortCounters> {
+        self.0.counters()
+    }
+
+    fn record_size(&self) -> Option<usize> {
+        match &self.0.config().format {
+            config::Format::Records(rec) => Some(rec.record_size),
+            config::Format::Lines(_) => None,
+        }
+    }
+
+    fn set_input(&mut self, input: Input) {
+        self.0.config_mut().inputs = vec![input];
+    }
+
+    fn set_output(&mut self, output: Output) {
+        self.0.config_mut().output = output;
+    }
+}
