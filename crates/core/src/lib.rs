@@ -1,7 +1,12 @@
-//! xsort-core: the sorter.
+//! xsort-core: the sort engine, and xsort as a library.
 //!
-//! [`Engine`] takes a validated [`SortConfig`] and sorts, fixed-size records or text lines alike (the
-//! config's [`Format`]): it reads the inputs chunk by chunk while indexing each record with an entry
+//! Start with [`Sort`]: a builder that describes a sort of fixed-size records, text lines or
+//! Nsort statements, then runs it file to file ([`Sort::run`]), as a push/pull session
+//! ([`Sort::start`], [`Sorting`]: release records in any chunking, pull them back sorted, spilling
+//! to temp space past the memory budget), or on records in memory ([`Sort::sort_slice`]).
+//!
+//! Underneath, one [`Engine`] sorts fixed-size records and text lines alike (the config's
+//! [`Format`]): it reads the inputs chunk by chunk while indexing each record with an entry
 //! (normalized key prefix + place), sorts the entries with a kernel from `xsort-kernels`, and
 //! gathers the records into the output through write-behind buffers. When the data does not fit the
 //! memory budget, each chunk becomes a sorted run on temp space, and the runs are merged
@@ -31,7 +36,7 @@ pub mod spec;
 pub mod stats;
 pub mod text;
 
-pub use api::{Sort, Sorting};
+pub use api::{Order, Sort, Sorting};
 pub use config::{Format, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig, MAX_IO_COUNT};
 pub use engine::Engine;
 pub use error::{Result, SortError};

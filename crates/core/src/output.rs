@@ -85,7 +85,7 @@ impl Destination {
 /// Runs `sort` on a helper thread and `write`s, on this thread, each piece of output that it hands
 /// to its `emit` argument, as soon as it comes: a sort that fits in memory is otherwise bound by
 /// its write, which could only start at the end. Pieces must come in output order. The helper's
-/// parallel work runs on the sort's pool (see [`crate::pool`]), or on rayon's global pool outside
+/// parallel work runs on the sort's own pool (see `crate::pool`), or on rayon's global pool outside
 /// one. After a failed `write`, later pieces are dropped and the error is returned once the sort
 /// ends.
 pub fn sort_while_writing<P: Send>(sort: impl FnOnce(&mut dyn FnMut(P)) + Send, mut write: impl FnMut(P) -> Result<()>) -> Result<()> {

@@ -323,6 +323,18 @@ impl Sort {
         self.output.is_some()
     }
 
+    /// The order the sort puts records (or lines) in, for a caller that partitions or checks data
+    /// as the sort would order it.
+    pub fn order(&self) -> Result<Order> {
+        if let Some(refused) = &self.refused {
+            return Err(SortError::Config(refused.clone()));
+        }
+        match &self.format {
+            Format::Records { record_size, key, .. } => Ok(Order::Records(KeySpec::new(key.clone()).resolve(*record_size)?, *record_size)),
+            Format::Lines { terminator, order, .. } => Ok(Order::Lines(LineOrder::new(order.clone())?, *terminator)),
+        }
+    }
+
     /// Sorts the named inputs into the named output. On error nothing is left at the output path
     /// and no temp file remains.
     pub fn run(self) -> Result<SortStats> {
@@ -389,6 +401,42 @@ impl Sort {
         cfg.sync = self.sync;
         cfg.compress_program = self.compress_program;
         Ok(Job(crate::Engine::new(cfg)))
+    }
+}
+
+/// The order of a [`Sort`]'s records or lines ([`Sort::order`]).
+#[derive(Clone, Debug)]
+pub enum Order {
+    /// Fixed-size records of the size given, by their keys.
+    Records(crate::key::ResolvedKey, usize),
+    /// Lines ended by the byte given, by GNU sort's ordering.
+    Lines(LineOrder, u8),
+}
+
+impl Order {
+    /// How two records (or two lines, without their terminators) compare. The sort is stable:
+    /// records that compare equal keep their input order.
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        match self {
+            Order::Records(key, _) => key.compare(a, b),
+            Order::Lines(order, _) => order.compare(a, b),
+        }
+    }
+
+    /// Bytes per record, for fixed-size records.
+    pub fn record_size(&self) -> Option<usize> {
+        match self {
+            Order::Records(_, r) => Some(*r),
+            Order::Lines(..) => None,
+        }
+    }
+
+    /// The byte that ends each line, for lines.
+    pub fn terminator(&self) -> Option<u8> {
+        match self {
+            Order::Records(..) => None,
+            Order::Lines(_, t) => Some(*t),
+        }
     }
 }
 
