@@ -1,106 +1,28 @@
 //! The command line of a text-line sort (no `--record-size`): GNU sort's options checked against
-//! each other, as GNU checks them, and turned into the core's [`TextConfig`] and [`LineOrder`].
+//! each other, as GNU checks them, and turned into the core's [`LineFormat`] and [`LineOrder`]. The
+//! settings every format shares are taken in [`crate::settings`].
 
 use crate::args::Args;
 use crate::exit::Failure;
-use crate::settings::{compress_program, input_of, output_of, worker_threads};
+use crate::settings::input_of;
 use anyhow::{anyhow, bail, Context, Result};
-use std::io::{IsTerminal, Read};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 use xsort_core::order::{KeyField, LineOrder, LineOrderConfig, OrderFlags};
 use xsort_core::size::{parse_memory_size, MemorySize, SizeError};
-use xsort_core::text::{TextConfig, TextMode};
-use xsort_core::{Input, Output};
+use xsort_core::text::TextMode;
+use xsort_core::{Format, Input, LineFormat, Output, SortConfig};
 
-/// What a text-line invocation does.
-pub enum LinesJob {
-    /// Sort or merge into the output.
-    Sort(TextConfig),
-    /// Check one input's order; `quiet` reports nothing (`-C`); `unique` makes equal lines disorder.
-    Check { input: Input, quiet: bool, unique: bool },
-    /// Sort in memory and annotate the keys (`--debug`).
-    Debug(TextConfig),
-}
-
-/// A checked text-line invocation.
-pub struct LinesSettings {
-    /// The job.
-    pub job: LinesJob,
-    /// The order of lines.
-    pub order: LineOrder,
-    /// Worker threads.
-    pub threads: usize,
-    /// Line terminator.
-    pub terminator: u8,
-    /// Print statistics to stderr.
-    pub stats: bool,
-    /// Write statistics JSON here.
-    pub stats_json: Option<PathBuf>,
-    /// Show a progress bar.
-    pub progress: bool,
-    /// Warnings to print before sorting.
-    pub warnings: Vec<String>,
-}
-
-impl LinesSettings {
-    /// Validates `args` for a sort of text lines.
-    pub fn from_args(args: Args) -> Result<Self> {
-        let order = line_order(&args)?;
-        let check = check_mode(&args)?;
-        let inputs = inputs(&args)?;
-        let output = args.output()?.map(|p| output_of(p));
-        let (budget, clamp_warning) = xsort_core::plan::resolve_budget(args.memory.as_deref().map(memory_size).transpose()?);
-        let threads = match args.parallel {
-            Some(0) => bail!("number in parallel must be nonzero"),
-            n => worker_threads(n),
-        };
-        let max_fan_in = args.batch_size.as_deref().map(batch_size).transpose()?;
-        let mut temp_dirs = args.temp_dirs.clone();
-        if temp_dirs.is_empty() {
-            temp_dirs.push(std::env::temp_dir());
-        }
-        let terminator = if args.zero_terminated { 0 } else { b'\n' };
-        let job = if let Some(quiet) = check {
-            if output.is_some() {
-                bail!("options '-{}o' are incompatible", if quiet { 'C' } else { 'c' });
-            }
-            let mut inputs = inputs.into_iter();
-            let input = inputs.next().unwrap_or(Input::Stdin);
-            if let Some(extra) = inputs.next() {
-                let name = extra.name().display().to_string();
-                bail!("extra operand '{name}' not allowed with -{}", if quiet { 'C' } else { 'c' });
-            }
-            LinesJob::Check { input, quiet, unique: args.unique }
-        } else {
-            let mut cfg = TextConfig::new(inputs, output.unwrap_or(Output::Stdout), budget);
-            cfg.terminator = terminator;
-            cfg.mode = if args.merge { TextMode::Merge } else { TextMode::Sort };
-            cfg.unique = args.unique;
-            cfg.threads = threads;
-            cfg.max_fan_in = max_fan_in;
-            cfg.temp_dirs = temp_dirs;
-            cfg.sync = args.sync;
-            cfg.compress_program = compress_program(&args)?;
-            cfg.output_io = xsort_core::IoSettings::of_statement(None, None, args.buffered, budget);
-            cfg.temp_io = cfg.output_io;
-            if args.debug {
-                LinesJob::Debug(cfg)
-            } else {
-                LinesJob::Sort(cfg)
-            }
-        };
-        let progress = !args.no_progress && (args.progress || std::io::stderr().is_terminal());
-        Ok(LinesSettings {
-            job,
-            order,
-            threads,
-            terminator,
-            stats: args.stats,
-            stats_json: args.stats_json,
-            progress,
-            warnings: clamp_warning.into_iter().collect(),
-        })
-    }
+/// The line format of GNU sort's options, and Some(quiet) when they ask for a check (`-c`, `-C`)
+/// rather than a sort.
+pub fn line_format(args: &Args) -> Result<(LineFormat, Option<bool>)> {
+    let order = line_order(args)?;
+    let check = check_mode(args)?;
+    let mut lines = LineFormat::new(order);
+    lines.terminator = if args.zero_terminated { 0 } else { b'\n' };
+    lines.mode = if args.merge { TextMode::Merge } else { TextMode::Sort };
+    lines.unique = args.unique;
+    Ok((lines, check))
 }
 
 /// The order of lines from the ordering options, keys, `-t`, `-s`, `-u` and `--random-source`.
@@ -260,7 +182,7 @@ fn separator(values: &[String]) -> Result<Option<u8>> {
 
 /// `-S` as GNU sort takes it: 0 and percentages over 100 are accepted (and raised to the minimum or
 /// clamped to physical memory).
-fn memory_size(s: &str) -> Result<MemorySize> {
+pub fn memory_size(s: &str) -> Result<MemorySize> {
     match parse_memory_size(s) {
         Ok(m) => Ok(m),
         Err(SizeError::Zero(_)) => Ok(MemorySize::Bytes(1)),
@@ -272,7 +194,7 @@ fn memory_size(s: &str) -> Result<MemorySize> {
 }
 
 /// `--batch-size`: at least 2, and at most what the open-file limit allows (as GNU checks it).
-fn batch_size(s: &str) -> Result<usize> {
+pub fn batch_size(s: &str) -> Result<usize> {
     let Ok(n) = s.parse::<u128>() else { bail!("invalid --batch-size argument '{s}'") };
     if n < 2 {
         bail!("invalid --batch-size argument '{s}'\nminimum --batch-size argument is '2'");
@@ -332,14 +254,10 @@ fn check_mode(args: &Args) -> Result<Option<bool>> {
     Ok(given.first().copied())
 }
 
-/// The operands, or the names in `--files0-from`.
-fn inputs(args: &Args) -> Result<Vec<Input>> {
+/// The operands, or the names in `--files0-from` (none: the caller reads standard input).
+pub fn operands(args: &Args) -> Result<Vec<Input>> {
     let Some(list) = &args.files0_from else {
-        let mut v: Vec<Input> = args.inputs.iter().map(|p| input_of(p)).collect();
-        if v.is_empty() {
-            v.push(Input::Stdin);
-        }
-        return Ok(v);
+        return Ok(args.inputs.iter().map(|p| input_of(p)).collect());
     };
     if let Some(first) = args.inputs.first() {
         bail!("extra operand '{}'\nfile operands cannot be combined with --files0-from", first.display());
@@ -384,14 +302,16 @@ pub fn line_only_option(args: &Args) -> Option<&'static str> {
         (args.ignore_leading_blanks || args.dictionary_order || args.ignore_case, "-b/-d/-f"),
         (args.general_numeric || args.human_numeric || args.ignore_nonprinting || args.month, "-g/-h/-i/-M"),
         (args.numeric || args.random || args.reverse || args.version_sort || !args.sort_word.is_empty(), "-n/-R/-r/-V/--sort"),
+        (args.random_source.is_some(), "--random-source"),
     ];
     used.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }
 
 /// `--debug`: sorts in memory (a diagnostic for small inputs, not the engine) and writes each line
 /// with GNU's key annotations.
-pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
-    let t = cfg.terminator;
+pub fn debug_sort(cfg: &SortConfig) -> Result<()> {
+    let Format::Lines(format) = &cfg.format else { bail!("--debug applies to text lines") };
+    let (t, order) = (format.terminator, &format.order);
     let mut data = Vec::new();
     for input in &cfg.inputs {
         let start = data.len();
@@ -411,13 +331,13 @@ pub fn debug_sort(cfg: &TextConfig, order: &LineOrder) -> Result<()> {
     }
     let mut lines: Vec<&[u8]> = data.split(|&b| b == t).collect();
     lines.pop(); // after the last terminator
-    if cfg.mode == TextMode::Sort {
+    if format.mode == TextMode::Sort {
         lines.sort_by(|a, b| order.compare(a, b));
     }
     let mut out = Vec::new();
     let mut last: Option<&[u8]> = None;
     for line in lines {
-        if cfg.unique && last.is_some_and(|l| order.compare(l, line) == std::cmp::Ordering::Equal) {
+        if format.unique && last.is_some_and(|l| order.compare(l, line) == std::cmp::Ordering::Equal) {
             continue;
         }
         last = Some(line);

@@ -19,7 +19,7 @@ mod usage;
 use anyhow::{Context, Result};
 use clap::Parser;
 use exit::{OK as EXIT_OK, TROUBLE as EXIT_TROUBLE};
-use lines::{LinesJob, LinesSettings};
+use settings::Job;
 use std::io::Write;
 use std::process::ExitCode;
 use xsort_core::SortStats;
@@ -82,37 +82,17 @@ fn run(args: args::Args) -> Result<u8> {
         }
         return Ok(EXIT_OK);
     }
-    if args.record_size.is_none() && args.spec.is_empty() {
-        return run_lines(args);
-    }
-    if let Some(s) = spec_lines::settings(&args)? {
-        return spec_lines::run(s);
-    }
-    if let Some(option) = lines::line_only_option(&args) {
-        anyhow::bail!("{option} applies to text lines; records take --key-bytes (see --help)");
-    }
-    let settings = settings::Settings::from_args(args)?;
-    warn(&settings.warnings);
-    let sorter = xsort_core::Sorter::new(settings.config.clone());
-    sort_and_report(settings.progress, sorter.counters(), settings.stats, settings.stats_json.as_deref(), &settings.config.output, || {
-        sorter.run()
-    })
-}
-
-/// Sorts, merges or checks text lines.
-fn run_lines(args: args::Args) -> Result<u8> {
-    let s = LinesSettings::from_args(args)?;
+    let s = settings::Settings::from_args(args)?;
     warn(&s.warnings);
-    warn(&locale::warning_here(&s.order).into_iter().collect::<Vec<_>>());
     match s.job {
-        LinesJob::Sort(cfg) => {
+        Job::Sort(cfg) => {
             let output = cfg.output.clone();
-            let sorter = xsort_core::text::LineSorter::new(cfg, s.order);
-            sort_and_report(s.progress, sorter.counters(), s.stats, s.stats_json.as_deref(), &output, || sorter.run())
+            let engine = xsort_core::Engine::new(cfg);
+            sort_and_report(s.progress, engine.counters(), s.stats, s.stats_json.as_deref(), &output, || engine.run())
         }
-        LinesJob::Check { input, quiet, unique } => {
+        Job::Check { input, quiet, unique, terminator, order } => {
             start_workers(s.threads)?;
-            let Some(d) = xsort_core::text::check::check_order(&input, s.terminator, &s.order, unique, 64 << 20)? else {
+            let Some(d) = xsort_core::text::check::check_order(&input, terminator, &order, unique, 64 << 20)? else {
                 return Ok(EXIT_OK);
             };
             if !quiet {
@@ -124,16 +104,18 @@ fn run_lines(args: args::Args) -> Result<u8> {
             }
             Ok(exit::DISORDER)
         }
-        LinesJob::Debug(cfg) => {
+        Job::Debug(cfg) => {
             // A closed standard output fails before any warning is printed.
             if cfg.output == xsort_core::Output::Stdout {
                 xsort_io::stdio::stdout_output()?;
             }
             start_workers(s.threads)?;
-            for w in s.order.debug_warnings() {
-                eprintln!("xsort: {w}");
+            if let xsort_core::Format::Lines(lines) = &cfg.format {
+                for w in lines.order.debug_warnings() {
+                    eprintln!("xsort: {w}");
+                }
             }
-            lines::debug_sort(&cfg, &s.order)?;
+            lines::debug_sort(&cfg)?;
             Ok(EXIT_OK)
         }
     }

@@ -1,19 +1,36 @@
 //! The second stage of option parsing: flags and Nsort statements checked against each other and
-//! turned into the sorter's [`SortConfig`]. Flags win over statements; an output given both ways, or
-//! two different record sizes, is an error.
+//! turned into the engine's one [`SortConfig`], in one place for every format: [`Common`] takes
+//! what records and lines share, and the format part comes from the record options here, from GNU
+//! sort's options ([`crate::lines`]) or from a `--spec` of delimited records ([`crate::spec_lines`]).
+//! Flags win over statements; an output given both ways, two different record sizes, or an option
+//! that does not apply to the chosen format, is an error.
 
 use crate::args::Args;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use xsort_core::order::LineOrder;
 use xsort_core::size::{parse_byte_count, parse_memory_size};
 use xsort_core::spec::{self, FileSpec, NsortSpec};
-use xsort_core::{Input, IoSettings, KeyPart, KeySpec, Method, Output, SortConfig};
+use xsort_core::{Format, Input, IoSettings, KeyPart, KeySpec, Method, Output, RecordFormat, SortConfig};
 
-/// Everything main needs: the sort and how to report on it.
+/// What an invocation does.
+pub enum Job {
+    /// Sort (or merge, `-m`) into the output.
+    Sort(SortConfig),
+    /// Check one input's order (`-c`, `-C`); `quiet` reports nothing; `unique` makes equal lines
+    /// disorder.
+    Check { input: Input, quiet: bool, unique: bool, terminator: u8, order: LineOrder },
+    /// Sort lines in memory and annotate the keys (`--debug`).
+    Debug(SortConfig),
+}
+
+/// Everything main needs: the job and how to report on it.
 pub struct Settings {
-    /// The sort.
-    pub config: SortConfig,
+    /// The job.
+    pub job: Job,
+    /// Worker threads.
+    pub threads: usize,
     /// Print statistics to stderr.
     pub stats: bool,
     /// Write statistics JSON here.
@@ -24,41 +41,98 @@ pub struct Settings {
     pub warnings: Vec<String>,
 }
 
+/// How the command line reads: which format it sorts, and so whose conventions its options follow.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Text lines with GNU sort's options (no `--record-size`, no `--spec`): GNU's messages.
+    Gnu,
+    /// Fixed-size records, or delimited records given by `--spec`.
+    Nsort,
+}
+
 impl Settings {
     /// Validates `args`.
     pub fn from_args(args: Args) -> Result<Self> {
+        if args.record_size.is_none() && args.spec.is_empty() {
+            return Self::gnu_lines(args);
+        }
         let spec = parse_specs(&args.spec)?;
-        let record_size = record_size(&args, &spec)?;
-        let mut key = args.key_bytes.iter().map(|k| parse_key_bytes(k)).collect::<Result<Vec<_>>>()?;
-        key.extend(spec::mapping::record_keys(&spec));
-
-        let c = Common::of(&args, &spec)?;
-        check_record_budget(&args, &spec, record_size, c.budget)?;
-        let mut config = SortConfig::new(c.inputs, c.output, record_size, c.budget);
-        config.key = KeySpec::new(key);
-        config.threads = c.threads;
-        config.temp_dirs = c.temp_dirs;
-        config.method = c.method;
-        config.input_io = c.input_io;
-        config.output_io = c.output_io;
-        config.temp_io = c.temp_io;
-        config.touch = args.touch || spec.touch.unwrap_or(false);
-        config.sync = c.sync;
-        config.compress_program = c.compress_program;
-        config.folding.unique = args.unique || spec.duplicates == Some(false);
-        config.folding.sums = spec::mapping::sum_fields(&spec);
-
-        Ok(Settings { config, stats: c.stats, stats_json: args.stats_json, progress: c.progress, warnings: c.warnings })
+        let format = match spec.record_delimiter {
+            Some(terminator) => Format::Lines(crate::spec_lines::line_format(&args, &spec, terminator)?),
+            None => {
+                if let Some(option) = crate::lines::line_only_option(&args) {
+                    bail!("{option} applies to text lines; records take --key-bytes (see --help)");
+                }
+                Format::Records(record_format(&args, &spec)?)
+            }
+        };
+        let c = Common::of(&args, &spec, Dialect::Nsort)?;
+        if let Format::Records(rec) = &format {
+            check_record_budget(&args, &spec, rec.record_size, c.budget)?;
+        }
+        let (threads, stats, progress, warnings) = (c.threads, c.stats, c.progress, c.warnings.clone());
+        Ok(Settings { job: Job::Sort(c.config(format)), threads, stats, stats_json: args.stats_json, progress, warnings })
     }
+
+    /// A text-line invocation with GNU sort's options: sort, merge, check or debug.
+    fn gnu_lines(args: Args) -> Result<Self> {
+        if let Some(option) = records_only_option(&args) {
+            bail!("{option} applies to fixed-size records (--record-size), not to text lines");
+        }
+        let (lines, check) = crate::lines::line_format(&args)?;
+        let c = Common::of(&args, &NsortSpec::default(), Dialect::Gnu)?;
+        let (threads, stats, progress) = (c.threads, c.stats, c.progress);
+        let mut warnings = c.warnings.clone();
+        warnings.extend(crate::locale::warning_here(&lines.order));
+        let job = match check {
+            Some(quiet) => {
+                if c.output_given {
+                    bail!("options '-{}o' are incompatible", if quiet { 'C' } else { 'c' });
+                }
+                let mut inputs = c.inputs.into_iter();
+                let input = inputs.next().unwrap_or(Input::Stdin);
+                if let Some(extra) = inputs.next() {
+                    let name = extra.name().display().to_string();
+                    bail!("extra operand '{name}' not allowed with -{}", if quiet { 'C' } else { 'c' });
+                }
+                Job::Check { input, quiet, unique: lines.unique, terminator: lines.terminator, order: lines.order }
+            }
+            None if args.debug => Job::Debug(c.config(Format::Lines(lines))),
+            None => Job::Sort(c.config(Format::Lines(lines))),
+        };
+        Ok(Settings { job, threads, stats, stats_json: args.stats_json, progress, warnings })
+    }
+}
+
+/// The first option given that only fixed-size records take, if any (for a text-line sort's error).
+fn records_only_option(args: &Args) -> Option<&'static str> {
+    let used = [(!args.key_bytes.is_empty(), "--key-bytes"), (args.touch, "--touch")];
+    used.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
+}
+
+/// The record format from `--record-size`, `--key-bytes`, `-u`, `--touch` and the spec's format,
+/// keys, `-noduplicates`, `-summarize` and `-touch`.
+fn record_format(args: &Args, spec: &NsortSpec) -> Result<RecordFormat> {
+    let mut rec = RecordFormat::new(record_size(args, spec)?);
+    let mut key = args.key_bytes.iter().map(|k| parse_key_bytes(k)).collect::<Result<Vec<_>>>()?;
+    key.extend(spec::mapping::record_keys(spec));
+    rec.key = KeySpec::new(key);
+    rec.touch = args.touch || spec.touch.unwrap_or(false);
+    rec.folding.unique = args.unique || spec.duplicates == Some(false);
+    rec.folding.sums = spec::mapping::sum_fields(spec);
+    Ok(rec)
 }
 
 /// What a sort takes alike from flags and Nsort statements, whatever its records: flags win, and an
 /// output given both ways is an error.
 pub struct Common {
-    /// Inputs: the `-in_file` statements, then the operands (standard input if none).
+    /// Inputs: the `-in_file` statements, then the operands or the `--files0-from` names (standard
+    /// input if none).
     pub inputs: Vec<Input>,
     /// The output.
     pub output: Output,
+    /// Whether the output was named (`-o` or `-out_file`).
+    pub output_given: bool,
     /// Memory budget in bytes.
     pub budget: u64,
     /// Worker threads.
@@ -67,7 +141,9 @@ pub struct Common {
     pub method: Method,
     /// Temp directories.
     pub temp_dirs: Vec<PathBuf>,
-    /// Transfers of each kind of file.
+    /// Most runs merged at once (`--batch-size`).
+    pub max_fan_in: Option<usize>,
+    /// Input transfers (records only: lines are read through the page cache).
     pub input_io: IoSettings,
     /// Output transfers.
     pub output_io: IoSettings,
@@ -86,28 +162,32 @@ pub struct Common {
 }
 
 impl Common {
-    /// Checks the flags and statements every sort shares.
-    pub fn of(args: &Args, spec: &NsortSpec) -> Result<Self> {
+    /// Checks the flags and statements every sort shares; `dialect` picks the parsing (and the
+    /// messages) of `-S` and `--parallel`.
+    pub fn of(args: &Args, spec: &NsortSpec, dialect: Dialect) -> Result<Self> {
         let mut inputs: Vec<Input> = spec.in_files.iter().map(|f| input_of(&f.path)).collect();
-        inputs.extend(args.inputs.iter().map(|p| input_of(p)));
+        inputs.extend(crate::lines::operands(args)?);
         if inputs.is_empty() {
             inputs.push(Input::Stdin);
         }
         let output = match (args.output()?, &spec.out_file) {
             (Some(_), Some(_)) => bail!("the output is given twice (-o and -out_file)"),
-            (Some(p), None) => output_of(p),
-            (None, Some(f)) => output_of(&f.path),
-            (None, None) => Output::Stdout,
+            (Some(p), None) => Some(output_of(p)),
+            (None, Some(f)) => Some(output_of(&f.path)),
+            (None, None) => None,
         };
-        let memory = match &args.memory {
-            Some(s) => Some(parse_memory_size(s).with_context(|| format!("invalid --memory '{s}'"))?),
-            None => spec.memory,
+        let memory = match (&args.memory, dialect) {
+            (Some(s), Dialect::Gnu) => Some(crate::lines::memory_size(s)?),
+            (Some(s), Dialect::Nsort) => Some(parse_memory_size(s).with_context(|| format!("invalid --memory '{s}'"))?),
+            (None, _) => spec.memory,
         };
         let (budget, clamp_warning) = xsort_core::plan::resolve_budget(memory);
-        let threads = match (args.parallel, spec.processes) {
-            (Some(0), _) => bail!("--parallel must be at least 1"),
-            (n, p) => worker_threads(n.or(p)),
+        let threads = match (args.parallel, spec.processes, dialect) {
+            (Some(0), _, Dialect::Gnu) => bail!("number in parallel must be nonzero"),
+            (Some(0), _, Dialect::Nsort) => bail!("--parallel must be at least 1"),
+            (n, p, _) => worker_threads(n.or(p)),
         };
+        let max_fan_in = args.batch_size.as_deref().map(crate::lines::batch_size).transpose()?;
         let method = match args.method.as_deref() {
             Some("radix") => Method::Radix,
             Some("merge") => Method::Merge,
@@ -129,11 +209,13 @@ impl Common {
         }
         Ok(Common {
             inputs,
-            output,
+            output_given: output.is_some(),
+            output: output.unwrap_or(Output::Stdout),
             budget,
             threads,
             method,
             temp_dirs,
+            max_fan_in,
             input_io: io(spec.in_files.first()),
             output_io: io(spec.out_file.as_ref()),
             temp_io: io(spec.temp_dirs.first()),
@@ -144,9 +226,27 @@ impl Common {
             warnings: clamp_warning.into_iter().collect(),
         })
     }
+
+    /// The engine's configuration of these settings and `format`.
+    pub fn config(self, mut format: Format) -> SortConfig {
+        if let Format::Records(rec) = &mut format {
+            rec.input_io = self.input_io;
+        }
+        let mut cfg = SortConfig::new(self.inputs, self.output, format, self.budget);
+        cfg.threads = self.threads;
+        cfg.temp_dirs = self.temp_dirs;
+        cfg.method = self.method;
+        cfg.output_io = self.output_io;
+        cfg.temp_io = self.temp_io;
+        cfg.max_fan_in = self.max_fan_in;
+        cfg.sync = self.sync;
+        cfg.compress_program = self.compress_program;
+        cfg
+    }
 }
 
-fn parse_specs(texts: &[String]) -> Result<NsortSpec> {
+/// The statements of every `--spec`, parsed together.
+pub fn parse_specs(texts: &[String]) -> Result<NsortSpec> {
     let joined = texts.join("\n");
     spec::parse_spec(&joined).map_err(|e| anyhow!("--spec: {e}"))
 }

@@ -2,6 +2,8 @@
 
 use crate::fold::Folding;
 use crate::key::KeySpec;
+use crate::order::LineOrder;
+use crate::text::TextMode;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use xsort_io::OpenedInput;
@@ -136,17 +138,16 @@ impl Default for IoSettings {
     }
 }
 
-/// Everything the sorter needs; see the CLI's `--help` for the meaning of each setting.
+/// Everything the engine needs; see the CLI's `--help` for the meaning of each setting. The fields
+/// here apply to records and lines alike; [`Format`] holds what belongs to one of them.
 #[derive(Clone, Debug)]
 pub struct SortConfig {
     /// Inputs, read in order (ties keep this order).
     pub inputs: Vec<Input>,
     /// The output.
     pub output: Output,
-    /// Bytes per record.
-    pub record_size: usize,
-    /// Key parts in priority order; empty means the whole record.
-    pub key: KeySpec,
+    /// What the records are and how they order.
+    pub format: Format,
     /// Memory budget in bytes for everything the sort allocates.
     pub memory_budget: u64,
     /// Worker threads; the sort starts them itself (see `pool`).
@@ -155,44 +156,104 @@ pub struct SortConfig {
     pub temp_dirs: Vec<PathBuf>,
     /// In-memory kernel.
     pub method: Method,
-    /// Input transfers.
-    pub input_io: IoSettings,
     /// Output transfers.
     pub output_io: IoSettings,
     /// Temp-file transfers.
     pub temp_io: IoSettings,
-    /// Reserve the output's disk space before writing.
-    pub preallocate: bool,
-    /// Pre-fault the sort buffer before reading (Nsort's `-touch`).
-    pub touch: bool,
+    /// Most runs merged at once (GNU sort's `--batch-size`), if limited.
+    pub max_fan_in: Option<usize>,
     /// fsync the output file and its directory before returning.
     pub sync: bool,
     /// GNU sort's `--compress-program`: temp runs are stored through it.
     pub compress_program: Option<String>,
+}
+
+/// The format of the records, with the settings that only it takes.
+#[derive(Clone, Debug)]
+pub enum Format {
+    /// Fixed-size binary records ordered by byte-range keys.
+    Records(RecordFormat),
+    /// Text lines (or other delimited records) ordered as GNU sort orders them.
+    Lines(LineFormat),
+}
+
+/// Fixed-size records.
+#[derive(Clone, Debug)]
+pub struct RecordFormat {
+    /// Bytes per record.
+    pub record_size: usize,
+    /// Key parts in priority order; empty means the whole record.
+    pub key: KeySpec,
     /// Records with equal keys folded into one (`-u`, `-noduplicates`, `-summarize`).
     pub folding: Folding,
+    /// Input transfers (lines are read through the page cache, in their own request sizes).
+    pub input_io: IoSettings,
+    /// Reserve the output's disk space before writing.
+    pub preallocate: bool,
+    /// Pre-fault the sort buffer before reading (Nsort's `-touch`).
+    pub touch: bool,
+}
+
+impl RecordFormat {
+    /// Records of `record_size` bytes, the whole record as the key, defaults for the rest.
+    pub fn new(record_size: usize) -> Self {
+        RecordFormat {
+            record_size,
+            key: KeySpec::default(),
+            folding: Folding::default(),
+            input_io: IoSettings::default(),
+            preallocate: true,
+            touch: false,
+        }
+    }
+}
+
+/// Delimited records: text lines.
+#[derive(Clone, Debug)]
+pub struct LineFormat {
+    /// Line terminator: `\n`, or NUL with `-z` (or a `--spec` record delimiter).
+    pub terminator: u8,
+    /// The order of lines.
+    pub order: LineOrder,
+    /// Output only the first of each run of equal lines (`-u`).
+    pub unique: bool,
+    /// Sort, or merge inputs already sorted (`-m`).
+    pub mode: TextMode,
+}
+
+impl LineFormat {
+    /// Newline-terminated lines sorted by `order`.
+    pub fn new(order: LineOrder) -> Self {
+        LineFormat { terminator: b'\n', order, unique: false, mode: TextMode::Sort }
+    }
 }
 
 impl SortConfig {
-    /// A configuration with defaults for everything but the essentials.
-    pub fn new(inputs: Vec<Input>, output: Output, record_size: usize, memory_budget: u64) -> Self {
+    /// A configuration of `format` with defaults for everything but the essentials.
+    pub fn new(inputs: Vec<Input>, output: Output, format: Format, memory_budget: u64) -> Self {
         SortConfig {
             inputs,
             output,
-            record_size,
-            key: KeySpec::default(),
+            format,
             memory_budget,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             temp_dirs: vec![std::env::temp_dir()],
             method: Method::Radix,
-            input_io: IoSettings::default(),
             output_io: IoSettings::default(),
             temp_io: IoSettings::default(),
-            preallocate: true,
-            touch: false,
+            max_fan_in: None,
             sync: false,
             compress_program: None,
-            folding: Folding::default(),
         }
+    }
+
+    /// A sort of `record_size`-byte records (whole record as key) with defaults.
+    pub fn records(inputs: Vec<Input>, output: Output, record_size: usize, memory_budget: u64) -> Self {
+        Self::new(inputs, output, Format::Records(RecordFormat::new(record_size)), memory_budget)
+    }
+
+    /// A sort of newline-terminated lines by `order` with defaults.
+    pub fn lines(inputs: Vec<Input>, output: Output, order: LineOrder, memory_budget: u64) -> Self {
+        Self::new(inputs, output, Format::Lines(LineFormat::new(order)), memory_budget)
     }
 }

@@ -14,14 +14,14 @@ mod session;
 
 pub use session::Sorting;
 
-use crate::config::{Handoff, Input, IoSettings, Output, SortConfig};
+use crate::config::{self, Handoff, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig};
 use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::{KeyPart, KeySpec};
 use crate::order::{LineOrder, LineOrderConfig};
 use crate::spec::{self, NsortSpec};
 use crate::stats::{SortCounters, SortStats};
-use crate::text::{LineSorter, TextConfig, TextMode};
+use crate::text::TextMode;
 use std::path::PathBuf;
 use std::sync::Arc;
 use xsort_kernels::Method;
@@ -369,7 +369,7 @@ impl Sort {
         let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
         let io = |i: usize| self.io[i].unwrap_or_else(|| IoSettings::of_statement(None, None, false, budget));
         let output = self.output.unwrap_or(Output::Stdout);
-        match self.format {
+        let format = match self.format {
             Format::Records { record_size, key, folding, touch } => {
                 if record_size == 0 {
                     return Err(SortError::Config("the record size must be at least 1 byte".into()));
@@ -379,35 +379,28 @@ impl Sort {
                 key.resolve(record_size)?;
                 folding.check(record_size)?;
                 crate::plan::check_budget(budget, record_size)?;
-                let mut cfg = SortConfig::new(self.inputs, output, record_size, budget);
-                cfg.key = key;
-                cfg.threads = threads;
-                cfg.temp_dirs = temp_dirs;
-                cfg.method = self.method;
-                cfg.input_io = io(INPUT_IO);
-                cfg.output_io = io(OUTPUT_IO);
-                cfg.temp_io = io(TEMP_IO);
-                cfg.touch = touch;
-                cfg.sync = self.sync;
-                cfg.compress_program = self.compress_program;
-                cfg.folding = folding;
-                Ok(Job::Records(crate::Sorter::new(cfg)))
+                let mut rec = RecordFormat::new(record_size);
+                rec.key = key;
+                rec.input_io = io(INPUT_IO);
+                rec.touch = touch;
+                rec.folding = folding;
+                config::Format::Records(rec)
             }
             Format::Lines { terminator, order, merge } => {
-                let mut cfg = TextConfig::new(self.inputs, output, budget);
-                cfg.terminator = terminator;
-                cfg.mode = if merge { TextMode::Merge } else { TextMode::Sort };
-                cfg.unique = order.unique;
-                cfg.threads = threads;
-                cfg.temp_dirs = temp_dirs;
-                cfg.method = self.method;
-                cfg.output_io = io(OUTPUT_IO);
-                cfg.temp_io = io(TEMP_IO);
-                cfg.sync = self.sync;
-                cfg.compress_program = self.compress_program;
-                Ok(Job::Lines(LineSorter::new(cfg, LineOrder::new(order)?)))
+                let unique = order.unique;
+                let mode = if merge { TextMode::Merge } else { TextMode::Sort };
+                config::Format::Lines(LineFormat { terminator, order: LineOrder::new(order)?, unique, mode })
             }
-        }
+        };
+        let mut cfg = SortConfig::new(self.inputs, output, format, budget);
+        cfg.threads = threads;
+        cfg.temp_dirs = temp_dirs;
+        cfg.method = self.method;
+        cfg.output_io = io(OUTPUT_IO);
+        cfg.temp_io = io(TEMP_IO);
+        cfg.sync = self.sync;
+        cfg.compress_program = self.compress_program;
+        Ok(Job(crate::Engine::new(cfg)))
     }
 }
 
@@ -448,44 +441,29 @@ impl Order {
 }
 
 /// A sort ready to run on the engine.
-pub(crate) enum Job {
-    Records(crate::Sorter),
-    Lines(LineSorter<LineOrder>),
-}
+pub(crate) struct Job(crate::Engine);
 
 impl Job {
     fn run(&self) -> Result<SortStats> {
-        match self {
-            Job::Records(s) => s.run(),
-            Job::Lines(s) => s.run(),
-        }
+        self.0.run()
     }
 
     fn counters(&self) -> Arc<SortCounters> {
-        match self {
-            Job::Records(s) => s.counters(),
-            Job::Lines(s) => s.counters(),
-        }
+        self.0.counters()
     }
 
     fn record_size(&self) -> Option<usize> {
-        match self {
-            Job::Records(s) => Some(s.config().record_size),
-            Job::Lines(_) => None,
+        match &self.0.config().format {
+            config::Format::Records(rec) => Some(rec.record_size),
+            config::Format::Lines(_) => None,
         }
     }
 
     fn set_input(&mut self, input: Input) {
-        match self {
-            Job::Records(s) => s.config_mut().inputs = vec![input],
-            Job::Lines(s) => s.config_mut().inputs = vec![input],
-        }
+        self.0.config_mut().inputs = vec![input];
     }
 
     fn set_output(&mut self, output: Output) {
-        match self {
-            Job::Records(s) => s.config_mut().output = output,
-            Job::Lines(s) => s.config_mut().output = output,
-        }
+        self.0.config_mut().output = output;
     }
 }

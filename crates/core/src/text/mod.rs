@@ -1,4 +1,5 @@
-//! Sorting text lines: the engine of fixed-size records, with lines as records.
+//! Text lines as the engine sorts them ([`crate::engine`]): delimited records ordered by GNU sort's
+//! rules ([`LineOrder`]).
 //!
 //! Lines are read in chunks ([`reader`]) or, for a single file that fits, mapped; then indexed and
 //! sorted in memory ([`chunk`]): each line's entry holds a 64-bit prefix of its order (from
@@ -13,25 +14,25 @@ pub mod check;
 pub mod chunk;
 pub mod reader;
 
-use crate::compress::Compressor;
-use crate::config::{Input, IoSettings, Output};
+use crate::config::{LineFormat, SortConfig};
+use crate::engine::{FormatSort, FormatStats, Sorted};
 use crate::error::{Result, SortError};
-use crate::fold::{FoldSink, Folding};
+use crate::fold::Folding;
 use crate::framing::{Framing, RecordOrder};
-use crate::merge::{merge_runs, MergeJob, MergeReport};
+use crate::merge::MergeReport;
+use crate::order::LineOrder;
 use crate::output::{sort_while_writing, Destination};
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::size::format_bytes;
-use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sampler, SortCounters, SortStats};
+use crate::stats::SortCounters;
 use chunk::{ensure_capacity, gather, sort_and_locate, Chunk, BYTES_PER_LINE, MAX_CHUNK_BYTES};
 use reader::LineReader;
 use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
-use xsort_io::{epoch, AlignedBuf, BlockWriter, MappedFile, ReadService, TempSpace};
-use xsort_kernels::Method;
+use xsort_io::{AlignedBuf, BlockWriter, MappedFile};
 
 /// What to do with the lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,70 +43,17 @@ pub enum TextMode {
     Merge,
 }
 
-/// A sort of text lines; see the CLI's `--help` for the meaning of each setting.
-#[derive(Clone, Debug)]
-pub struct TextConfig {
-    /// Inputs, read in order (ties keep this order).
-    pub inputs: Vec<Input>,
-    /// The output.
-    pub output: Output,
-    /// Line terminator: `\n`, or NUL with `-z`.
-    pub terminator: u8,
-    /// Sort or merge.
-    pub mode: TextMode,
-    /// Output only the first of each run of equal lines (`-u`).
-    pub unique: bool,
-    /// Memory budget in bytes.
-    pub memory_budget: u64,
-    /// Worker threads; the sort starts them itself (see `pool`).
-    pub threads: usize,
-    /// Most runs merged at once (`--batch-size`), if limited.
-    pub max_fan_in: Option<usize>,
-    /// Directories for temp runs.
-    pub temp_dirs: Vec<PathBuf>,
-    /// In-memory kernel.
-    pub method: Method,
-    /// Output transfers.
-    pub output_io: IoSettings,
-    /// Temp-file transfers.
-    pub temp_io: IoSettings,
-    /// fsync the output file and its directory before returning.
-    pub sync: bool,
-    /// GNU sort's `--compress-program`: temp runs are stored through it.
-    pub compress_program: Option<String>,
-}
-
-impl TextConfig {
-    /// A configuration with defaults for everything but the essentials.
-    pub fn new(inputs: Vec<Input>, output: Output, memory_budget: u64) -> Self {
-        TextConfig {
-            inputs,
-            output,
-            terminator: b'\n',
-            mode: TextMode::Sort,
-            unique: false,
-            memory_budget,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            max_fan_in: None,
-            temp_dirs: vec![std::env::temp_dir()],
-            method: Method::Radix,
-            output_io: IoSettings::default(),
-            temp_io: IoSettings::default(),
-            sync: false,
-            compress_program: None,
-        }
-    }
-}
-
-/// Sorts (or merges) text lines by an order.
-pub struct LineSorter<O: RecordOrder> {
-    cfg: TextConfig,
-    order: O,
-    counters: Arc<SortCounters>,
+/// A sort (or merge) of text lines as the engine drives it ([`crate::engine`]), its inputs opened.
+pub(crate) struct LineSort<'a> {
+    cfg: &'a SortConfig,
+    lines: &'a LineFormat,
+    reader: LineReader,
+    folding: Folding,
+    counters: &'a Arc<SortCounters>,
     /// The longest line indexed so far, without its terminator.
-    longest_line: std::sync::atomic::AtomicU64,
+    longest_line: u64,
     /// The most a chunk held: its lines, their bookkeeping, and what the reader held beside them.
-    largest_chunk: std::sync::atomic::AtomicU64,
+    largest_chunk: u64,
 }
 
 /// The reusable memory of the sort phase: the entries and the kernel's scratch (which then lays
@@ -121,74 +69,21 @@ impl Workspace {
     }
 }
 
-impl<O: RecordOrder> LineSorter<O> {
-    /// A sorter of `cfg`'s lines by `order`.
-    pub fn new(cfg: TextConfig, order: O) -> Self {
-        LineSorter { cfg, order, counters: Arc::default(), longest_line: Default::default(), largest_chunk: Default::default() }
-    }
-
-    /// The sort's configuration.
-    pub fn config(&self) -> &TextConfig {
-        &self.cfg
-    }
-
-    /// The sort's configuration, to change before it runs.
-    pub(crate) fn config_mut(&mut self) -> &mut TextConfig {
-        &mut self.cfg
-    }
-
-    /// Live counters, for a progress display.
-    pub fn counters(&self) -> Arc<SortCounters> {
-        self.counters.clone()
-    }
-
-    /// Runs the sort or merge on worker threads of its own (`threads` of its config). On error
-    /// nothing is left at the output path and no temp file remains.
-    pub fn run(&self) -> Result<SortStats> {
-        crate::pool::run_in_pool(self.cfg.threads, || self.drive())
-    }
-
-    /// The sort, on its pool's driver thread.
-    fn drive(&self) -> Result<SortStats> {
-        let cfg = &self.cfg;
-        let t0 = epoch().elapsed().as_secs_f64();
-        let cpu0 = process_cpu();
-        // Checks every input before anything is written.
-        let mut reader = LineReader::new(&cfg.inputs, cfg.terminator, self.counters.input.clone())?;
-        // The temp directories too, as for records: a bad -T is refused even by a sort that would
-        // fit in memory (GNU sort notices only when it spills), so a command that works on small
-        // inputs does not fail later on big ones.
-        let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
-        let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
-        let mut plan = MemoryPlan::new(cfg.memory_budget, 1, reader.known_len(), cfg.inputs.len(), cfg.output_io)?;
-        self.counters.input_total.store(reader.known_len().unwrap_or(0), AtomicOrdering::Relaxed);
-        let sampler = Sampler::start(self.counters.clone());
-        let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
-        store.compress_with(cfg.compress_program.clone().map(Compressor::new));
-        let (lines, runs) = match cfg.mode {
-            TextMode::Sort => self.form_runs(&plan, &mut reader, &mut store, &dest)?,
-            TextMode::Merge => (0, Some(self.input_runs(&mut reader, &mut store)?)),
-        };
-        // The merge holds up to one line per run: it plans for the longest line sorted.
-        plan.longest_record = self.longest_line.load(AtomicOrdering::Relaxed).max(1);
-        sampler.mark();
-        let run_count = runs.as_ref().map_or(0, |r| r.len() as u64);
-        let (lines, merge) = match runs {
-            None => (lines, MergeReport::default()),
-            Some(runs) => self.merge(&plan, runs, &mut store, &dest)?,
-        };
-        dest.commit(cfg.sync)?;
-        let samples = sampler.finish();
-        Ok(self.stats(t0, cpu0, &plan, lines, run_count, merge, samples))
+impl<'a> LineSort<'a> {
+    /// Opens every input (checking each) before anything is written.
+    pub fn open(cfg: &'a SortConfig, lines: &'a LineFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
+        let reader = LineReader::new(&cfg.inputs, lines.terminator, counters.input.clone())?;
+        let folding = Folding { unique: lines.unique, sums: Vec::new() };
+        Ok(LineSort { cfg, lines, reader, folding, counters, longest_line: 0, largest_chunk: 0 })
     }
 
     /// Makes the entries of one chunk of whole lines in `ws` and returns how many lines it has;
     /// None when they are so many that their bookkeeping with the chunk's bytes exceeds `limit`.
-    fn index_chunk(&self, chunk: Chunk, limit: usize, ws: &mut Workspace) -> Result<Option<usize>> {
-        let Some((n, longest)) = chunk.make_entries(&self.order, &mut ws.entries, limit)? else {
+    fn index_chunk(&mut self, chunk: Chunk, limit: usize, ws: &mut Workspace) -> Result<Option<usize>> {
+        let Some((n, longest)) = chunk.make_entries(&self.lines.order, &mut ws.entries, limit)? else {
             return Ok(None);
         };
-        self.longest_line.fetch_max(longest as u64, AtomicOrdering::Relaxed);
+        self.longest_line = self.longest_line.max(longest as u64);
         ensure_capacity(&mut ws.scratch, n * 16)?;
         Ok(Some(n))
     }
@@ -196,7 +91,7 @@ impl<O: RecordOrder> LineSorter<O> {
     /// Sorts the `n` indexed lines of `chunk` and writes them through `writer`, each piece as soon
     /// as it is sorted (see [`sort_and_locate`]); returns the bytes written.
     fn sort_and_write(&self, chunk: Chunk, n: usize, ws: &mut Workspace, writer: &mut BlockWriter) -> Result<u64> {
-        let (order, method, unique) = (&self.order, self.cfg.method, self.cfg.unique);
+        let (order, method, unique) = (&self.lines.order, self.cfg.method, self.lines.unique);
         let (entries, scratch) = (&mut ws.entries.as_u128_mut()[..n], &mut ws.scratch.as_u128_mut()[..n]);
         let mut out = RecordSink::new(writer);
         sort_while_writing(
@@ -207,58 +102,53 @@ impl<O: RecordOrder> LineSorter<O> {
         Ok(out.written())
     }
 
+    /// Sorts the `n` indexed lines of `chunk` into the output; its size is known (and preallocated)
+    /// unless -u drops lines.
+    fn write_out(&self, plan: &MemoryPlan, dest: &Destination, chunk: Chunk, n: usize, ws: &mut Workspace) -> Result<()> {
+        let size = (!self.lines.unique).then_some(chunk.data.len() as u64);
+        let mut w = dest.writer(plan.write_block, plan.write_buffers, self.cfg.output_io, size, true, self.counters.output.clone())?;
+        self.sort_and_write(chunk, n, ws, &mut w)?;
+        w.finish()?;
+        Ok(())
+    }
+
     /// A single regular input that fits in memory and ends with a terminator, mapped rather than
     /// read; None when the input is anything else.
-    fn map_single_input(&self, reader: &mut LineReader, limit: usize) -> Result<Option<(MappedFile, PathBuf)>> {
-        let Some((file, len, path)) = reader.single_regular()? else { return Ok(None) };
+    fn map_single_input(&mut self, limit: usize) -> Result<Option<(MappedFile, PathBuf)>> {
+        let Some((file, len, path)) = self.reader.single_regular()? else { return Ok(None) };
         if len == 0 || len as usize > limit {
             return Ok(None);
         }
         // A refused mapping is read instead.
         let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
         let data = map.as_slice();
-        Ok((data.last() == Some(&self.cfg.terminator)).then_some((map, path)))
+        Ok((data.last() == Some(&self.lines.terminator)).then_some((map, path)))
+    }
+
+    /// The mapped fast path: a single input that fits, sorted from its mapping into the output. None
+    /// when the input is not such a file, or its lines are so short that their bookkeeping
+    /// overflows the budget (they take the chunked path).
+    fn sort_mapped(&mut self, plan: &MemoryPlan, dest: &Destination, limit: usize, ws: &mut Workspace) -> Result<Option<Sorted>> {
+        let started = std::time::Instant::now();
+        let Some((map, path)) = self.map_single_input(limit)? else { return Ok(None) };
+        let data = map.as_slice();
+        // A file that shrank while mapped reads as zeros past its new end (see xsort_io::sigbus):
+        // that is an error, found after each pass over the mapping and before any commit.
+        let intact = || if map.intact() { Ok(()) } else { Err(crate::input::shrank(&path, data.len() as u64)) };
+        let chunk = Chunk { data, terminator: self.lines.terminator };
+        let Some(n) = self.index_chunk(chunk, limit, ws)? else { return Ok(None) };
+        self.largest_chunk = self.largest_chunk.max((data.len() + n * BYTES_PER_LINE) as u64);
+        intact()?;
+        self.counters.input.record(data.len() as u64, started, false);
+        self.write_out(plan, dest, chunk, n, ws)?;
+        intact()?;
+        Ok(Some(Sorted::Written { records: n as u64 }))
     }
 
     /// Reads chunk after chunk, sorting each: a single chunk holding all the input goes straight to
-    /// the output (runs: None), otherwise each becomes a run.
-    fn form_runs(
-        &self,
-        plan: &MemoryPlan,
-        reader: &mut LineReader,
-        store: &mut TempStore,
-        dest: &Destination,
-    ) -> Result<(u64, Option<Vec<Run>>)> {
-        let cfg = &self.cfg;
-        let pool = (plan.write_block * plan.write_buffers) as u64;
-        let limit = plan.budget.saturating_sub(pool).max(64 << 10) as usize;
-        // The output's size is known unless -u drops lines; it is preallocated when known.
-        let write_out = |ws: &mut Workspace, chunk: Chunk, n: usize| -> Result<()> {
-            let size = (!cfg.unique).then_some(chunk.data.len() as u64);
-            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, size, true, self.counters.output.clone())?;
-            self.sort_and_write(chunk, n, ws, &mut w)?;
-            w.finish()?;
-            Ok(())
-        };
-        let mut ws = Workspace::new()?;
-        let started = std::time::Instant::now();
-        if let Some((map, path)) = self.map_single_input(reader, limit)? {
-            let data = map.as_slice();
-            // A file that shrank while mapped reads as zeros past its new end (see xsort_io::sigbus):
-            // that is an error, found after each pass over the mapping and before any commit.
-            let intact = || if map.intact() { Ok(()) } else { Err(crate::input::shrank(&path, data.len() as u64)) };
-            // Lines so short that their bookkeeping overflows the budget take the chunked path.
-            let chunk = Chunk { data, terminator: cfg.terminator };
-            if let Some(n) = self.index_chunk(chunk, limit, &mut ws)? {
-                self.largest_chunk.fetch_max((data.len() + n * BYTES_PER_LINE) as u64, AtomicOrdering::Relaxed);
-                intact()?;
-                self.counters.input.record(data.len() as u64, started, false);
-                write_out(&mut ws, chunk, n)?;
-                intact()?;
-                return Ok((n as u64, None));
-            }
-        }
-        let expected = reader.known_len().map_or(limit, |n| (n as usize).saturating_add(cfg.inputs.len() + 1));
+    /// the output, otherwise each becomes a run.
+    fn read_and_sort(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination, limit: usize, ws: &mut Workspace) -> Result<Sorted> {
+        let expected = self.reader.known_len().map_or(limit, |n| (n as usize).saturating_add(self.cfg.inputs.len() + 1));
         let mut data_buf = AlignedBuf::new(expected.min(limit).max(4096))?;
         // A chunk's lines and bookkeeping leave room for what the reader holds beyond them.
         let room = limit.saturating_sub(reader::read_slack(data_buf.capacity())).max(limit / 2);
@@ -266,36 +156,81 @@ impl<O: RecordOrder> LineSorter<O> {
         let mut total = 0u64;
         loop {
             let filled =
-                reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= room || bytes >= MAX_CHUNK_BYTES / 2)?;
-            let chunk = Chunk { data: &data_buf.as_slice()[..filled], terminator: cfg.terminator };
+                self.reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= room || bytes >= MAX_CHUNK_BYTES / 2)?;
+            let chunk = Chunk { data: &data_buf.as_slice()[..filled], terminator: self.lines.terminator };
             // The fill stops at the budget, so the bookkeeping fits (a single huge line aside).
-            let n = self.index_chunk(chunk, usize::MAX, &mut ws)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
+            let n = self.index_chunk(chunk, usize::MAX, ws)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
             let held = filled + n * BYTES_PER_LINE + reader::read_slack(data_buf.capacity());
-            self.largest_chunk.fetch_max(held as u64, AtomicOrdering::Relaxed);
+            self.largest_chunk = self.largest_chunk.max(held as u64);
             total += n as u64;
-            if runs.is_empty() && reader.exhausted() {
-                write_out(&mut ws, chunk, n)?;
-                return Ok((total, None));
+            if runs.is_empty() && self.reader.exhausted() {
+                self.write_out(plan, dest, chunk, n, ws)?;
+                return Ok(Sorted::Written { records: total });
             }
             if n > 0 {
                 self.counters.spilled.store(true, AtomicOrdering::Relaxed);
                 // The run's extent is reserved for every line; -u may leave it shorter.
                 let (mut run, mut w) = store.create_run(filled as u64, plan.write_block, plan.write_buffers)?;
-                let wrote = self.sort_and_write(chunk, n, &mut ws, &mut w);
+                let wrote = self.sort_and_write(chunk, n, ws, &mut w);
                 run.bytes = w.finish_after(wrote)?;
                 runs.push(run);
             }
-            if reader.exhausted() {
-                return Ok((total, Some(runs)));
+            if self.reader.exhausted() {
+                return Ok(Sorted::Spilled { records: total, runs });
             }
         }
+    }
+
+    fn plan_block(&self) -> usize {
+        xsort_io::align_up(self.cfg.temp_io.transfer_size.clamp(xsort_io::IO_ALIGN, 1 << 20))
+    }
+}
+
+impl FormatSort for LineSort<'_> {
+    type Order = LineOrder;
+
+    fn order(&self) -> &LineOrder {
+        &self.lines.order
+    }
+
+    fn framing(&self) -> Framing {
+        Framing::Delimited(self.lines.terminator)
+    }
+
+    fn folding(&self) -> &Folding {
+        &self.folding
+    }
+
+    fn plan_record_size(&self) -> usize {
+        1
+    }
+
+    fn known_len(&self) -> Option<u64> {
+        self.reader.known_len()
+    }
+
+    fn files(&self) -> usize {
+        self.cfg.inputs.len()
+    }
+
+    fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
+        let pool = (plan.write_block * plan.write_buffers) as u64;
+        let limit = plan.budget.saturating_sub(pool).max(64 << 10) as usize;
+        let mut ws = Workspace::new()?;
+        if let Some(sorted) = self.sort_mapped(plan, dest, limit, &mut ws)? {
+            return Ok(sorted);
+        }
+        self.read_and_sort(plan, store, dest, limit, &mut ws)
     }
 
     /// For `-m`: each input as a run. Regular files are read in place, each opened again only
     /// while it is merged; other inputs (pipes, standard input) are first copied to temp space,
     /// through the descriptor the reader opened them with.
-    fn input_runs(&self, reader: &mut LineReader, store: &mut TempStore) -> Result<Vec<Run>> {
-        let inputs = reader.take_inputs();
+    fn presorted_runs(&mut self, store: &mut TempStore) -> Result<Option<Vec<Run>>> {
+        if self.lines.mode != TextMode::Merge {
+            return Ok(None);
+        }
+        let inputs = self.reader.take_inputs();
         let mut runs = Vec::with_capacity(inputs.len());
         for input in inputs {
             runs.push(match input {
@@ -306,93 +241,39 @@ impl<O: RecordOrder> LineSorter<O> {
                 xsort_io::OpenedInput::Stream(mut s) => store.spool(&mut s.file, &s.name, self.plan_block(), 2)?,
             });
         }
-        Ok(runs)
+        Ok(Some(runs))
     }
 
-    fn plan_block(&self) -> usize {
-        xsort_io::align_up(self.cfg.temp_io.transfer_size.clamp(xsort_io::IO_ALIGN, 1 << 20))
+    fn longest_record(&self) -> u64 {
+        self.longest_line.max(1)
     }
 
-    /// Merges the runs into the output (through intermediate levels if there are too many).
-    fn merge(&self, plan: &MemoryPlan, runs: Vec<Run>, store: &mut TempStore, dest: &Destination) -> Result<(u64, MergeReport)> {
-        let cfg = &self.cfg;
-        let framing = Framing::Delimited(cfg.terminator);
-        let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone());
-        let mut plan = *plan;
-        if let Some(max) = cfg.max_fan_in {
-            plan.max_fan_in = max.max(2);
-        }
-        let job = MergeJob { order: &self.order, framing, plan: &plan, temp_io: cfg.temp_io, svc: &svc };
-        let mut report = MergeReport::default();
-        let (runs, block) = job.reduce(runs, store, &mut report)?;
-        self.counters.final_merge.store(true, AtomicOrdering::Relaxed);
-        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, None, false, self.counters.output.clone())?;
-        let folding = Folding { unique: cfg.unique, sums: Vec::new() };
-        let mut sink = FoldSink::new(RecordSink::new(&mut w), &self.order, framing, &folding);
-        let mut lines = 0u64;
-        merge_runs(&runs, &self.order, framing, block, &svc, |line| {
-            lines += 1;
-            sink.push(line)
-        })?;
-        sink.finish()?;
-        w.finish()?;
-        runs.iter().for_each(|run| store.release(run));
-        Ok((lines, report))
+    fn output_reserve(&self, _records: u64) -> Option<u64> {
+        None
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn stats(
-        &self,
-        t0: f64,
-        (u0, s0): (f64, f64),
-        plan: &MemoryPlan,
-        lines: u64,
-        runs: u64,
-        merge: MergeReport,
-        samples: Vec<crate::stats::Sample>,
-    ) -> SortStats {
-        let cfg = &self.cfg;
-        let elapsed = epoch().elapsed().as_secs_f64() - t0;
-        let (u1, s1) = process_cpu();
-        let c = &self.counters;
-        let phases = phases_of(c, 8 << 20, plan.write_block, merge.block, t0, &samples, cfg.threads);
-        let bytes = c.input.snapshot().bytes;
-        let long_line_needs = long_line_needs(plan, self.largest_chunk.load(AtomicOrdering::Relaxed), runs, &merge);
-        SortStats {
-            version: env!("CARGO_PKG_VERSION"),
-            records: lines,
+    fn input_request(&self) -> usize {
+        8 << 20
+    }
+
+    fn stats(&self, plan: &MemoryPlan, lines: u64, runs: u64, merge: &MergeReport) -> FormatStats {
+        let bytes = self.counters.input.snapshot().bytes;
+        let long_line_needs = long_line_needs(plan, self.largest_chunk, runs, merge);
+        FormatStats {
             bytes,
             record_size: 0,
             key: "text lines".into(),
-            method: match cfg.method {
-                Method::Radix => "radix",
-                Method::Merge => "merge",
-            },
-            threads: cfg.threads,
-            passes: u32::from(cfg.mode == TextMode::Sort) + merge.levels,
-            runs,
-            merge_levels: merge.levels,
-            merge_fan_in: merge.fan_in,
-            memory_budget_bytes: plan.budget,
             // Lines, their bookkeeping and the write pool, up to the budget (a mapped input is counted
             // although it stays in the page cache), or what the longest line needs beyond it.
-            memory_planned_bytes: (bytes + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64)
+            memory_planned: (bytes + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64)
                 .min(plan.budget)
                 .max(merge.memory)
                 .max(long_line_needs),
-            peak_rss_bytes: peak_rss_bytes(),
-            longest_line_bytes: plan.longest_record,
+            longest_line: plan.longest_record,
             budget_exceeded: (long_line_needs > plan.budget).then(|| {
                 let (budget, line, needs) = (format_bytes(plan.budget), format_bytes(plan.longest_record), format_bytes(long_line_needs));
                 format!("budget {budget} exceeded: a {line} line needs {needs}")
             }),
-            elapsed_s: elapsed,
-            cpu_user_s: u1 - u0,
-            cpu_system_s: s1 - s0,
-            cpu_utilization: (u1 - u0 + s1 - s0) / (elapsed.max(1e-9) * cfg.threads.max(1) as f64),
-            temp_dirs: cfg.temp_dirs.iter().map(|d| d.display().to_string()).collect(),
-            phases,
-            samples,
         }
     }
 }

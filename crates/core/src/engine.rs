@@ -1,0 +1,243 @@
+//! The engine: one driver for every format. It opens the destination, plans the memory, sorts the
+//! input in one pass or into runs, merges the runs, commits the output and reports statistics; the
+//! format (fixed-size records or text lines, see [`crate::config::Format`]) only says how a chunk is
+//! read, indexed and sorted, and how records frame and order (the internal trait `FormatSort`).
+
+use crate::compress::Compressor;
+use crate::config::{Format, SortConfig};
+use crate::error::Result;
+use crate::fold::{FoldSink, Folding};
+use crate::framing::{Framing, RecordOrder};
+use crate::merge::{merge_runs, MergeJob, MergeReport};
+use crate::output::Destination;
+use crate::plan::MemoryPlan;
+use crate::runs::{RecordSink, Run, TempStore};
+use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sample, Sampler, SortCounters, SortStats};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use xsort_io::{epoch, ReadService, TempSpace};
+use xsort_kernels::Method;
+
+/// Sorts according to a [`SortConfig`], records or lines alike.
+pub struct Engine {
+    cfg: SortConfig,
+    counters: Arc<SortCounters>,
+}
+
+/// What sorting the input produced.
+pub(crate) enum Sorted {
+    /// Everything fit one chunk: the output is written (not yet committed).
+    Written { records: u64 },
+    /// Runs on temp space, in input order, to be merged into the output.
+    Spilled { records: u64, runs: Vec<Run> },
+}
+
+/// The statistics only a format knows.
+pub(crate) struct FormatStats {
+    /// Bytes sorted.
+    pub bytes: u64,
+    /// Bytes per record (0 for lines).
+    pub record_size: usize,
+    /// The key, in words.
+    pub key: String,
+    /// Memory the plan held at most.
+    pub memory_planned: u64,
+    /// The longest line (0 for records).
+    pub longest_line: u64,
+    /// Why the budget was exceeded, when it was.
+    pub budget_exceeded: Option<String>,
+}
+
+/// What the engine needs of a format: its framing and order, how it sorts its input into the output
+/// or into runs, and the parts of the statistics that depend on it. Implemented by fixed-size records
+/// ([`crate::records`]) and text lines ([`crate::text`]); the engine is generic over it so that
+/// comparisons in the merge stay monomorphic.
+pub(crate) trait FormatSort {
+    /// The order of records.
+    type Order: RecordOrder;
+    /// The order.
+    fn order(&self) -> &Self::Order;
+    /// How the byte stream splits into records.
+    fn framing(&self) -> Framing;
+    /// Records with equal keys folded on the way out.
+    fn folding(&self) -> &Folding;
+    /// Bytes per record for the memory plan (1 for lines).
+    fn plan_record_size(&self) -> usize;
+    /// Total bytes of the inputs, when known.
+    fn known_len(&self) -> Option<u64>;
+    /// Input files, for the plan's alignment slack.
+    fn files(&self) -> usize;
+    /// Reads the input chunk by chunk, sorting each: when a single chunk holds all the input it is
+    /// written to the output, otherwise each chunk is spilled as a run.
+    fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted>;
+    /// For a merge of presorted inputs (`-m`): the inputs as runs; None when the input is to be sorted.
+    fn presorted_runs(&mut self, store: &mut TempStore) -> Result<Option<Vec<Run>>>;
+    /// The longest record sorted, which the merge plans for.
+    fn longest_record(&self) -> u64;
+    /// Bytes the final merge's output can reserve for `records` records, when known.
+    fn output_reserve(&self, records: u64) -> Option<u64>;
+    /// Bytes per input read request, for the statistics.
+    fn input_request(&self) -> usize;
+    /// The format's part of the statistics.
+    fn stats(&self, plan: &MemoryPlan, records: u64, runs: u64, merge: &MergeReport) -> FormatStats;
+}
+
+impl Engine {
+    /// An engine for `cfg`.
+    pub fn new(cfg: SortConfig) -> Self {
+        Engine { cfg, counters: Arc::default() }
+    }
+
+    /// The sort's configuration.
+    pub fn config(&self) -> &SortConfig {
+        &self.cfg
+    }
+
+    /// The sort's configuration, to change before it runs.
+    pub(crate) fn config_mut(&mut self) -> &mut SortConfig {
+        &mut self.cfg
+    }
+
+    /// Live counters, for a progress display.
+    pub fn counters(&self) -> Arc<SortCounters> {
+        self.counters.clone()
+    }
+
+    /// Runs the sort (or merge) on worker threads of its own (`threads` of its config). On error
+    /// nothing is left at the output path and no temp file remains.
+    pub fn run(&self) -> Result<SortStats> {
+        crate::pool::run_in_pool(self.cfg.threads, || self.start())
+    }
+
+    /// Opens the format and drives the sort, on its pool's driver thread.
+    fn start(&self) -> Result<SortStats> {
+        let t0 = epoch().elapsed().as_secs_f64();
+        let cpu0 = process_cpu();
+        // Each format checks its settings and opens every input before anything is written.
+        match &self.cfg.format {
+            Format::Records(rec) => self.drive(crate::records::RecordSort::open(&self.cfg, rec, &self.counters)?, t0, cpu0),
+            Format::Lines(lines) => self.drive(crate::text::LineSort::open(&self.cfg, lines, &self.counters)?, t0, cpu0),
+        }
+    }
+
+    /// The sort of an opened format, from the destination to the statistics.
+    fn drive<F: FormatSort>(&self, mut format: F, t0: f64, cpu0: (f64, f64)) -> Result<SortStats> {
+        let cfg = &self.cfg;
+        // The temp directories are checked even by a sort that will fit in memory (GNU sort notices
+        // only when it spills), so that a command that works on small inputs does not fail later on
+        // big ones.
+        let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
+        let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
+        let mut plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), format.known_len(), format.files(), cfg.output_io)?;
+        if let Some(max) = cfg.max_fan_in {
+            plan.max_fan_in = max.max(2);
+        }
+        self.counters.input_total.store(format.known_len().unwrap_or(0), Ordering::Relaxed);
+        let sampler = Sampler::start(self.counters.clone());
+        let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
+        store.compress_with(cfg.compress_program.clone().map(Compressor::new));
+        let presorted = format.presorted_runs(&mut store)?;
+        let sorted = match presorted {
+            Some(runs) => Sorted::Spilled { records: 0, runs },
+            None => format.sort_or_spill(&plan, &mut store, &dest)?,
+        };
+        // The merge holds up to one record per run: it plans for the longest one sorted.
+        plan.longest_record = format.longest_record();
+        sampler.mark();
+        let (records, runs, merge) = match sorted {
+            Sorted::Written { records } => (records, 0, MergeReport::default()),
+            Sorted::Spilled { records, runs } => {
+                let n = runs.len() as u64;
+                let (merged, report) = self.merge(&format, &plan, runs, &mut store, &dest, format.output_reserve(records))?;
+                (merged, n, report)
+            }
+        };
+        dest.commit(cfg.sync)?;
+        let samples = sampler.finish();
+        let passes = u32::from(!is_merge_only(cfg)) + merge.levels;
+        Ok(self.stats(&format, t0, cpu0, &plan, (records, runs, passes), merge, samples))
+    }
+
+    /// Merges runs level by level until at most a fan-in's worth remain, then into the output, folding
+    /// equal keys when asked; returns the records merged into the output.
+    fn merge<F: FormatSort>(
+        &self,
+        format: &F,
+        plan: &MemoryPlan,
+        runs: Vec<Run>,
+        store: &mut TempStore,
+        dest: &Destination,
+        reserve: Option<u64>,
+    ) -> Result<(u64, MergeReport)> {
+        let cfg = &self.cfg;
+        let (order, framing) = (format.order(), format.framing());
+        let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone());
+        let job = MergeJob { order, framing, plan, temp_io: cfg.temp_io, svc: &svc };
+        let mut report = MergeReport::default();
+        let (runs, block) = job.reduce(runs, store, &mut report)?;
+        self.counters.final_merge.store(true, Ordering::Relaxed);
+        let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, reserve, true, self.counters.output.clone())?;
+        let mut sink = FoldSink::new(RecordSink::new(&mut w), order, framing, format.folding());
+        let mut merged = 0u64;
+        merge_runs(&runs, order, framing, block, &svc, |rec| {
+            merged += 1;
+            sink.push(rec)
+        })?;
+        sink.finish()?;
+        w.finish()?;
+        runs.iter().for_each(|run| store.release(run));
+        Ok((merged, report))
+    }
+
+    /// The statistics of a finished sort of `records` records, `runs` runs and `passes` passes.
+    #[allow(clippy::too_many_arguments)]
+    fn stats<F: FormatSort>(
+        &self,
+        format: &F,
+        t0: f64,
+        (u0, s0): (f64, f64),
+        plan: &MemoryPlan,
+        (records, runs, passes): (u64, u64, u32),
+        merge: MergeReport,
+        samples: Vec<Sample>,
+    ) -> SortStats {
+        let cfg = &self.cfg;
+        let elapsed = epoch().elapsed().as_secs_f64() - t0;
+        let (u1, s1) = process_cpu();
+        let phases = phases_of(&self.counters, format.input_request(), plan.write_block, merge.block, t0, &samples, cfg.threads);
+        let own = format.stats(plan, records, runs, &merge);
+        SortStats {
+            version: env!("CARGO_PKG_VERSION"),
+            records,
+            bytes: own.bytes,
+            record_size: own.record_size,
+            key: own.key,
+            method: match cfg.method {
+                Method::Radix => "radix",
+                Method::Merge => "merge",
+            },
+            threads: cfg.threads,
+            passes,
+            runs,
+            merge_levels: merge.levels,
+            merge_fan_in: merge.fan_in,
+            memory_budget_bytes: plan.budget,
+            memory_planned_bytes: own.memory_planned,
+            peak_rss_bytes: peak_rss_bytes(),
+            longest_line_bytes: own.longest_line,
+            budget_exceeded: own.budget_exceeded,
+            elapsed_s: elapsed,
+            cpu_user_s: u1 - u0,
+            cpu_system_s: s1 - s0,
+            cpu_utilization: (u1 - u0 + s1 - s0) / (elapsed.max(1e-9) * cfg.threads.max(1) as f64),
+            temp_dirs: cfg.temp_dirs.iter().map(|d| d.display().to_string()).collect(),
+            phases,
+            samples,
+        }
+    }
+}
+
+/// Whether `cfg` merges presorted inputs instead of sorting (`-m`): no sort pass is counted.
+fn is_merge_only(cfg: &SortConfig) -> bool {
+    matches!(&cfg.format, Format::Lines(l) if l.mode == crate::text::TextMode::Merge)
+}

@@ -1,0 +1,263 @@
+//! Fixed-size records as the engine sorts them ([`crate::engine`]): chunks read into one aligned
+//! buffer while an entry (normalized key prefix + record offset) is extracted per record, sorted in
+//! batches by a kernel, and gathered into the output or a run; a single cached input that fits is
+//! mapped and sorted in place instead.
+
+use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
+use crate::config::{RecordFormat, SortConfig};
+use crate::engine::{FormatSort, FormatStats, Sorted};
+use crate::entry::{extract, gather, sort_in_pieces, EntryLayout};
+use crate::error::{Result, SortError};
+use crate::fold::{FoldSink, Folding};
+use crate::framing::Framing;
+use crate::input::InputSet;
+use crate::key::ResolvedKey;
+use crate::merge::MergeReport;
+use crate::output::{sort_while_writing, Destination};
+use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
+use crate::runs::{RecordSink, Run, TempStore};
+use crate::stats::SortCounters;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use xsort_io::{AlignedBuf, MappedFile, Prefault};
+
+/// A sort of fixed-size records, its inputs opened.
+pub(crate) struct RecordSort<'a> {
+    cfg: &'a SortConfig,
+    rec: &'a RecordFormat,
+    key: ResolvedKey,
+    inputs: InputSet,
+    counters: &'a Arc<SortCounters>,
+}
+
+impl<'a> RecordSort<'a> {
+    /// Checks the format against the budget and opens the inputs. Records too large for the budget
+    /// are refused before any input is opened, not read.
+    pub fn open(cfg: &'a SortConfig, rec: &'a RecordFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
+        if rec.record_size == 0 {
+            return Err(SortError::Config("the record size must be at least 1 byte".into()));
+        }
+        crate::plan::check_budget(cfg.memory_budget, rec.record_size)?;
+        let key = rec.key.resolve(rec.record_size)?;
+        rec.folding.check(rec.record_size)?;
+        let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, counters.input.clone())?;
+        Ok(RecordSort { cfg, rec, key, inputs, counters })
+    }
+
+    /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
+    /// the output, otherwise each becomes a run.
+    fn read_and_sort(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
+        let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
+        let r = rec.record_size;
+        let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
+        if rec.touch {
+            buf.touch();
+        }
+        let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
+        let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
+        // Entry arrays are page-aligned mappings like the data, returned to the kernel on drop.
+        let mut entry_buf = AlignedBuf::new(plan.chunk_records * 16)?;
+        // Batches are sorted one at a time, so the kernel's scratch holds one batch, not the chunk.
+        let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(plan.chunk_records) * 16)?;
+        // Fresh memory is faulted in ahead of the reads; the guard is dropped before the buffers.
+        let _prefault = (!rec.touch).then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf]));
+        let all_entries = entry_buf.as_u128_mut();
+        let scratch = scratch_buf.as_u128_mut();
+        let mut runs = Vec::new();
+        let mut records = 0u64;
+        loop {
+            let mut n = 0;
+            let mut batches = BatchSorter::new(ctx, plan.chunk_records);
+            self.inputs.fill(&mut buf, plan.chunk_records, |data, start, count| {
+                extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
+                n += count;
+                batches.sort_ready(data, all_entries, scratch, n);
+            })?;
+            batches.finish(buf.as_slice(), all_entries, scratch, n);
+            records += n as u64;
+            let mut merger = batches.merger(&all_entries[..n], buf.as_slice());
+            if runs.is_empty() && self.inputs.exhausted() {
+                self.write_one_pass(plan, dest, &mut merger, buf.as_slice(), n)?;
+                return Ok(Sorted::Written { records });
+            }
+            if n > 0 {
+                self.counters.spilled.store(true, Ordering::Relaxed);
+                let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
+                let wrote = write_merged(&mut w, &mut merger, n);
+                w.finish_after(wrote)?;
+                runs.push(run);
+            }
+            if self.inputs.exhausted() {
+                return Ok(Sorted::Spilled { records, runs });
+            }
+        }
+    }
+
+    /// The single input, mapped, when it is a regular file mostly in the page cache that fits in one
+    /// pass: sorting it in place saves copying it into fresh memory (whose first touch is costly on
+    /// virtual machines). None otherwise.
+    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedFile, PathBuf)>> {
+        if !plan.one_pass || self.rec.touch {
+            return Ok(None);
+        }
+        let Some((file, len, path)) = self.inputs.single_cached_file()? else { return Ok(None) };
+        let started = std::time::Instant::now();
+        // A refused mapping is read instead.
+        let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
+        self.counters.input.record(len, started, false);
+        Ok(Some((map, path)))
+    }
+
+    /// One pass over a mapped input: entries extracted in parallel, sorted in batches, merged and
+    /// gathered straight from the mapping into the output.
+    fn sort_mapped(&self, plan: &MemoryPlan, map: &MappedFile, path: &Path, dest: &Destination) -> Result<Sorted> {
+        let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
+        let r = rec.record_size;
+        let data = map.as_slice();
+        let n = data.len() / r;
+        let layout = EntryLayout::new(key.len(), data.len());
+        let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
+        let mut entry_buf = AlignedBuf::new(n * 16)?;
+        let entries = &mut entry_buf.as_u128_mut()[..n];
+        extract(key, layout, data, 0, r, entries);
+        // Every record has been read once: a file that shrank meanwhile stops the sort here.
+        mapped_intact(map, path)?;
+        if !rec.folding.is_active() {
+            // Nothing to overlap with reading: one parallel sort of all the entries, with each piece
+            // of the sorted output gathered and written while the next is sorted.
+            let mut scratch_buf = AlignedBuf::new(n * 16)?;
+            let scratch = &mut scratch_buf.as_u128_mut()[..n];
+            let mut w = dest.writer(
+                plan.write_block,
+                plan.write_buffers,
+                cfg.output_io,
+                Some(data.len() as u64),
+                rec.preallocate,
+                self.counters.output.clone(),
+            )?;
+            let mut out = RecordSink::new(&mut w);
+            sort_while_writing(
+                |emit| sort_in_pieces(&ctx, data, entries, scratch, emit),
+                |piece: &[u128]| out.push_with((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst)),
+            )?;
+            out.flush()?;
+            w.finish()?;
+            return Ok(Sorted::Written { records: n as u64 });
+        }
+        let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
+        let mut batches = BatchSorter::new(ctx, n);
+        let scratch = scratch_buf.as_u128_mut();
+        batches.sort_ready(data, entries, scratch, n);
+        batches.finish(data, entries, scratch, n);
+        let mut merger = batches.merger(entries, data);
+        self.write_one_pass(plan, dest, &mut merger, data, n)?;
+        Ok(Sorted::Written { records: n as u64 })
+    }
+
+    /// Writes a one-pass sort's merged batches to the output, folding equal keys when asked.
+    fn write_one_pass(&self, plan: &MemoryPlan, dest: &Destination, merger: &mut EntryMerger, data: &[u8], n: usize) -> Result<()> {
+        let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
+        let r = rec.record_size;
+        let total = (!rec.folding.is_active()).then_some((n * r) as u64);
+        let mut w =
+            dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, rec.preallocate, self.counters.output.clone())?;
+        if rec.folding.is_active() {
+            let layout = EntryLayout::new(key.len(), data.len());
+            let mut sink = FoldSink::new(RecordSink::new(&mut w), key, Framing::Fixed(r), &rec.folding);
+            while let Some(e) = merger.next_entry() {
+                let off = layout.offset(e);
+                sink.push(&data[off..off + r])?;
+            }
+            sink.finish()?;
+        } else {
+            write_merged(&mut w, merger, n)?;
+        }
+        w.finish()?;
+        Ok(())
+    }
+}
+
+impl FormatSort for RecordSort<'_> {
+    type Order = ResolvedKey;
+
+    fn order(&self) -> &ResolvedKey {
+        &self.key
+    }
+
+    fn framing(&self) -> Framing {
+        Framing::Fixed(self.rec.record_size)
+    }
+
+    fn folding(&self) -> &Folding {
+        &self.rec.folding
+    }
+
+    fn plan_record_size(&self) -> usize {
+        self.rec.record_size
+    }
+
+    fn known_len(&self) -> Option<u64> {
+        self.inputs.known_len()
+    }
+
+    fn files(&self) -> usize {
+        self.inputs.file_count()
+    }
+
+    fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
+        if let Some((map, path)) = self.map_cached_input(plan)? {
+            let sorted = self.sort_mapped(plan, &map, &path, dest)?;
+            // The output is complete but not committed: nothing of a shrunk input may be.
+            mapped_intact(&map, &path)?;
+            return Ok(sorted);
+        }
+        self.read_and_sort(plan, store, dest)
+    }
+
+    fn presorted_runs(&mut self, _store: &mut TempStore) -> Result<Option<Vec<Run>>> {
+        Ok(None)
+    }
+
+    fn longest_record(&self) -> u64 {
+        self.rec.record_size as u64
+    }
+
+    fn output_reserve(&self, records: u64) -> Option<u64> {
+        (self.rec.preallocate && !self.rec.folding.is_active()).then_some(records * self.rec.record_size as u64)
+    }
+
+    fn input_request(&self) -> usize {
+        xsort_io::align_up(self.rec.input_io.transfer_size.max(xsort_io::IO_ALIGN))
+    }
+
+    fn stats(&self, plan: &MemoryPlan, records: u64, _runs: u64, merge: &MergeReport) -> FormatStats {
+        let r = self.rec.record_size;
+        let sort_phase =
+            plan.sort_phase_bytes().min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((r + ENTRY_BYTES_PER_RECORD) as u64)));
+        FormatStats {
+            bytes: records * r as u64,
+            record_size: r,
+            key: describe_key(&self.rec.key),
+            memory_planned: sort_phase.max(merge.memory),
+            longest_line: 0,
+            budget_exceeded: None,
+        }
+    }
+}
+
+/// The error "file shrank while being read" when a mapped input was cut short while sorted (its
+/// missing part was read as zeros; see [`xsort_io::sigbus`]).
+fn mapped_intact(map: &MappedFile, path: &Path) -> Result<()> {
+    if map.intact() {
+        return Ok(());
+    }
+    Err(crate::input::shrank(path, map.as_slice().len() as u64))
+}
+
+fn describe_key(k: &crate::key::KeySpec) -> String {
+    if k.parts().is_empty() {
+        return "whole record".into();
+    }
+    k.parts().iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
+}
