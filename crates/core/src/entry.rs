@@ -120,9 +120,11 @@ fn sort_ties(key: &ResolvedKey, layout: EntryLayout, record_size: usize, data: &
 /// independently, even when records straddle block boundaries.
 pub fn gather(layout: EntryLayout, entries: &[u128], data: &[u8], record_size: usize, first_byte: u64, dst: &mut [u8]) {
     const PIECE: usize = 256 << 10;
-    dst.par_chunks_mut(PIECE)
-        .enumerate()
-        .for_each(|(i, piece)| gather_serial(layout, entries, data, record_size, first_byte + (i * PIECE) as u64, piece));
+    crate::pool::install(|| {
+        dst.par_chunks_mut(PIECE)
+            .enumerate()
+            .for_each(|(i, piece)| gather_serial(layout, entries, data, record_size, first_byte + (i * PIECE) as u64, piece))
+    });
 }
 
 /// Records (or lines) ahead whose bytes a gather asks the CPU to fetch while it copies the current

@@ -82,40 +82,42 @@ impl Destination {
     }
 }
 
-/// Runs `sort` on a helper thread and `write`s, on this thread, each piece of output that it hands
+/// Runs `sort` on this thread and `write`s, on a helper thread, each piece of output that it hands
 /// to its `emit` argument, as soon as it comes: a sort that fits in memory is otherwise bound by
-/// its write, which could only start at the end. Pieces must come in output order. The helper's
-/// parallel work runs on the sort's own pool (see `crate::pool`), or on rayon's global pool outside
-/// one. After a failed `write`, later pieces are dropped and the error is returned once the sort
-/// ends.
-pub fn sort_while_writing<P: Send>(sort: impl FnOnce(&mut dyn FnMut(P)) + Send, mut write: impl FnMut(P) -> Result<()>) -> Result<()> {
+/// its write, which could only start at the end. Pieces must come in output order. In a sort's own
+/// pool (see `crate::pool`), the sort's parallel work runs on the pool with this thread taking
+/// part, and the writer hands its parallel gathers to the pool too. After a failed `write`, later
+/// pieces are dropped and the error is returned once the sort ends.
+pub fn sort_while_writing<P: Send>(sort: impl FnOnce(&mut dyn FnMut(P)), write: impl FnMut(P) -> Result<()> + Send) -> Result<()> {
     let pool = crate::pool::current();
-    if pool.is_none() && rayon::current_thread_index().is_some() {
-        // Waiting on a pool thread for the helper could starve the pool it needs: sort, then write.
+    // Waiting for the writer on the pool's only thread would leave its gathers no thread to run
+    // on; nor can this thread wait on another pool's thread: sort, then write.
+    let alone = match &pool {
+        Some(p) => p.current_num_threads() < 2,
+        None => rayon::current_thread_index().is_some(),
+    };
+    if alone {
         let mut pieces = Vec::new();
         sort(&mut |piece| pieces.push(piece));
         return pieces.into_iter().try_for_each(write);
     }
     let (pieces, sorted) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
-        let sorter = s.spawn(move || {
-            let run = move || {
-                sort(&mut |piece| {
-                    // A failed send means that writing failed and stopped listening; its error is reported.
-                    let _ = pieces.send(piece);
-                })
-            };
-            // In the sort's own pool, its workers sort while this thread (the driver's) writes.
+        let writer = s.spawn(move || {
+            let run = move || sorted.into_iter().try_for_each(write);
             match pool {
-                Some(pool) => pool.install(run),
+                Some(pool) => crate::pool::working_for(pool, run),
                 None => run(),
             }
         });
-        let written = sorted.iter().try_for_each(&mut write);
-        drop(sorted);
-        if let Err(panic) = sorter.join() {
-            std::panic::resume_unwind(panic);
+        sort(&mut |piece| {
+            // A failed send means that writing failed and stopped listening; its error is reported.
+            let _ = pieces.send(piece);
+        });
+        drop(pieces);
+        match writer.join() {
+            Ok(written) => written,
+            Err(panic) => std::panic::resume_unwind(panic),
         }
-        written
     })
 }

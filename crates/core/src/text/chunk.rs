@@ -328,7 +328,9 @@ pub fn locate<O: RecordOrder>(order: &O, unique: bool, chunk: Chunk, entries: &[
 /// Fills `dst` with bytes `[first_byte, first_byte + dst.len())` of the output laid out in `locs`.
 pub fn gather(data: &[u8], locs: &[u128], first_byte: u64, dst: &mut [u8]) {
     const PIECE: usize = 256 << 10;
-    dst.par_chunks_mut(PIECE).enumerate().for_each(|(i, piece)| gather_serial(data, locs, first_byte + (i * PIECE) as u64, piece));
+    crate::pool::install(|| {
+        dst.par_chunks_mut(PIECE).enumerate().for_each(|(i, piece)| gather_serial(data, locs, first_byte + (i * PIECE) as u64, piece))
+    });
 }
 
 fn gather_serial(data: &[u8], locs: &[u128], first_byte: u64, dst: &mut [u8]) {
