@@ -24,12 +24,23 @@ fn main() {
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
-    build.current_dir(&root).args(["build", "--release", "--manifest-path", "Cargo.toml", "-p", "xsort", "-p", "xsort-sortbench", "--bins"]);
+    build.current_dir(&root).args([
+        "build",
+        "--release",
+        "--manifest-path",
+        "Cargo.toml",
+        "-p",
+        "xsort",
+        "-p",
+        "xsort-sortbench",
+        "--bins",
+    ]);
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy().into_owned();
         let keep = ["CARGO_HOME", "CARGO_NET_", "CARGO_HTTP_", "CARGO_REGISTRIES_", "CARGO_REGISTRY_"].iter().any(|k| key.starts_with(k));
         let outer = key.starts_with("CARGO_") && !keep;
-        if outer || ["RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS", "MAKEFLAGS", "MFLAGS", "RUSTFLAGS"].contains(&key.as_str()) {
+        if outer || ["RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS", "MAKEFLAGS", "MFLAGS", "RUSTFLAGS"].contains(&key.as_str())
+        {
             build.env_remove(&key);
         }
     }

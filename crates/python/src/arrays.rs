@@ -84,7 +84,14 @@ fn records_sort(py: Python<'_>, record_size: usize, keys: &[String], threads: Op
 /// Writes the records of `src`, sorted stably by `keys`, into `dst` (as long as `src`).
 #[pyfunction]
 #[pyo3(signature = (src, dst, record_size, keys, threads=None))]
-pub(crate) fn sort_records(py: Python<'_>, src: Bound<'_, PyAny>, dst: Bound<'_, PyAny>, record_size: usize, keys: Vec<String>, threads: Option<usize>) -> PyResult<()> {
+pub(crate) fn sort_records(
+    py: Python<'_>,
+    src: Bound<'_, PyAny>,
+    dst: Bound<'_, PyAny>,
+    record_size: usize,
+    keys: Vec<String>,
+    threads: Option<usize>,
+) -> PyResult<()> {
     let sort = records_sort(py, record_size, &keys, threads)?;
     let (from, to) = (Memory::of(&src, false)?, Memory::of(&dst, true)?);
     let owners = (src.unbind(), dst.unbind());
@@ -102,7 +109,14 @@ pub(crate) fn sort_records(py: Python<'_>, src: Bound<'_, PyAny>, dst: Bound<'_,
 /// element per record.
 #[pyfunction]
 #[pyo3(signature = (src, dst, record_size, keys, threads=None))]
-pub(crate) fn sorted_indices(py: Python<'_>, src: Bound<'_, PyAny>, dst: Bound<'_, PyAny>, record_size: usize, keys: Vec<String>, threads: Option<usize>) -> PyResult<()> {
+pub(crate) fn sorted_indices(
+    py: Python<'_>,
+    src: Bound<'_, PyAny>,
+    dst: Bound<'_, PyAny>,
+    record_size: usize,
+    keys: Vec<String>,
+    threads: Option<usize>,
+) -> PyResult<()> {
     let sort = records_sort(py, record_size, &keys, threads)?;
     let (from, to) = (Memory::of(&src, false)?, Memory::of(&dst, true)?);
     if record_size == 0 || to.len() != from.len() / record_size * 8 {

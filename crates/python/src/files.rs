@@ -112,9 +112,21 @@ pub(crate) fn sort_file(
 }
 
 /// The body of [`sort_file`], on its own thread.
-fn files_to_file(mut sort: Sort, inputs: &[PathBuf], output: &PathBuf, sync: bool, cancel: &Arc<AtomicBool>) -> Result<String, SortError> {
+fn files_to_file(
+    mut sort: Sort,
+    inputs: &[PathBuf],
+    output: &std::path::Path,
+    sync: bool,
+    cancel: &Arc<AtomicBool>,
+) -> Result<String, SortError> {
     for path in inputs {
-        let file = std::fs::File::open(path).map_err(|cause| xsort_io::IoError::Open { path: path.clone(), cause })?;
+        // Worded as the core words an input it cannot open (the CLI's message).
+        let cannot_read =
+            |e: std::io::Error| SortError::BadInput { path: path.clone(), problem: format!("cannot read: {}", xsort_io::os_text(&e)) };
+        let file = std::fs::File::open(path).map_err(cannot_read)?;
+        if file.metadata().map_err(cannot_read)?.is_dir() {
+            return Err(cannot_read(std::io::Error::from_raw_os_error(libc::EISDIR)));
+        }
         sort = sort.input_reader(CancellableFile { file, cancel: cancel.clone() }, &path.to_string_lossy());
     }
     let out = xsort_io::AtomicOutput::create(output, false, None)?;
@@ -172,7 +184,8 @@ impl Session {
         })
     }
 
-    /// Cancels the sort (its temp files are removed) after Ctrl-C or an error, and passes `e` on.
+    /// Cancels the sort (its temp files are removed) after Ctrl-C, and passes `e` on. (After an
+    /// error there is nothing to cancel: the failed sort has cleaned up, and later calls repeat it.)
     fn cancel(&self, py: Python<'_>, e: PyErr) -> PyErr {
         py.detach(|| drop(self.lock().take()));
         e
@@ -211,9 +224,7 @@ impl Session {
         // SAFETY: `data` is borrowed for this call, and the slices are used only during it.
         let bytes = unsafe { memory.bytes() };
         for chunk in bytes.chunks(PUSH_BYTES) {
-            if let Err(e) = self.with(py, |s| s.push(chunk)) {
-                return Err(self.cancel(py, e));
-            }
+            self.with(py, |s| s.push(chunk))?;
             py.check_signals().map_err(|e| self.cancel(py, e))?;
         }
         Ok(())
@@ -221,7 +232,7 @@ impl Session {
 
     /// Ends the input.
     fn finish(&self, py: Python<'_>) -> PyResult<()> {
-        self.with(py, |s| s.finish()).map_err(|e| self.cancel(py, e))
+        self.with(py, |s| s.finish())
     }
 
     /// Pulls sorted output into `buf` (a C-contiguous writable uint8 array); returns the bytes
@@ -230,7 +241,7 @@ impl Session {
         let memory = Memory::of(&buf, true)?;
         // SAFETY: `buf` is borrowed for this call and the caller's to fill.
         let bytes = unsafe { memory.bytes_mut() };
-        let n = self.with(py, |s| s.pull(bytes)).map_err(|e| self.cancel(py, e))?;
+        let n = self.with(py, |s| s.pull(bytes))?;
         py.check_signals().map_err(|e| self.cancel(py, e))?;
         Ok(n)
     }
@@ -238,7 +249,7 @@ impl Session {
     /// The next sorted chunk, None at the end.
     fn pull<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let mut buf = vec![0u8; pull_size(self.record_size)];
-        let n = self.with(py, |s| s.pull(&mut buf)).map_err(|e| self.cancel(py, e))?;
+        let n = self.with(py, |s| s.pull(&mut buf))?;
         py.check_signals().map_err(|e| self.cancel(py, e))?;
         Ok((n > 0).then(|| PyBytes::new(py, &buf[..n])))
     }

@@ -1,6 +1,6 @@
 //! `xsort._xsort`: the native half of the `xsort` Python package, on xsort-core's library API.
 //! The Python half (`python/xsort/`) maps numpy dtypes to keys, checks arguments and documents the
-//! API; this half sorts, with the GIL released and Ctrl-C heard (see [`wait`]).
+//! API; this half sorts, with the GIL released and Ctrl-C heard (see the `wait` module).
 //!
 //! Errors become the exceptions of `xsort._errors`, with the one-line message the `xsort` command
 //! prints after "xsort: ".
