@@ -2,11 +2,13 @@
 //! `Sorter`: records or lines pushed in, sorted chunks pulled out), both spilling to temp
 //! directories past their memory budget as the `xsort` command does.
 //!
-//! `sort_file` reads its inputs through readers that stop when Ctrl-C sets their cancellation flag,
-//! and pulls the sorted output into the output file itself (written beside its target and put in
-//! place when complete, by xsort-io's `AtomicOutput`, so an interrupted or failed sort leaves the
-//! target as it was), stopping between pulls when the flag is set. Dropping the core's session then
-//! makes the sort fail, which removes its temp files: the core has no cancellation hook of its own.
+//! `sort_file` pulls the sorted output into the output file itself (written beside its target and
+//! put in place when complete, by xsort-io's `AtomicOutput`, so an interrupted or failed sort leaves
+//! the target as it was), stopping between pulls when Ctrl-C has set its cancellation flag; dropping
+//! the core's session then makes the sort fail, which removes its temp files (the core has no
+//! cancellation hook of its own). Inputs that fit the memory budget are named to the core, which
+//! maps them (the fast path; Ctrl-C then waits for their in-memory sort). Inputs larger than the
+//! budget, whose reading and spilling take long, are read through readers that stop at the flag.
 
 use crate::arrays::Memory;
 use crate::wait::{self, OnInterrupt};
@@ -105,21 +107,31 @@ pub(crate) fn sort_file(
     if inputs.is_empty() {
         return Err(crate::raise(py, "UsageError", "no input files".into()));
     }
+    let budget = memory.unwrap_or_else(|| xsort_core::plan::resolve_budget(None).0);
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
-    let sorted = wait::run(py, OnInterrupt::Cancel(flag), move || files_to_file(sort, &inputs, &output, sync, &cancel))?;
+    let sorted = wait::run(py, OnInterrupt::Cancel(flag), move || files_to_file(sort, budget, &inputs, &output, sync, &cancel))?;
     sorted.map_err(|e| crate::py_error(py, e))
 }
 
 /// The body of [`sort_file`], on its own thread.
 fn files_to_file(
     mut sort: Sort,
+    budget: u64,
     inputs: &[PathBuf],
     output: &std::path::Path,
     sync: bool,
     cancel: &Arc<AtomicBool>,
 ) -> Result<String, SortError> {
-    for path in inputs {
+    // Inputs that fit the budget are named to the core (mapped, sorted in one pass); larger ones
+    // are read through readers, so that Ctrl-C stops their long reading and spilling.
+    let total: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    if total <= budget {
+        for path in inputs {
+            sort = sort.input_path(path);
+        }
+    }
+    for path in inputs.iter().filter(|_| total > budget) {
         // Worded as the core words an input it cannot open (the CLI's message).
         let cannot_read =
             |e: std::io::Error| SortError::BadInput { path: path.clone(), problem: format!("cannot read: {}", xsort_io::os_text(&e)) };
@@ -189,6 +201,15 @@ impl Session {
     fn cancel(&self, py: Python<'_>, e: PyErr) -> PyErr {
         py.detach(|| drop(self.lock().take()));
         e
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Dropping an unfinished session waits for its sort to stop: not with the GIL held.
+        if let Some(sorting) = self.lock().take() {
+            Python::attach(|py| py.detach(move || drop(sorting)));
+        }
     }
 }
 
