@@ -1,0 +1,165 @@
+"""Sorting files and streams: ``sort_file`` and ``Sorter``."""
+
+import json
+import os
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+import numpy as np
+
+from xsort import _xsort
+
+__all__ = ["sort_file", "Sorter"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _strings(value, what: str) -> Optional[List[str]]:
+    """None, one str, or a sequence of str, as a list."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a str or a list of str, not {type(value).__name__}") from None
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"{what} must be a str or a list of str, not a list holding {type(item).__name__}")
+    return items
+
+
+def _paths(value, what: str) -> List[str]:
+    if isinstance(value, (str, bytes, os.PathLike)):
+        value = [value]
+    try:
+        return [os.fsdecode(os.fspath(p)) for p in value]
+    except TypeError:
+        raise TypeError(f"{what} must be a path or a list of paths, not {type(value).__name__}") from None
+
+
+def _positive(value, what: str) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{what} must be positive, not {value}")
+    return value
+
+
+def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False) -> Dict[str, Any]:
+    """Sorts the files ``inputs`` (one path or a list, read in order) into the file ``output``;
+    returns the statistics (the ``xsort --stats-json`` content) as a dict.
+
+    Records of ``record_size`` bytes when given, sorted by ``keys``: ``--key-bytes`` strings
+    (``"0:10"``, ``"8:8:i64le:r"``; the whole record without keys). Text lines otherwise,
+    ordered by ``args``: GNU sort's ordering options (``["-t,", "-k2,2n"]``), as ``sort``
+    takes them under ``LC_ALL=C``. Past ``memory`` bytes (default: half the available memory)
+    the sort spills sorted runs to ``temp_dirs`` (default: the system's temp directory) and
+    merges them. ``sync`` makes the output durable before returning.
+
+    The output is written beside its target and put in place only when complete: a failed or
+    interrupted sort (Ctrl-C: KeyboardInterrupt) leaves it as it was, and leaves no temp file.
+    The GIL is released while sorting.
+    """
+    stats = _xsort.sort_file(
+        _paths(inputs, "inputs"),
+        os.fsdecode(os.fspath(output)),
+        record_size=_positive(record_size, "record_size"),
+        keys=_strings(keys, "keys"),
+        args=_strings(args, "args"),
+        memory=_positive(memory, "memory"),
+        temp_dirs=None if temp_dirs is None else _paths(temp_dirs, "temp_dirs"),
+        threads=_positive(threads, "threads"),
+        sync=bool(sync),
+    )
+    return json.loads(stats)
+
+
+def _bytes_view(buffer, what: str) -> np.ndarray:
+    """The bytes of a bytes-like object (or C-contiguous array), as a uint8 array on its memory."""
+    if isinstance(buffer, str):
+        raise TypeError(f"{what} takes a bytes-like object, not str")
+    if isinstance(buffer, np.ndarray):
+        if not buffer.flags.c_contiguous:
+            raise ValueError(f"{what} takes a C-contiguous array")
+        return buffer.reshape(-1).view(np.uint8)
+    try:
+        return np.frombuffer(buffer, dtype=np.uint8)
+    except TypeError:
+        raise TypeError(f"{what} takes a bytes-like object, not {type(buffer).__name__}") from None
+    except (ValueError, BufferError) as e:
+        raise ValueError(f"{what} takes a contiguous buffer: {e}") from None
+
+
+class Sorter:
+    """A streaming sort: give it records (or lines) in any chunking with ``release``, call
+    ``finish``, then iterate it for sorted chunks (``bytes``) or fill buffers with
+    ``read_into``. Past its ``memory`` budget it spills sorted runs to ``temp_dirs`` and merges
+    them, as the ``xsort`` command does.
+
+    ``Sorter(record_size=100, keys=["0:10"])`` sorts records; ``Sorter(args=["-k2,2n"])`` (or
+    ``Sorter()``) text lines; ``Sorter(spec="-format=size:100 -key=...")`` whatever Nsort
+    statements describe. As a context manager it closes on exit; closing (or dropping) an
+    unfinished sorter cancels its sort and removes its temp files. Ctrl-C during ``release`` or
+    a read raises KeyboardInterrupt and cancels the sort.
+    """
+
+    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None) -> None:
+        if spec is not None and not isinstance(spec, str):
+            raise TypeError(f"spec must be a str, not {type(spec).__name__}")
+        self._session = _xsort.Session(
+            record_size=_positive(record_size, "record_size"),
+            keys=_strings(keys, "keys"),
+            args=_strings(args, "args"),
+            spec=spec,
+            memory=_positive(memory, "memory"),
+            temp_dirs=None if temp_dirs is None else _paths(temp_dirs, "temp_dirs"),
+            threads=_positive(threads, "threads"),
+        )
+
+    @property
+    def record_size(self) -> Optional[int]:
+        """Bytes per record; None for lines."""
+        return self._session.record_size
+
+    def release(self, buffer) -> None:
+        """Gives the bytes of ``buffer`` (bytes, bytearray, memoryview, a numpy array...) to the
+        sort. Records and lines may straddle calls; the sort copies what it keeps."""
+        self._session.push(_bytes_view(buffer, "release"))
+
+    def finish(self) -> None:
+        """Ends the input; the sorted output can then be read. Calling it again does nothing."""
+        self._session.finish()
+
+    def read_into(self, buffer) -> int:
+        """Fills the writable ``buffer`` with sorted output (whole records only) and returns the
+        bytes given; 0 at the end of the output."""
+        view = _bytes_view(buffer, "read_into")
+        if not view.flags.writeable:
+            raise TypeError("read_into takes a writable buffer")
+        return self._session.pull_into(view)
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The sorted output, in chunks of whole records (or of lines' bytes)."""
+        while True:
+            chunk = self._session.pull()
+            if chunk is None:
+                return
+            yield chunk
+
+    def stats(self) -> Optional[Dict[str, Any]]:
+        """The statistics (as ``sort_file`` returns them) once all the output was read, else None."""
+        stats = self._session.stats()
+        return None if stats is None else json.loads(stats)
+
+    def close(self) -> None:
+        """Ends the sorter; an unfinished sort is cancelled and its temp files removed."""
+        self._session.close()
+
+    def __enter__(self) -> "Sorter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,291 @@
+//! Sorts of files and streams: `sort_file` (files to a file) and `Session` (the streaming
+//! `Sorter`: records or lines pushed in, sorted chunks pulled out), both spilling to temp
+//! directories past their memory budget as the `xsort` command does.
+//!
+//! `sort_file` pulls the sorted output into the output file itself (written beside its target and
+//! put in place when complete, by xsort-io's `AtomicOutput`, so an interrupted or failed sort leaves
+//! the target as it was), stopping between pulls when Ctrl-C has set its cancellation flag; dropping
+//! the core's session then makes the sort fail, which removes its temp files (the core has no
+//! cancellation hook of its own). Inputs that fit the memory budget are named to the core, which
+//! maps them (the fast path; Ctrl-C then waits for their in-memory sort). Inputs larger than the
+//! budget, whose reading and spilling take long, are read through readers that stop at the flag.
+
+use crate::arrays::Memory;
+use crate::wait::{self, OnInterrupt};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use xsort_core::{Sort, SortError, SortStats, Sorting};
+
+/// Bytes pulled at a time (rounded down to whole records).
+const PULL_BYTES: usize = 4 << 20;
+
+/// Bytes pushed at a time, so that Ctrl-C is heard between them.
+const PUSH_BYTES: usize = 8 << 20;
+
+/// What a sort is and the resources it takes.
+struct Options {
+    record_size: Option<usize>,
+    keys: Option<Vec<String>>,
+    args: Option<Vec<String>>,
+    spec: Option<String>,
+    memory: Option<u64>,
+    temp_dirs: Option<Vec<PathBuf>>,
+    threads: Option<usize>,
+}
+
+impl Options {
+    /// The sort they describe.
+    fn sort(self) -> Result<Sort, SortError> {
+        let mut sort = match (self.spec, self.record_size) {
+            (Some(_), Some(_)) => return Err(SortError::Usage("give either spec or record_size, not both".into())),
+            (Some(spec), None) => Sort::from_spec(&spec)?,
+            (None, Some(r)) => Sort::records(r),
+            (None, None) => Sort::lines(),
+        };
+        if let Some(keys) = self.keys {
+            if sort.record_size().is_none() {
+                return Err(SortError::Usage("keys are byte ranges of fixed-size records: give record_size (lines take args)".into()));
+            }
+            for key in keys {
+                sort = sort.key_bytes(&key)?;
+            }
+        }
+        if let Some(args) = self.args {
+            sort = sort.gnu_args(args)?;
+        }
+        if let Some(m) = self.memory {
+            sort = sort.memory(m);
+        }
+        for dir in self.temp_dirs.unwrap_or_default() {
+            sort = sort.temp_dir(dir);
+        }
+        if let Some(n) = self.threads {
+            sort = sort.threads(n);
+        }
+        Ok(sort)
+    }
+}
+
+/// An input file read until its end or until the sort is cancelled.
+struct CancellableFile {
+    file: std::fs::File,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Read for CancellableFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.load(Ordering::Relaxed) {
+            // Not ErrorKind::Interrupted, which readers retry.
+            return Err(std::io::Error::other("interrupted"));
+        }
+        self.file.read(buf)
+    }
+}
+
+/// Sorts `inputs` into `output`; returns the statistics as JSON (the `--stats-json` content).
+#[pyfunction]
+#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments
+pub(crate) fn sort_file(
+    py: Python<'_>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    record_size: Option<usize>,
+    keys: Option<Vec<String>>,
+    args: Option<Vec<String>>,
+    memory: Option<u64>,
+    temp_dirs: Option<Vec<PathBuf>>,
+    threads: Option<usize>,
+    sync: bool,
+) -> PyResult<String> {
+    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads };
+    let sort = options.sort().map_err(|e| crate::py_error(py, e))?;
+    if inputs.is_empty() {
+        return Err(crate::raise(py, "UsageError", "no input files".into()));
+    }
+    let budget = memory.unwrap_or_else(|| xsort_core::plan::resolve_budget(None).0);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let sorted = wait::run(py, OnInterrupt::Cancel(flag), move || files_to_file(sort, budget, &inputs, &output, sync, &cancel))?;
+    sorted.map_err(|e| crate::py_error(py, e))
+}
+
+/// The body of [`sort_file`], on its own thread.
+fn files_to_file(
+    mut sort: Sort,
+    budget: u64,
+    inputs: &[PathBuf],
+    output: &std::path::Path,
+    sync: bool,
+    cancel: &Arc<AtomicBool>,
+) -> Result<String, SortError> {
+    // Inputs that fit the budget are named to the core (mapped, sorted in one pass); larger ones
+    // are read through readers, so that Ctrl-C stops their long reading and spilling.
+    let total: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    if total <= budget {
+        for path in inputs {
+            sort = sort.input_path(path);
+        }
+    }
+    for path in inputs.iter().filter(|_| total > budget) {
+        // Worded as the core words an input it cannot open (the CLI's message).
+        let cannot_read =
+            |e: std::io::Error| SortError::BadInput { path: path.clone(), problem: format!("cannot read: {}", xsort_io::os_text(&e)) };
+        let file = std::fs::File::open(path).map_err(cannot_read)?;
+        if file.metadata().map_err(cannot_read)?.is_dir() {
+            return Err(cannot_read(std::io::Error::from_raw_os_error(libc::EISDIR)));
+        }
+        sort = sort.input_reader(CancellableFile { file, cancel: cancel.clone() }, &path.to_string_lossy());
+    }
+    let out = xsort_io::AtomicOutput::create(output, false, None)?;
+    let mut sorting = sort.start()?;
+    sorting.finish()?;
+    let mut buf = vec![0u8; pull_size(sorting.record_size())];
+    let mut offset = 0u64;
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            // Dropping the session (and `out`) cancels the sort and removes what it wrote.
+            return Err(SortError::Usage("interrupted".into()));
+        }
+        let n = sorting.pull(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        out.file().write_all_at(&buf[..n], offset)?;
+        offset += n as u64;
+    }
+    out.commit(sync)?;
+    stats_json(sorting.stats())
+}
+
+/// A pull buffer's size for records of `record_size` bytes (None: lines).
+fn pull_size(record_size: Option<usize>) -> usize {
+    record_size.map_or(PULL_BYTES, |r| r.max(PULL_BYTES / r * r))
+}
+
+fn stats_json(stats: Option<&SortStats>) -> Result<String, SortError> {
+    let stats = stats.ok_or_else(|| SortError::Internal("the sort ended without statistics".into()))?;
+    serde_json::to_string(stats).map_err(|e| SortError::Internal(format!("statistics: {e}")))
+}
+
+/// A streaming sort: the core's push/pull session, for `xsort.Sorter`.
+#[pyclass(module = "xsort._xsort")]
+pub(crate) struct Session {
+    sorting: Mutex<Option<Sorting>>,
+    record_size: Option<usize>,
+}
+
+impl Session {
+    fn lock(&self) -> MutexGuard<'_, Option<Sorting>> {
+        self.sorting.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `f` on the live session without the GIL.
+    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Sorting) -> Result<T, SortError> + Send) -> PyResult<T> {
+        let result = py.detach(|| match self.lock().as_mut() {
+            Some(sorting) => f(sorting).map_err(Some),
+            None => Err(None),
+        });
+        result.map_err(|e| match e {
+            Some(e) => crate::py_error(py, e),
+            None => crate::raise(py, "UsageError", "the sorter is closed".into()),
+        })
+    }
+
+    /// Cancels the sort (its temp files are removed) after Ctrl-C, and passes `e` on. (After an
+    /// error there is nothing to cancel: the failed sort has cleaned up, and later calls repeat it.)
+    fn cancel(&self, py: Python<'_>, e: PyErr) -> PyErr {
+        py.detach(|| drop(self.lock().take()));
+        e
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Dropping an unfinished session waits for its sort to stop: not with the GIL held.
+        if let Some(sorting) = self.lock().take() {
+            Python::attach(|py| py.detach(move || drop(sorting)));
+        }
+    }
+}
+
+#[pymethods]
+impl Session {
+    #[new]
+    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments
+    fn new(
+        py: Python<'_>,
+        record_size: Option<usize>,
+        keys: Option<Vec<String>>,
+        args: Option<Vec<String>>,
+        spec: Option<String>,
+        memory: Option<u64>,
+        temp_dirs: Option<Vec<PathBuf>>,
+        threads: Option<usize>,
+    ) -> PyResult<Session> {
+        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads };
+        let sorting = options.sort().and_then(Sort::start).map_err(|e| crate::py_error(py, e))?;
+        Ok(Session { record_size: sorting.record_size(), sorting: Mutex::new(Some(sorting)) })
+    }
+
+    /// Bytes per record; None for lines.
+    #[getter]
+    fn record_size(&self) -> Option<usize> {
+        self.record_size
+    }
+
+    /// Gives the bytes of `data` (a C-contiguous uint8 array) to the sort, a slice at a time.
+    fn push(&self, py: Python<'_>, data: Bound<'_, PyAny>) -> PyResult<()> {
+        let memory = Memory::of(&data, false)?;
+        // SAFETY: `data` is borrowed for this call, and the slices are used only during it.
+        let bytes = unsafe { memory.bytes() };
+        for chunk in bytes.chunks(PUSH_BYTES) {
+            self.with(py, |s| s.push(chunk))?;
+            py.check_signals().map_err(|e| self.cancel(py, e))?;
+        }
+        Ok(())
+    }
+
+    /// Ends the input.
+    fn finish(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |s| s.finish())
+    }
+
+    /// Pulls sorted output into `buf` (a C-contiguous writable uint8 array); returns the bytes
+    /// given, whole records only; 0 at the end.
+    fn pull_into(&self, py: Python<'_>, buf: Bound<'_, PyAny>) -> PyResult<usize> {
+        let memory = Memory::of(&buf, true)?;
+        // SAFETY: `buf` is borrowed for this call and the caller's to fill.
+        let bytes = unsafe { memory.bytes_mut() };
+        let n = self.with(py, |s| s.pull(bytes))?;
+        py.check_signals().map_err(|e| self.cancel(py, e))?;
+        Ok(n)
+    }
+
+    /// The next sorted chunk, None at the end.
+    fn pull<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let mut buf = vec![0u8; pull_size(self.record_size)];
+        let n = self.with(py, |s| s.pull(&mut buf))?;
+        py.check_signals().map_err(|e| self.cancel(py, e))?;
+        Ok((n > 0).then(|| PyBytes::new(py, &buf[..n])))
+    }
+
+    /// The statistics as JSON once the sort has ended, else None.
+    fn stats(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let guard = self.lock();
+        match guard.as_ref().and_then(|s| s.stats()) {
+            Some(stats) => stats_json(Some(stats)).map(Some).map_err(|e| crate::py_error(py, e)),
+            None => Ok(None),
+        }
+    }
+
+    /// Ends the session; an unfinished sort is cancelled and its temp files removed.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| drop(self.lock().take()));
+    }
+}

@@ -1,0 +1,63 @@
+//! `xsort._xsort`: the native half of the `xsort` Python package, on xsort-core's library API.
+//! The Python half (`python/xsort/`) maps numpy dtypes to keys, checks arguments and documents the
+//! API; this half sorts, with the GIL released and Ctrl-C heard (see the `wait` module).
+//!
+//! Errors become the exceptions of `xsort._errors`, with the one-line message the `xsort` command
+//! prints after "xsort: ".
+
+mod arrays;
+mod files;
+mod wait;
+
+use pyo3::prelude::*;
+use pyo3::types::PyModule;
+use xsort_core::SortError;
+
+/// A core error as the Python exception of its kind, worded as the CLI words it.
+pub(crate) fn py_error(py: Python<'_>, e: SortError) -> PyErr {
+    let class = match &e {
+        SortError::BadInput { .. } => "InputError",
+        SortError::Config(_) | SortError::Spec(_) | SortError::Usage(_) => "UsageError",
+        SortError::Io(_) | SortError::Resource(_) | SortError::Program(_) => "SortOSError",
+        SortError::Internal(_) => "InternalError",
+    };
+    raise(py, class, without_os_error_numbers(&e.to_string()))
+}
+
+/// An exception of `xsort._errors` by its class name.
+pub(crate) fn raise(py: Python<'_>, class: &str, message: String) -> PyErr {
+    match py.import("xsort._errors").and_then(|m| m.getattr(class)) {
+        Ok(class) => PyErr::from_type(class.cast_into().expect("xsort._errors holds exception classes"), message),
+        Err(e) => e,
+    }
+}
+
+/// `text` without Rust's " (os error N)" suffixes, as the CLI prints OS errors.
+fn without_os_error_numbers(text: &str) -> String {
+    const MARK: &str = " (os error ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(MARK) {
+        let after = &rest[i + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..i]);
+        if digits > 0 && after[digits..].starts_with(')') {
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(MARK);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[pymodule]
+fn _xsort(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(arrays::sort_records, m)?)?;
+    m.add_function(wrap_pyfunction!(arrays::sorted_indices, m)?)?;
+    m.add_function(wrap_pyfunction!(files::sort_file, m)?)?;
+    m.add_class::<files::Session>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! Running a sort on a thread of its own while the calling thread, the one Python's signal handlers
+//! run on, waits without the GIL and looks for Ctrl-C every [`POLL`]: a KeyboardInterrupt reaches
+//! the caller within that time, whatever the sort is doing.
+//!
+//! What happens to the sort then is the caller's choice ([`OnInterrupt`]): in-memory sorts cannot
+//! be stopped (the core has no cancellation hook for them), so they are left to finish on their
+//! thread, which owns references to the arrays it reads and writes; file sorts are told to stop
+//! through their cancellation flag and waited for, so their temp files are gone when the exception
+//! reaches the caller.
+
+use pyo3::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the waiting thread looks for signals.
+const POLL: Duration = Duration::from_millis(50);
+
+/// What to do with the sort when Ctrl-C comes.
+pub(crate) enum OnInterrupt {
+    /// Return at once; the sort finishes on its thread and drops what it holds.
+    Abandon,
+    /// Set the flag, then wait for the sort to stop (it stops soon: it checks the flag).
+    Cancel(Arc<AtomicBool>),
+}
+
+/// Runs `work` on a new thread and returns its result, or the KeyboardInterrupt (or any other
+/// exception a signal handler raised) that came first.
+pub(crate) fn run<T: Send + 'static>(py: Python<'_>, on_interrupt: OnInterrupt, work: impl FnOnce() -> T + Send + 'static) -> PyResult<T> {
+    let (tx, mut rx) = sync_channel(1);
+    std::thread::Builder::new()
+        .name("xsort-python".into())
+        .spawn(move || {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|p| panic_text(&p));
+            let _ = tx.send(outcome);
+        })
+        .map_err(|e| crate::raise(py, "SortOSError", format!("cannot start the sort's thread: {}", xsort_io::os_text(&e))))?;
+    let outcome = loop {
+        // A `&mut` travels to the GIL-free closure: the receiver is Send, not Sync.
+        let receiver = &mut rx;
+        match py.detach(move || receiver.recv_timeout(POLL)) {
+            Ok(outcome) => break outcome,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break Err("the sort's thread ended without a result".into()),
+        }
+        if let Err(interrupt) = py.check_signals() {
+            if let OnInterrupt::Cancel(flag) = &on_interrupt {
+                flag.store(true, Ordering::SeqCst);
+                let receiver = &mut rx;
+                let _ = py.detach(move || receiver.recv());
+            }
+            return Err(interrupt);
+        }
+    };
+    outcome.map_err(|panic| crate::raise(py, "InternalError", format!("internal error: {panic}")))
+}
+
+/// A panic's message.
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}

@@ -1,0 +1,223 @@
+"""sort_file and Sorter: records and lines against numpy and Python's sort, budgets that spill,
+statistics, errors with the CLI's messages, temp directories left empty, Ctrl-C."""
+
+import os
+
+import numpy as np
+import pytest
+
+import xsort
+from conftest import interrupted
+
+
+def records(rng, n, size=100, key=10, distinct=None):
+    """`n` random records of `size` bytes whose first `key` bytes are the key (few distinct keys
+    when `distinct`), numbered in their last 8 bytes so that ties show their order."""
+    arr = rng.integers(0, 256, (n, size), dtype=np.uint8)
+    if distinct:
+        arr[:, :key] = rng.integers(0, distinct, (n, 1), dtype=np.uint8)
+    arr[:, -8:] = np.arange(n, dtype=">u8").view(np.uint8).reshape(n, 8)
+    return arr
+
+
+def stable_by_prefix(arr, key):
+    """The stable sort of byte records by their first `key` bytes."""
+    return arr[np.argsort(arr[:, :key].copy().view(f"S{key}").reshape(-1), kind="stable")]
+
+
+def test_sort_file_records_spills_and_matches_numpy(rng, tmp_path):
+    arr = records(rng, 60_000, distinct=7)
+    (tmp_path / "in").write_bytes(arr.tobytes())
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    stats = xsort.sort_file(tmp_path / "in", tmp_path / "out", record_size=100, keys=["0:10"], memory=1 << 20, temp_dirs=[temp], threads=2)
+    assert (tmp_path / "out").read_bytes() == stable_by_prefix(arr, 10).tobytes()
+    assert stats["records"] == 60_000 and stats["runs"] > 1 and stats["passes"] >= 2
+    assert list(temp.iterdir()) == []
+
+
+def test_sort_file_typed_descending_key_and_several_inputs(rng, tmp_path):
+    arr = np.zeros(5000, [("pad", "S3"), ("v", "<i8"), ("n", "<u4")])
+    arr["v"] = rng.integers(-50, 50, len(arr))
+    arr["n"] = np.arange(len(arr))
+    (tmp_path / "a").write_bytes(arr[:3000].tobytes())
+    (tmp_path / "b").write_bytes(arr[3000:].tobytes())
+    xsort.sort_file([tmp_path / "a", str(tmp_path / "b")], tmp_path / "out", record_size=arr.itemsize, keys="3:8:i64le:r")
+    got = np.frombuffer((tmp_path / "out").read_bytes(), arr.dtype)
+    assert got.tobytes() == xsort.sort_array(arr, "v", descending=True).tobytes()
+    assert got.tobytes() == arr[np.argsort(-arr["v"], kind="stable")].tobytes()
+
+
+def test_sort_file_lines_with_gnu_options(rng, tmp_path):
+    rows = [f"{int(rng.integers(0, 1000))},{rng.choice(['x', 'y', 'z'])}{int(rng.integers(0, 9))},{w}" for w in range(20_000)]
+    (tmp_path / "in.csv").write_text("\n".join(rows) + "\n")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    stats = xsort.sort_file(tmp_path / "in.csv", tmp_path / "out.csv", args=["-t,", "-k2,2", "-k1,1nr"], memory=256 << 10, temp_dirs=temp)
+    fields = [r.split(",") for r in rows]
+    # GNU sort: the keys, then the whole line in byte order as the last resort.
+    expected = sorted(fields, key=lambda f: ",".join(f))
+    expected = sorted(expected, key=lambda f: -int(f[0]))
+    expected = sorted(expected, key=lambda f: f[1])
+    assert (tmp_path / "out.csv").read_text().splitlines() == [",".join(f) for f in expected]
+    assert stats["records"] == 20_000 and stats["runs"] > 1
+    assert list(temp.iterdir()) == []
+
+
+def test_sort_file_errors_are_the_cli_messages(tmp_path):
+    (tmp_path / "in").write_bytes(b"x" * 150)
+    cases = [
+        (dict(inputs=tmp_path / "missing", output=tmp_path / "o"), xsort.InputError, f"{tmp_path / 'missing'}: cannot read: No such file or directory"),
+        (dict(inputs=tmp_path, output=tmp_path / "o"), xsort.InputError, f"{tmp_path}: read failed: Is a directory"),  # the core's words, as the CLI's
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=100), xsort.InputError, "is not a multiple of the record size 100"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=10, keys=["0:20"]), xsort.UsageError, "key 0:20 reaches beyond the 10-byte record"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=10, keys=["0:4:i32"]), xsort.UsageError, "i32"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", args=["-k0"]), xsort.UsageError, "field number is zero"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", keys=["0:4"]), xsort.UsageError, "keys are byte ranges of fixed-size records"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", temp_dirs=[tmp_path / "nowhere"], memory=256 << 10, record_size=10), xsort.SortOSError, "nowhere"),
+        (dict(inputs=[], output=tmp_path / "o"), xsort.UsageError, "no input files"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=0), ValueError, "record_size must be positive"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", keys=[3], record_size=10), TypeError, "keys must be a str or a list of str"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", memory="1G"), TypeError, "memory must be an int"),
+        (dict(inputs=3, output=tmp_path / "o"), TypeError, "inputs must be a path or a list of paths"),
+    ]
+    for kwargs, error, message in cases:
+        inputs = kwargs.pop("inputs")
+        output = kwargs.pop("output")
+        with pytest.raises(error) as e:
+            xsort.sort_file(inputs, output, **kwargs)
+        assert message in str(e.value), (kwargs, str(e.value))
+        assert "\n" not in str(e.value) and "os error" not in str(e.value)
+        assert not (tmp_path / "o").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+def test_failed_sort_leaves_an_existing_output_as_it_was(tmp_path):
+    (tmp_path / "in").write_bytes(b"x" * 150)
+    (tmp_path / "out").write_bytes(b"old")
+    with pytest.raises(xsort.InputError):
+        xsort.sort_file(tmp_path / "in", tmp_path / "out", record_size=100)
+    assert (tmp_path / "out").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 100, 4096, 1 << 20])
+def test_sorter_any_chunking_spills_and_matches(rng, tmp_path, chunk):
+    arr = records(rng, 20_000, distinct=5)
+    data = arr.tobytes()
+    with xsort.Sorter(record_size=100, keys=["0:10"], memory=512 << 10, temp_dirs=[tmp_path]) as sorter:
+        pieces = [data[i : i + chunk] for i in range(0, len(data), chunk)] if chunk > 1000 else [data[: chunk * 100]]
+        if chunk <= 1000:
+            for i in range(chunk * 100, len(data), 70_001):
+                pieces.append(memoryview(data)[i : i + 70_001])
+        for piece in pieces:
+            sorter.release(piece)
+        sorter.finish()
+        out = b"".join(sorter)
+        assert sorter.stats()["records"] == 20_000
+        assert sorter.stats()["runs"] > 1
+    assert out == stable_by_prefix(arr, 10).tobytes()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sorter_read_into_numpy_and_bytearray(rng):
+    arr = records(rng, 3000, size=16, key=4)
+    sorter = xsort.Sorter(16, "0:4")
+    assert sorter.record_size == 16
+    sorter.release(arr)  # a 2-D uint8 array, C-contiguous
+    sorter.finish()
+    out = np.empty(len(arr) * 16, np.uint8)
+    filled = 0
+    small = bytearray(40)  # room for 2 records: only whole records come
+    n = sorter.read_into(small)
+    assert n == 32
+    out[:n] = np.frombuffer(bytes(small[:n]), np.uint8)
+    filled = n
+    while filled < out.size:
+        n = sorter.read_into(out[filled:])
+        if n == 0:
+            break
+        filled += n
+    assert filled == out.size and sorter.read_into(small) == 0
+    assert out.tobytes() == stable_by_prefix(arr, 4).tobytes()
+    sorter.close()
+
+
+def test_sorter_lines_and_spec():
+    with xsort.Sorter(args=["-t,", "-k2,2nr"]) as sorter:
+        assert sorter.record_size is None
+        sorter.release(b"a,1\nb,1")
+        sorter.release(b"0\nc,2\n")
+        sorter.finish()
+        assert b"".join(sorter) == b"b,10\nc,2\na,1\n"
+    with xsort.Sorter(spec="-format=size:4 -field=name:k,size:2,off:2,character -key=k") as sorter:
+        sorter.release(b"aazzbbyy")
+        sorter.finish()
+        assert b"".join(sorter) == b"bbyyaazz"
+
+
+def test_sorter_errors(tmp_path):
+    with pytest.raises(xsort.UsageError) as e:
+        xsort.Sorter(record_size=100_000, memory=300_000)
+    assert "need a memory budget of at least" in str(e.value)
+    with pytest.raises(xsort.UsageError):
+        xsort.Sorter(spec="-format=size:4 -key=nope")
+    with pytest.raises(xsort.UsageError) as e:
+        xsort.Sorter(record_size=4, spec="-format=size:4")
+    assert str(e.value) == "give either spec or record_size, not both"
+    sorter = xsort.Sorter(record_size=4)
+    with pytest.raises(TypeError):
+        sorter.release("text")
+    with pytest.raises(ValueError):
+        sorter.release(np.arange(10, dtype=np.uint8)[::2])
+    with pytest.raises(xsort.UsageError) as e:
+        sorter.read_into(bytearray(8))
+    assert str(e.value) == "pull before the input was finished"
+    sorter.release(b"abcdef")
+    with pytest.raises(xsort.InputError) as e:
+        sorter.finish()
+        b"".join(sorter)
+    assert "not a multiple of the record size 4" in str(e.value)
+    with pytest.raises(xsort.UsageError):
+        sorter.release(b"abcd")
+    sorter.close()
+    with pytest.raises(xsort.UsageError) as e:
+        sorter.release(b"abcd")
+    assert str(e.value) == "the sorter is closed"
+    sorter = xsort.Sorter(record_size=4)
+    sorter.finish()
+    with pytest.raises(TypeError):
+        sorter.read_into(b"read-only")
+
+
+def test_closing_an_unfinished_sorter_removes_its_temp_files(rng, tmp_path):
+    sorter = xsort.Sorter(record_size=100, keys="0:10", memory=256 << 10, temp_dirs=tmp_path)
+    sorter.release(records(rng, 20_000))
+    sorter.close()
+    assert list(tmp_path.iterdir()) == []
+    with xsort.Sorter(record_size=100, memory=256 << 10, temp_dirs=tmp_path) as sorter:
+        sorter.release(records(rng, 20_000))
+        sorter.finish()
+        next(iter(sorter))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_interrupts_sort_file_and_leaves_nothing(rng, tmp_path):
+    data = records(rng, 800_000).tobytes()  # 80 MB
+    (tmp_path / "in").write_bytes(data)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    took = interrupted(lambda: xsort.sort_file(tmp_path / "in", tmp_path / "out", record_size=100, keys="0:10", memory=2 << 20, temp_dirs=temp, threads=1), after=0.1)
+    assert took < 1.0
+    assert list(temp.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "temp"]
+
+
+def test_ctrl_c_interrupts_a_sorter(rng, tmp_path):
+    data = records(rng, 1_500_000)  # 150 MB, pushed 8 MiB at a time
+    sorter = xsort.Sorter(record_size=100, keys="0:10", memory=2 << 20, temp_dirs=tmp_path, threads=1)
+    took = interrupted(lambda: sorter.release(data), after=0.03)
+    assert took < 1.0
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(xsort.UsageError):
+        sorter.release(b"x" * 100)
