@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# All the tests: installs what they need when missing (scripts/prerequisites.sh), then the Rust
+# tests of the whole workspace (the C API's C programs and the cluster tests under mpirun among
+# them) and the Python package's tests (scripts/test-python.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/prerequisites.sh
+cargo test --workspace --release
+bash scripts/test-python.sh
