@@ -134,3 +134,56 @@ fn short_lines_keep_their_bookkeeping_within_the_budget() {
     assert!(std::fs::read(fx.path("out")).unwrap() == lines.concat(), "the output is not the sorted input");
     fx.assert_clean();
 }
+
+/// Feeds `data` into the new FIFO `path` from a thread: its first `pause_after` bytes, then, after
+/// `pause`, the rest (a producer that is slow for a while, as a pipe's often is).
+fn feed_fifo(path: &std::path::Path, data: Vec<u8>, pause_after: usize, pause: Duration) -> std::thread::JoinHandle<()> {
+    let st = Command::new("mkfifo").arg(path).status().expect("run mkfifo");
+    assert!(st.success(), "mkfifo {}", path.display());
+    let p = path.to_owned();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open(&p).expect("open FIFO for writing");
+        f.write_all(&data[..pause_after]).expect("write FIFO");
+        std::thread::sleep(pause);
+        f.write_all(&data[pause_after..]).expect("write FIFO");
+    })
+}
+
+#[test]
+fn a_small_stream_under_a_large_budget_touches_only_what_it_holds() {
+    let fx = Fixture::new();
+    // 30 MB of records through a FIFO that pauses for half a second, under a 2 GiB budget: the chunk
+    // of an input of unknown length is sized to the budget, and faulting all of it in ahead of the
+    // reads (as for a file of known length) took the process to 1.8 GiB.
+    let records = 300_000u64;
+    let sum = gensort(&fx.path("in"), 0, records, false);
+    let data = std::fs::read(fx.path("in")).unwrap();
+    let bytes = data.len() as u64;
+    fx.mkdir("t");
+    let writer = feed_fifo(&fx.path("p"), data, 10 << 20, Duration::from_millis(500));
+    let (status, peak) = peak_rss(
+        fx.cmd().args(["--record-size=100", "--key-bytes=0:10", "-S", "2G", "-T", "t", "--stats-json", "s.json", "-o", "out", "p"]),
+        &fx.path("err"),
+        &fx.path("s.json"),
+        Duration::from_secs(60),
+    );
+    writer.join().expect("FIFO writer");
+    assert_eq!(status, 0, "{}", std::fs::read_to_string(fx.path("err")).unwrap());
+    // The records, their entries and scratch (32 bytes a record), the write pool and the process.
+    let bound = bytes + records * 32 + 48 * MIB;
+    assert!(peak <= bound, "peak RSS {} MiB for {} MiB of records from a FIFO (bound {} MiB)", peak / MIB, bytes / MIB, bound / MIB);
+    assert_valsort_clean(&fx.path("out"), records, sum);
+
+    // The same stream under a budget that spills it: each chunk sorted whole, merged from runs.
+    std::fs::remove_file(fx.path("p")).unwrap();
+    let writer = feed_fifo(&fx.path("p"), std::fs::read(fx.path("in")).unwrap(), 10 << 20, Duration::from_millis(50));
+    let out = fx.cmd().args(["--record-size=100", "--key-bytes=0:10", "-S", "4M", "-T", "t", "--stats-json", "s.json", "-o", "out", "p"]).output().unwrap();
+    writer.join().expect("FIFO writer");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stat_u64(&read_stats(&fx.path("s.json")), "runs") >= 2);
+    assert_valsort_clean(&fx.path("out"), records, sum);
+    std::fs::remove_file(fx.path("p")).unwrap();
+    assert_dir_empty(&fx.path("t"));
+    fx.assert_clean();
+}

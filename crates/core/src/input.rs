@@ -84,6 +84,12 @@ impl InputSet {
             .sum()
     }
 
+    /// Whether any input is a stream (a pipe, a terminal, a caller's reader), whose records are seen
+    /// only once a chunk's read has ended, not while it is in flight.
+    pub fn any_stream(&self) -> bool {
+        self.sources.iter().any(|s| matches!(s, Source::Stream { .. }))
+    }
+
     /// The only input's open file and length, when it is a non-empty regular file mostly in the page
     /// cache (a one-pass sort maps it rather than reading it); None otherwise.
     pub fn single_cached_file(&mut self) -> Result<Option<(File, u64, PathBuf)>> {

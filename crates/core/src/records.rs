@@ -20,7 +20,7 @@ use crate::stats::SortCounters;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use xsort_io::{AlignedBuf, MappedFile, Prefault};
+use xsort_io::{AlignedBuf, BlockWriter, MappedFile, Prefault};
 
 /// A sort of fixed-size records, its inputs opened.
 pub(crate) struct RecordSort<'a> {
@@ -46,10 +46,14 @@ impl<'a> RecordSort<'a> {
     }
 
     /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
-    /// the output, otherwise each becomes a run.
+    /// the output, otherwise each becomes a run. Files deliver records while later reads are in
+    /// flight, so their entries are sorted in batches meanwhile and merged at the end; a stream
+    /// (a pipe, a pushed input) fills the whole chunk before any record is seen, so its chunk is
+    /// sorted in one parallel pass and gathered in parallel as it is written, as a mapped file is.
     fn read_and_sort(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
+        let whole = self.inputs.any_stream() && !rec.folding.is_active();
         let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
         if rec.touch {
             buf.touch();
@@ -58,35 +62,62 @@ impl<'a> RecordSort<'a> {
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         // Entry arrays are page-aligned mappings like the data, returned to the kernel on drop.
         let mut entry_buf = AlignedBuf::new(plan.chunk_records * 16)?;
-        // Batches are sorted one at a time, so the kernel's scratch holds one batch, not the chunk.
-        let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(plan.chunk_records) * 16)?;
-        // Fresh memory is faulted in ahead of the reads; the guard is dropped before the buffers.
-        let _prefault = (!rec.touch).then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf]));
-        let all_entries = entry_buf.as_u128_mut();
-        let scratch = scratch_buf.as_u128_mut();
+        // Batches are sorted one at a time, so their scratch holds one batch, not the chunk; a whole
+        // chunk's scratch is mapped when its size is known (see `scratch_for`).
+        let mut scratch_buf = AlignedBuf::new(if whole { 0 } else { BatchSorter::batch_len(plan.chunk_records) * 16 })?;
+        // Fresh memory is faulted in ahead of the reads, when its size is the input's: the chunk of
+        // an input of unknown length (a stream's: `whole`, whose scratch may be remapped) is sized
+        // to the whole budget, and faulting all of it in would cost time and memory that a small
+        // input never uses (its reads fault what they fill).
+        let prefault = !rec.touch && !whole && self.inputs.known_len().is_some();
+        let _prefault = prefault.then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf])); // dropped before the buffers
         let mut runs = Vec::new();
         let mut records = 0u64;
         loop {
             let mut n = 0;
             let mut batches = BatchSorter::new(ctx, plan.chunk_records);
+            let (all_entries, scratch) = (entry_buf.as_u128_mut(), scratch_buf.as_u128_mut());
             self.inputs.fill(&mut buf, plan.chunk_records, |data, start, count| {
                 extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
                 n += count;
-                batches.sort_ready(data, all_entries, scratch, n);
+                if !whole {
+                    batches.sort_ready(data, all_entries, scratch, n);
+                }
             })?;
-            batches.finish(buf.as_slice(), all_entries, scratch, n);
             records += n as u64;
-            let mut merger = batches.merger(&all_entries[..n], buf.as_slice());
-            if runs.is_empty() && self.inputs.exhausted() {
-                self.write_one_pass(plan, dest, &mut merger, buf.as_slice(), n)?;
-                return Ok(Sorted::Written { records });
-            }
-            if n > 0 {
-                self.counters.spilled.store(true, Ordering::Relaxed);
-                let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                let wrote = write_merged(&mut w, &mut merger, n);
-                w.finish_after(wrote)?;
-                runs.push(run);
+            let one_pass = runs.is_empty() && self.inputs.exhausted();
+            if whole {
+                let scratch = scratch_for(&mut scratch_buf, n)?;
+                let entries = &mut entry_buf.as_u128_mut()[..n];
+                if one_pass {
+                    let total = (n * r) as u64;
+                    let mut w =
+                        dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), rec.preallocate, self.counters.output.clone())?;
+                    write_sorted(&ctx, buf.as_slice(), entries, scratch, &mut w)?;
+                    w.finish()?;
+                    return Ok(Sorted::Written { records });
+                }
+                if n > 0 {
+                    self.counters.spilled.store(true, Ordering::Relaxed);
+                    let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
+                    let wrote = write_sorted(&ctx, buf.as_slice(), entries, scratch, &mut w);
+                    w.finish_after(wrote)?;
+                    runs.push(run);
+                }
+            } else {
+                batches.finish(buf.as_slice(), all_entries, scratch, n);
+                let mut merger = batches.merger(&all_entries[..n], buf.as_slice());
+                if one_pass {
+                    self.write_one_pass(plan, dest, &mut merger, buf.as_slice(), n)?;
+                    return Ok(Sorted::Written { records });
+                }
+                if n > 0 {
+                    self.counters.spilled.store(true, Ordering::Relaxed);
+                    let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
+                    let wrote = write_merged(&mut w, &mut merger, n);
+                    w.finish_after(wrote)?;
+                    runs.push(run);
+                }
             }
             if self.inputs.exhausted() {
                 return Ok(Sorted::Spilled { records, runs });
@@ -136,12 +167,7 @@ impl<'a> RecordSort<'a> {
                 rec.preallocate,
                 self.counters.output.clone(),
             )?;
-            let mut out = RecordSink::new(&mut w);
-            sort_while_writing(
-                |emit| sort_in_pieces(&ctx, data, entries, scratch, emit),
-                |piece: &[u128]| out.push_with((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst)),
-            )?;
-            out.flush()?;
+            write_sorted(&ctx, data, entries, scratch, &mut w)?;
             w.finish()?;
             return Ok(Sorted::Written { records: n as u64 });
         }
@@ -244,6 +270,28 @@ impl FormatSort for RecordSort<'_> {
             budget_exceeded: None,
         }
     }
+}
+
+/// Sorts all of `entries` (records in `data`) in one parallel pass and writes the records in order
+/// through `w`, each piece of the sorted entries gathered in parallel and written while the next is
+/// sorted.
+fn write_sorted(ctx: &SortContext, data: &[u8], entries: &mut [u128], scratch: &mut [u128], w: &mut BlockWriter) -> Result<()> {
+    let (layout, r) = (ctx.layout, ctx.record_size);
+    let mut out = RecordSink::new(w);
+    sort_while_writing(
+        |emit| sort_in_pieces(ctx, data, entries, scratch, emit),
+        |piece: &[u128]| out.push_with((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst)),
+    )?;
+    out.flush()
+}
+
+/// The scratch space of a whole-chunk sort of `n` entries: `buf`, remapped larger when it holds
+/// fewer (a stream's first chunk, or its only one, maps just what its records need).
+fn scratch_for(buf: &mut AlignedBuf, n: usize) -> Result<&mut [u128]> {
+    if buf.capacity() < n * 16 {
+        *buf = AlignedBuf::new(n * 16)?;
+    }
+    Ok(&mut buf.as_u128_mut()[..n])
 }
 
 /// The error "file shrank while being read" when a mapped input was cut short while sorted (its
