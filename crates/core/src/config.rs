@@ -166,6 +166,9 @@ pub struct SortConfig {
     pub sync: bool,
     /// GNU sort's `--compress-program`: temp runs are stored through it.
     pub compress_program: Option<String>,
+    /// The input's expected length in bytes, when its inputs cannot tell (a stream, a pushed input):
+    /// memory is planned as for a file of that length. More input than expected spills.
+    pub expected_input_bytes: Option<u64>,
 }
 
 /// The format of the records, with the settings that only it takes.
@@ -244,6 +247,7 @@ impl SortConfig {
             max_fan_in: None,
             sync: false,
             compress_program: None,
+            expected_input_bytes: None,
         }
     }
 

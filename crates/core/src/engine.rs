@@ -128,7 +128,9 @@ impl Engine {
         // big ones.
         let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
         let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
-        let mut plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), format.known_len(), format.files(), cfg.output_io)?;
+        // Inputs of unknown length are planned for the caller's expected length, when given.
+        let planned_len = format.known_len().or(cfg.expected_input_bytes);
+        let mut plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), planned_len, format.files(), cfg.output_io)?;
         if let Some(max) = cfg.max_fan_in {
             plan.max_fan_in = max.max(2);
         }

@@ -298,8 +298,23 @@ fn fill_from_stream(
             }
         }
     }
+    if filled == dst.len() && !*eof {
+        // A chunk planned for exactly the expected length is full: whether the stream has ended
+        // decides between one pass and a spill, so look one byte ahead (carried over: the carry
+        // stays within a record, so the next chunk always takes it).
+        let mut ahead = [0u8; 1];
+        let t = std::time::Instant::now();
+        match xsort_io::read_stream(file, &mut ahead).map_err(|e| xsort_io::IoError::read(name, e))? {
+            0 => *eof = true,
+            n => {
+                counters.record(n as u64, t, false);
+                carry.extend_from_slice(&ahead[..n]);
+            }
+        }
+    }
     let records = filled / r;
-    carry.extend_from_slice(&dst[records * r..filled]);
+    let partial = dst[records * r..filled].to_vec();
+    carry.splice(0..0, partial);
     if *eof && !carry.is_empty() {
         return Err(bad(name, format!("length is not a multiple of the record size {r} ({} bytes left over)", carry.len())));
     }

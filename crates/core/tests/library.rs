@@ -93,6 +93,45 @@ fn a_spilled_session_merges_and_leaves_no_temp_file() {
 }
 
 #[test]
+fn an_expected_length_plans_a_pushed_sort_like_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = records(100_000, 40, 5); // 4 MB under a 512 MiB budget
+    let sort = || Sort::records(40).key_bytes("0:6").unwrap().memory(512 << 20).temp_dir(tmp.path());
+    let run = |sort: Sort| {
+        let mut s = sort.start().unwrap();
+        for chunk in data.chunks(100_003) {
+            s.push(chunk).unwrap();
+        }
+        let mut out = Vec::new();
+        s.write_to(&mut out).unwrap();
+        assert_eq!(out, reference(&data, 40, (0, 6)));
+        s.stats().unwrap().clone()
+    };
+    // Without the length the sort plans for its whole budget.
+    let unplanned = run(sort());
+    assert!(unplanned.memory_planned_bytes > 256 << 20, "{}", unplanned.memory_planned_bytes);
+    // With it, for the records and their entries only; exactly the length still sorts in one pass.
+    let planned = run(sort().expected_input_bytes(data.len() as u64));
+    assert_eq!(planned.runs, 0);
+    assert!(planned.memory_planned_bytes < 32 << 20, "{}", planned.memory_planned_bytes);
+    // More input than expected is sorted all the same, past the expected length in runs.
+    let more = run(sort().expected_input_bytes(data.len() as u64 / 3));
+    assert!(more.runs >= 3, "{} runs", more.runs);
+    // Lines take the length too.
+    let text: Vec<u8> = (0..50_000u32).flat_map(|i| format!("{}\n", i.wrapping_mul(2_654_435_761) % 100_000).into_bytes()).collect();
+    let mut s = Sort::lines().memory(512 << 20).temp_dir(tmp.path()).expected_input_bytes(text.len() as u64).start().unwrap();
+    s.push(&text).unwrap();
+    let mut out = Vec::new();
+    s.write_to(&mut out).unwrap();
+    let mut lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    lines.sort();
+    assert_eq!(out, lines.concat());
+    assert_eq!(s.stats().unwrap().runs, 0);
+    drop(s);
+    assert_eq!(entries(tmp.path()), Vec::<String>::new());
+}
+
+#[test]
 fn abandoned_sessions_leave_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let data = records(100_000, 40, 3);

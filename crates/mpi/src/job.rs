@@ -67,12 +67,16 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     // 3. Exchange, into the local sort. Half the rank's memory is the sort's; the exchange's
     // chunks and held pieces share the rest.
     let memory = opts.memory_per_rank(comm.local_ranks);
-    // The sort's input has no length it could plan by: its budget is sized to what a rank should
-    // receive (twice the mean share, or more spills, which is correct but slower), not to all of
-    // the rank's memory, which it would otherwise allocate up front.
+    // The sort's input has no length of its own: it plans for what a rank should receive (twice
+    // the mean share, at least 64 MiB; more spills, which is correct but slower), not for all of
+    // its budget.
     let mean_share = comm.all_gather(share.len()).iter().sum::<u64>() / ranks as u64;
-    let sort_memory = (memory / 2).min(mean_share.saturating_mul(2).max(64 << 20));
-    let mut sort = opts.sort.clone().memory(sort_memory).threads(opts.threads_per_rank(comm.local_ranks));
+    let mut sort = opts
+        .sort
+        .clone()
+        .memory(memory / 2)
+        .expected_input_bytes(mean_share.saturating_mul(2).max(64 << 20))
+        .threads(opts.threads_per_rank(comm.local_ranks));
     for d in &opts.temp_dirs {
         sort = sort.temp_dir(d);
     }

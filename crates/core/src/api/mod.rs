@@ -75,6 +75,7 @@ pub struct Sort {
     io: [Option<IoSettings>; 3],
     sync: bool,
     compress_program: Option<String>,
+    expected_input_bytes: Option<u64>,
     /// Why the sort cannot start, from a builder call that cannot fail (see [`Sort::key`]).
     refused: Option<String>,
 }
@@ -97,6 +98,7 @@ impl Sort {
             io: [None; 3],
             sync: false,
             compress_program: None,
+            expected_input_bytes: None,
             refused: None,
         }
     }
@@ -286,6 +288,15 @@ impl Sort {
         self
     }
 
+    /// The input's expected length in bytes, for inputs that cannot tell it (pushed input, readers):
+    /// the sort plans its memory as for a file of that length rather than for its whole budget.
+    /// Input up to that length (and within the budget) is sorted in one pass; more is still sorted
+    /// correctly, spilling the excess to the temp directories.
+    pub fn expected_input_bytes(mut self, bytes: u64) -> Sort {
+        self.expected_input_bytes = Some(bytes);
+        self
+    }
+
     /// The in-memory kernel (default: radix sort).
     pub fn method(mut self, method: Method) -> Sort {
         self.method = method;
@@ -400,6 +411,7 @@ impl Sort {
         cfg.temp_io = io(TEMP_IO);
         cfg.sync = self.sync;
         cfg.compress_program = self.compress_program;
+        cfg.expected_input_bytes = self.expected_input_bytes;
         Ok(Job(crate::Engine::new(cfg)))
     }
 }
