@@ -119,7 +119,8 @@ impl From<SortError> for Failure {
             SortError::BadInput { .. } => XSORT_BAD_INPUT,
             SortError::Program(_) => XSORT_PROGRAM_ERROR,
             SortError::Resource(_) => XSORT_RESOURCE_ERROR,
-            SortError::Internal(_) => XSORT_INTERNAL_ERROR,
+            // The C API has no call that cancels a sort: a cancelled one would be a bug.
+            SortError::Internal(_) | SortError::Cancelled => XSORT_INTERNAL_ERROR,
         };
         Failure::new(code, e.to_string())
     }

@@ -1,5 +1,6 @@
 //! What a sort is asked to do: the validated settings the CLI (or a future C API) hands the sorter.
 
+use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::KeySpec;
 use crate::order::LineOrder;
@@ -169,6 +170,8 @@ pub struct SortConfig {
     /// The input's expected length in bytes, when its inputs cannot tell (a stream, a pushed input):
     /// memory is planned as for a file of that length. More input than expected spills.
     pub expected_input_bytes: Option<u64>,
+    /// Set by the caller to stop the sort; checked between chunks, in merges and while writing.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// The format of the records, with the settings that only it takes.
@@ -248,7 +251,21 @@ impl SortConfig {
             sync: false,
             compress_program: None,
             expected_input_bytes: None,
+            cancel: None,
         }
+    }
+
+    /// Whether the caller has cancelled the sort.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// [`SortError::Cancelled`] once the caller has cancelled the sort.
+    pub fn check_cancelled(&self) -> Result<()> {
+        if self.is_cancelled() {
+            return Err(SortError::Cancelled);
+        }
+        Ok(())
     }
 
     /// A sort of `record_size`-byte records (whole record as key) with defaults.

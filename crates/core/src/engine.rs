@@ -105,8 +105,13 @@ impl Engine {
 
     /// Runs the sort (or merge) on worker threads of its own (`threads` of its config). On error
     /// nothing is left at the output path and no temp file remains.
+    /// A cancelled sort fails with [`crate::SortError::Cancelled`], whatever stopped it first (a
+    /// check of the flag, or a pushed input that the cancel ended).
     pub fn run(&self) -> Result<SortStats> {
-        crate::pool::run_in_pool(self.cfg.threads, || self.start())
+        match crate::pool::run_in_pool(self.cfg.threads, || self.start()) {
+            Err(_) if self.cfg.is_cancelled() => Err(crate::SortError::Cancelled),
+            done => done,
+        }
     }
 
     /// Opens the format and drives the sort, on its pool's driver thread.
@@ -174,7 +179,7 @@ impl Engine {
         let cfg = &self.cfg;
         let (order, framing) = (format.order(), format.framing());
         let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone());
-        let job = MergeJob { order, framing, plan, temp_io: cfg.temp_io, svc: &svc };
+        let job = MergeJob { order, framing, plan, temp_io: cfg.temp_io, svc: &svc, cfg };
         let mut report = MergeReport::default();
         let (runs, block) = job.reduce(runs, store, &mut report)?;
         self.counters.final_merge.store(true, Ordering::Relaxed);
@@ -183,6 +188,9 @@ impl Engine {
         let mut merged = 0u64;
         merge_runs(&runs, order, framing, block, &svc, |rec| {
             merged += 1;
+            if merged % CANCEL_CHECK_RECORDS == 0 {
+                cfg.check_cancelled()?;
+            }
             sink.push(rec)
         })?;
         sink.finish()?;
@@ -238,6 +246,9 @@ impl Engine {
         }
     }
 }
+
+/// Records merged between two checks of the cancel flag: a few milliseconds' work.
+pub(crate) const CANCEL_CHECK_RECORDS: u64 = 1 << 16;
 
 /// Whether `cfg` merges presorted inputs instead of sorting (`-m`): no sort pass is counted.
 fn is_merge_only(cfg: &SortConfig) -> bool {

@@ -28,6 +28,10 @@ pub enum SortError {
     /// An I/O failure, already naming its file.
     #[error(transparent)]
     Io(#[from] xsort_io::IoError),
+    /// The caller cancelled the sort (see `Sort::cancel_flag`, `Sorting::cancel_handle`): it
+    /// stopped, removed its temp files and left no output file.
+    #[error("the sort was cancelled")]
+    Cancelled,
     /// A bug in xsort.
     #[error("internal error: {0}")]
     Internal(String),

@@ -36,7 +36,7 @@ pub mod spec;
 pub mod stats;
 pub mod text;
 
-pub use api::{Order, Sort, Sorting};
+pub use api::{CancelHandle, Order, Sort, Sorting};
 pub use config::{Format, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig, MAX_IO_COUNT};
 pub use engine::Engine;
 pub use error::{Result, SortError};

@@ -315,6 +315,8 @@ pub struct MergeJob<'a, O: RecordOrder> {
     pub temp_io: IoSettings,
     /// The read-ahead service.
     pub svc: &'a ReadService,
+    /// The sort's configuration, for its cancel flag.
+    pub cfg: &'a crate::config::SortConfig,
 }
 
 impl<O: RecordOrder> MergeJob<'_, O> {
@@ -363,8 +365,15 @@ impl<O: RecordOrder> MergeJob<'_, O> {
             let bytes = group.iter().map(|x| x.bytes).sum::<u64>() + self.missing_terminators(group);
             let (mut run, mut w) = store.create_run(bytes, self.plan.write_block, self.plan.write_buffers)?;
             let mut sink = RecordSink::new(&mut w);
-            let wrote = merge_runs(group, self.order, self.framing, shape.block, self.svc, |rec| sink.push_record(rec, self.framing))
-                .and_then(|()| sink.flush())
+            let mut merged = 0u64;
+            let wrote = merge_runs(group, self.order, self.framing, shape.block, self.svc, |rec| {
+                merged += 1;
+                if merged % crate::engine::CANCEL_CHECK_RECORDS == 0 {
+                    self.cfg.check_cancelled()?;
+                }
+                sink.push_record(rec, self.framing)
+            })
+            .and_then(|()| sink.flush())
                 .map(|()| sink.written());
             run.bytes = w.finish_after(wrote)?;
             group.iter().for_each(|x| store.release(x));

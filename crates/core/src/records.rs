@@ -74,6 +74,7 @@ impl<'a> RecordSort<'a> {
         let mut runs = Vec::new();
         let mut records = 0u64;
         loop {
+            cfg.check_cancelled()?;
             let mut n = 0;
             let mut batches = BatchSorter::new(ctx, plan.chunk_records);
             let (all_entries, scratch) = (entry_buf.as_u128_mut(), scratch_buf.as_u128_mut());
@@ -85,6 +86,7 @@ impl<'a> RecordSort<'a> {
                 }
             })?;
             records += n as u64;
+            cfg.check_cancelled()?;
             let one_pass = runs.is_empty() && self.inputs.exhausted();
             if whole {
                 let scratch = scratch_for(&mut scratch_buf, n)?;
@@ -93,14 +95,14 @@ impl<'a> RecordSort<'a> {
                     let total = (n * r) as u64;
                     let mut w =
                         dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), rec.preallocate, self.counters.output.clone())?;
-                    write_sorted(&ctx, buf.as_slice(), entries, scratch, &mut w)?;
+                    write_sorted(&ctx, cfg, buf.as_slice(), entries, scratch, &mut w)?;
                     w.finish()?;
                     return Ok(Sorted::Written { records });
                 }
                 if n > 0 {
                     self.counters.spilled.store(true, Ordering::Relaxed);
                     let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                    let wrote = write_sorted(&ctx, buf.as_slice(), entries, scratch, &mut w);
+                    let wrote = write_sorted(&ctx, cfg, buf.as_slice(), entries, scratch, &mut w);
                     w.finish_after(wrote)?;
                     runs.push(run);
                 }
@@ -167,7 +169,7 @@ impl<'a> RecordSort<'a> {
                 rec.preallocate,
                 self.counters.output.clone(),
             )?;
-            write_sorted(&ctx, data, entries, scratch, &mut w)?;
+            write_sorted(&ctx, cfg, data, entries, scratch, &mut w)?;
             w.finish()?;
             return Ok(Sorted::Written { records: n as u64 });
         }
@@ -275,12 +277,15 @@ impl FormatSort for RecordSort<'_> {
 /// Sorts all of `entries` (records in `data`) in one parallel pass and writes the records in order
 /// through `w`, each piece of the sorted entries gathered in parallel and written while the next is
 /// sorted.
-fn write_sorted(ctx: &SortContext, data: &[u8], entries: &mut [u128], scratch: &mut [u128], w: &mut BlockWriter) -> Result<()> {
+fn write_sorted(ctx: &SortContext, cfg: &SortConfig, data: &[u8], entries: &mut [u128], scratch: &mut [u128], w: &mut BlockWriter) -> Result<()> {
     let (layout, r) = (ctx.layout, ctx.record_size);
     let mut out = RecordSink::new(w);
     sort_while_writing(
         |emit| sort_in_pieces(ctx, data, entries, scratch, emit),
-        |piece: &[u128]| out.push_with((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst)),
+        |piece: &[u128]| {
+            cfg.check_cancelled()?;
+            out.push_with((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst))
+        },
     )?;
     out.flush()
 }

@@ -131,6 +131,64 @@ fn an_expected_length_plans_a_pushed_sort_like_a_file() {
     assert_eq!(entries(tmp.path()), Vec::<String>::new());
 }
 
+/// Sets `flag` after `delay`, from another thread.
+fn cancel_after(flag: Arc<std::sync::atomic::AtomicBool>, delay: std::time::Duration) -> std::thread::JoinHandle<std::time::Instant> {
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        std::time::Instant::now()
+    })
+}
+
+#[test]
+fn a_cancelled_sort_stops_soon_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let temp = tmp.path().join("t");
+    std::fs::create_dir(&temp).unwrap();
+    // 40 MB under a 2 MiB budget: dozens of runs, then merges (a few seconds' work on a loaded VM).
+    let data = records(1_000_000, 40, 6);
+    let (input, output) = (tmp.path().join("in"), tmp.path().join("out"));
+    std::fs::write(&input, &data).unwrap();
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sort = Sort::records(40).key_bytes("0:6").unwrap().memory(2 << 20).temp_dir(&temp).threads(2);
+    let setter = cancel_after(flag.clone(), std::time::Duration::from_millis(50));
+    let e = sort.clone().cancel_flag(flag.clone()).input_path(&input).output_path(&output).run().unwrap_err();
+    let stopped = std::time::Instant::now();
+    let late = stopped.duration_since(setter.join().unwrap());
+    assert!(matches!(e, SortError::Cancelled), "{e}");
+    assert!(late < std::time::Duration::from_millis(500), "stopped {late:?} after the cancel");
+    assert!(!output.exists(), "a cancelled sort left its output");
+    assert_eq!(entries(&temp), Vec::<String>::new());
+    // A flag set before the sort starts stops it at once; so do in-memory sorts.
+    let e = sort.clone().cancel_flag(flag.clone()).input_path(&input).output_path(&output).run().unwrap_err();
+    assert!(matches!(e, SortError::Cancelled), "{e}");
+    let mut copy = data.clone();
+    assert!(matches!(sort.clone().cancel_flag(flag.clone()).sort_slice(&mut copy), Err(SortError::Cancelled)));
+    assert!(copy == data, "a cancelled in-memory sort changed the records");
+
+    // A session, cancelled from another thread while it waits for pushes after spilling.
+    let mut s = sort.clone().start().unwrap();
+    s.push(&data[..20_000_000]).unwrap();
+    let handle = s.cancel_handle();
+    let canceller = std::thread::spawn(move || handle.cancel());
+    canceller.join().unwrap();
+    let t = std::time::Instant::now();
+    assert!(matches!(s.push(&data[20_000_000..]), Err(SortError::Cancelled)));
+    assert!(matches!(s.finish(), Err(SortError::Cancelled)));
+    assert!(t.elapsed() < std::time::Duration::from_millis(500), "{:?}", t.elapsed());
+    assert_eq!(entries(&temp), Vec::<String>::new());
+    drop(s);
+    // And one cancelled while its output is pulled: the pull fails, nothing is left.
+    let mut s = sort.start().unwrap();
+    s.push(&data).unwrap();
+    s.finish().unwrap();
+    let mut buf = vec![0u8; 4000];
+    assert_eq!(s.pull(&mut buf).unwrap(), 4000);
+    s.cancel_handle().cancel();
+    assert!(matches!(s.pull(&mut buf), Err(SortError::Cancelled)));
+    assert_eq!(entries(&temp), Vec::<String>::new());
+}
+
 #[test]
 fn abandoned_sessions_leave_nothing() {
     let tmp = tempfile::tempdir().unwrap();

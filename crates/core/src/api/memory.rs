@@ -76,15 +76,27 @@ impl Sort {
         }
         let key = KeySpec::new(key.clone()).resolve(r)?;
         let method = self.method;
-        self.on_pool(|| {
+        let sorted = self.on_pool(|| {
             let n = data.len() / r;
             let layout = EntryLayout::new(key.len(), data.len());
             let mut entries = vec![0u128; n];
             let mut scratch = vec![0u128; n];
+            self.check_cancelled()?;
             entry::extract(&key, layout, data, 0, r, &mut entries);
+            self.check_cancelled()?;
             entry::sort(method, &key, layout, r, data, &mut entries, &mut scratch);
-            Sorted { layout, entries, record_size: r }
-        })
+            Ok(Sorted { layout, entries, record_size: r })
+        })?;
+        self.check_cancelled()?;
+        sorted
+    }
+
+    /// [`SortError::Cancelled`] once the cancel flag is set.
+    fn check_cancelled(&self) -> Result<()> {
+        match &self.cancel {
+            Some(c) if c.load(std::sync::atomic::Ordering::Relaxed) => Err(SortError::Cancelled),
+            _ => Ok(()),
+        }
     }
 }
 

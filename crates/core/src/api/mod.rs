@@ -12,7 +12,7 @@ mod gnu;
 mod memory;
 mod session;
 
-pub use session::Sorting;
+pub use session::{CancelHandle, Sorting};
 
 use crate::config::{self, Handoff, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig};
 use crate::error::{Result, SortError};
@@ -23,6 +23,7 @@ use crate::spec::{self, NsortSpec};
 use crate::stats::{SortCounters, SortStats};
 use crate::text::TextMode;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use xsort_kernels::Method;
 
@@ -76,6 +77,7 @@ pub struct Sort {
     sync: bool,
     compress_program: Option<String>,
     expected_input_bytes: Option<u64>,
+    cancel: Option<Arc<AtomicBool>>,
     /// Why the sort cannot start, from a builder call that cannot fail (see [`Sort::key`]).
     refused: Option<String>,
 }
@@ -99,6 +101,7 @@ impl Sort {
             sync: false,
             compress_program: None,
             expected_input_bytes: None,
+            cancel: None,
             refused: None,
         }
     }
@@ -297,6 +300,15 @@ impl Sort {
         self
     }
 
+    /// A flag that cancels the sort when set (from any thread): [`Sort::run`], a session and the
+    /// in-memory sorts check it between chunks, merge blocks and steps, and fail with
+    /// [`SortError::Cancelled`] within a fraction of a second, their temp files removed and no
+    /// output file left. (A session also has [`Sorting::cancel_handle`].)
+    pub fn cancel_flag(mut self, flag: Arc<AtomicBool>) -> Sort {
+        self.cancel = Some(flag);
+        self
+    }
+
     /// The in-memory kernel (default: radix sort).
     pub fn method(mut self, method: Method) -> Sort {
         self.method = method;
@@ -412,6 +424,7 @@ impl Sort {
         cfg.sync = self.sync;
         cfg.compress_program = self.compress_program;
         cfg.expected_input_bytes = self.expected_input_bytes;
+        cfg.cancel = Some(self.cancel.unwrap_or_default());
         Ok(Job(crate::Engine::new(cfg)))
     }
 }
@@ -477,5 +490,10 @@ impl Job {
 
     fn set_output(&mut self, output: Output) {
         self.0.config_mut().output = output;
+    }
+
+    /// The sort's cancel flag (every job has one: see [`Sort::job`]).
+    fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.0.config().cancel.clone().unwrap_or_default()
     }
 }

@@ -13,13 +13,16 @@ use crate::error::{Result, SortError};
 use crate::stats::{SortCounters, SortStats};
 use std::io::{Read, Write};
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// What one side of a [`Loan`] channel sends: a lent slice, or the end of the stream.
+/// What one side of a [`Loan`] channel sends: a lent slice, the end of the stream, or (from a
+/// [`CancelHandle`]) word that the sort was cancelled.
 enum Message {
     Lent(Loan),
     End,
+    Cancelled,
 }
 
 /// A slice lent to the other thread until it acknowledges having read all of it.
@@ -54,6 +57,8 @@ enum Drained {
     Ended,
     /// The lender went away without ending it.
     Gone,
+    /// The sort was cancelled.
+    Cancelled,
 }
 
 fn loan_channel() -> (Lender, Borrower) {
@@ -110,6 +115,7 @@ impl Borrower {
             match self.loans.recv() {
                 Ok(Message::Lent(loan)) => self.current = Some((loan, 0)),
                 Ok(Message::End) => self.ended = true,
+                Ok(Message::Cancelled) => return Err(Drained::Cancelled),
                 Err(_) => return Err(Drained::Gone),
             }
         }
@@ -125,6 +131,7 @@ impl Read for PushedInput {
             Ok(n) => Ok(n),
             Err(Drained::Ended) => Ok(0),
             Err(Drained::Gone) => Err(std::io::Error::other("the input was abandoned before its end")),
+            Err(Drained::Cancelled) => Err(std::io::Error::other("the sort was cancelled")),
         }
     }
 }
@@ -143,6 +150,38 @@ impl Write for PulledOutput {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// Cancels a session's sort from any thread ([`Sorting::cancel_handle`]): the sort stops within a
+/// fraction of a second (a sort waiting for pushes at once), removes its temp files and leaves no
+/// output file; the session's calls then fail with [`SortError::Cancelled`].
+#[derive(Clone)]
+pub struct CancelHandle {
+    flag: Arc<AtomicBool>,
+    /// Wakes a sort waiting for pushed input.
+    input: Option<Sender<Message>>,
+}
+
+impl CancelHandle {
+    /// Cancels the sort (again: nothing more happens).
+    pub fn cancel(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+        if let Some(input) = &self.input {
+            // Queued behind any slice being read, which is read to its end first.
+            let _ = input.send(Message::Cancelled);
+        }
+    }
+
+    /// Whether the sort was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+}
+
+impl std::fmt::Debug for CancelHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancelHandle").field("cancelled", &self.is_cancelled()).finish()
     }
 }
 
@@ -201,6 +240,8 @@ pub struct Sorting {
     stats: Option<SortStats>,
     /// Whether the input is pushed (`input` is gone once it has ended).
     takes_pushes: bool,
+    /// Cancels the sort.
+    cancel: CancelHandle,
 }
 
 impl Sorting {
@@ -218,12 +259,13 @@ impl Sorting {
             borrower
         });
         let (record_size, counters) = (job.record_size(), job.counters());
+        let cancel = CancelHandle { flag: job.cancel_flag(), input: input.as_ref().map(|l| l.loans.clone()) };
         let worker = std::thread::Builder::new()
             .name("xsort-driver".into())
             .spawn(move || job.run())
             .map_err(|e| SortError::Resource(format!("cannot start the sort's thread: {}", xsort_io::os_text(&e))))?;
         let phase = if pushed { Phase::Pushing } else { Phase::Pulling };
-        Ok(Sorting { record_size, input, output, worker: Some(worker), counters, phase, stats: None, takes_pushes: pushed })
+        Ok(Sorting { record_size, input, output, worker: Some(worker), counters, phase, stats: None, takes_pushes: pushed, cancel })
     }
 
     /// Bytes per record of a sort of fixed-size records; None for lines and delimited records.
@@ -239,6 +281,11 @@ impl Sorting {
     /// Whether the sort's output is pulled with [`Sorting::pull`] (rather than written to a file).
     pub fn gives_pulls(&self) -> bool {
         self.output.is_some()
+    }
+
+    /// A handle that cancels the sort from any thread (a Ctrl-C handler, a watchdog).
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
     }
 
     /// Live counters of the sort's progress (bytes read, written...).
@@ -335,8 +382,16 @@ impl Sorting {
         self.stats.as_ref()
     }
 
-    /// An error when the sort has failed before.
-    fn usable(&self) -> Result<()> {
+    /// An error when the sort has failed before, or has been cancelled (the sort is then stopped
+    /// and waited for).
+    fn usable(&mut self) -> Result<()> {
+        if self.cancel.is_cancelled() && !matches!(self.phase, Phase::Done) {
+            self.input.take();
+            self.output.take();
+            let _ = self.outcome();
+            self.phase = Phase::Failed(SortError::Cancelled.to_string());
+            return Err(SortError::Cancelled);
+        }
         match &self.phase {
             Phase::Failed(message) => Err(SortError::Usage(format!("the sort failed before: {message}"))),
             _ => Ok(()),
@@ -365,7 +420,12 @@ impl Sorting {
 impl Drop for Sorting {
     fn drop(&mut self) {
         // Unfinished input and unread output make the sort fail, which removes its temp files and
-        // any partial output; wait for that, so nothing is left when the session is gone.
+        // any partial output; wait for that, so nothing is left when the session is gone. (The
+        // cancel handle keeps the input channel open: a sort waiting for input hears of the
+        // cancel instead of its end.)
+        if self.worker.is_some() {
+            self.cancel.cancel();
+        }
         self.input.take();
         self.output.take();
         if let Some(worker) = self.worker.take() {

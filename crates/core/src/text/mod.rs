@@ -155,6 +155,7 @@ impl<'a> LineSort<'a> {
         let mut runs = Vec::new();
         let mut total = 0u64;
         loop {
+            self.cfg.check_cancelled()?;
             let filled =
                 self.reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= room || bytes >= MAX_CHUNK_BYTES / 2)?;
             let chunk = Chunk { data: &data_buf.as_slice()[..filled], terminator: self.lines.terminator };
@@ -163,6 +164,7 @@ impl<'a> LineSort<'a> {
             let held = filled + n * BYTES_PER_LINE + reader::read_slack(data_buf.capacity());
             self.largest_chunk = self.largest_chunk.max(held as u64);
             total += n as u64;
+            self.cfg.check_cancelled()?;
             if runs.is_empty() && self.reader.exhausted() {
                 self.write_out(plan, dest, chunk, n, ws)?;
                 return Ok(Sorted::Written { records: total });
