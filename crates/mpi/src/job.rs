@@ -15,7 +15,7 @@
 use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
 use crate::options::{Options, RANK_MARKER};
-use crate::output::{SharedFile, Target};
+use crate::output::{RangeWriter, SharedFile, Target};
 use crate::share::{Kind, Share};
 use crate::split::{self, Splitters};
 use crate::stats::{self, RankStats};
@@ -97,9 +97,10 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     } else {
         shared_output(comm, Path::new(&opts.output))
     })?;
+    let mut pull_s = 0.0;
     let written = match staged {
         Some((file, n)) => copy_staged(file, n, &target, offset),
-        None => write_sorted(&mut sorting, &target, offset, size),
+        None => write_sorted(&mut sorting, &target, offset, size, &mut pull_s),
     };
     fault_point(rank, "write");
     comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
@@ -117,6 +118,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
         output_bytes: size,
         output_offset: offset,
         output_s,
+        output_pull_s: pull_s,
         sort: sorting.stats().cloned(),
     };
     report(comm, opts, &mine, stats_file)
@@ -187,19 +189,23 @@ fn copy_staged(mut file: File, len: u64, target: &Target, offset: u64) -> Result
     Ok(())
 }
 
-/// Pulls the sorted range and writes it at `offset`; it must be `size` bytes.
-fn write_sorted(sorting: &mut Sorting, target: &Target, offset: u64, size: u64) -> Result<()> {
-    let mut buf = vec![0u8; OUT_BLOCK];
+/// Pulls the sorted range and writes it at `offset`; it must be `size` bytes. Adds the seconds
+/// spent waiting for the sort's output to `pull_s`.
+fn write_sorted(sorting: &mut Sorting, target: &Target, offset: u64, size: u64, pull_s: &mut f64) -> Result<()> {
+    let mut out = RangeWriter::new(target, offset, OUT_BLOCK, sorting.record_size().unwrap_or(0))?;
     let mut done = 0u64;
     loop {
-        let k = sorting.pull(&mut buf)?;
+        let t = Instant::now();
+        let k = sorting.pull(out.space())?;
+        *pull_s += t.elapsed().as_secs_f64();
         if k == 0 {
             break;
         }
         anyhow::ensure!(done + k as u64 <= size, "the local sort gave more than it was given");
-        target.write_at(&buf[..k], offset + done)?;
+        out.filled(k)?;
         done += k as u64;
     }
+    out.flush(true)?;
     anyhow::ensure!(done == size, "the local sort gave {done} bytes of {size}");
     Ok(())
 }
