@@ -124,7 +124,7 @@ impl<'a> Exchange<'a> {
             let header: Vec<u64> = send[cur].counts.iter().flat_map(|&c| [c as u64, state]).collect();
             let mut headers = vec![0u64; 2 * n];
             let t = Instant::now();
-            self.comm.world.all_to_all_into(&header[..], &mut headers[..]);
+            mpi::request::scope(|scope| wait_politely(self.comm.world.immediate_all_to_all_into(scope, &header[..], &mut headers[..])));
             self.stats.wait_s += t.elapsed().as_secs_f64();
             self.stats.rounds += 1;
             if headers.chunks(2).any(|h| h[1] == FAILED) {
@@ -161,7 +161,7 @@ impl<'a> Exchange<'a> {
                 }
                 let t = Instant::now();
                 if let Some(r) = req.take() {
-                    r.wait();
+                    wait_politely(r);
                 }
                 self.stats.wait_s += t.elapsed().as_secs_f64();
             });
@@ -346,6 +346,23 @@ impl Pieces {
             *a += e - s;
         }
         self.counts = sizes.into_iter().map(|c| c as Count).collect();
+    }
+}
+
+/// Waits for `req` without keeping a core busy: a blocking MPI wait polls without pause, and
+/// with the ranks and their sorts' threads sharing the cores (as on one machine), the rank that
+/// waits takes the time of the one it waits for. So it polls a while, then sleeps between polls.
+fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
+    for spins in 0u32.. {
+        match req.test() {
+            Ok(_) => return,
+            Err(r) => req = r,
+        }
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
     }
 }
 
