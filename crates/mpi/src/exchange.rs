@@ -109,8 +109,9 @@ impl<'a> Exchange<'a> {
         let mut reader = Reader { chunk_size: chunk, kind, data: Vec::new(), items: Vec::new(), finished: false };
         let mut send = [Pieces::new(n), Pieces::new(n)];
         let mut recv = [vec![0u8; crate::comm::SPARE], vec![0u8; crate::comm::SPARE]];
-        // The round received but not yet given to the sort: its counts and senders' states.
-        let mut pending: Option<(Vec<Count>, Vec<u64>)> = None;
+        // The round received but not yet given to the sort: its counts, where the rank's own piece
+        // is in its send buffer, and the senders' states.
+        let mut pending: Option<(Vec<Count>, std::ops::Range<usize>, Vec<u64>)> = None;
         self.read(&mut reader, share, splitters, &mut send[0], &mut failure);
         let mut cur = 0;
         loop {
@@ -130,7 +131,13 @@ impl<'a> Exchange<'a> {
             if headers.chunks(2).any(|h| h[1] == FAILED) {
                 break;
             }
-            let incoming: Vec<Count> = headers.chunks(2).map(|h| h[0] as Count).collect();
+            // The rank's piece for itself stays out of MPI (which would copy it once more): it is
+            // pushed from the send buffer.
+            let me = self.comm.rank;
+            let mut incoming: Vec<Count> = headers.chunks(2).map(|h| h[0] as Count).collect();
+            incoming[me] = 0;
+            let mut outgoing = send[cur].counts.clone();
+            outgoing[me] = 0;
             let states: Vec<u64> = headers.chunks(2).map(|h| h[1]).collect();
             let last = states.iter().all(|&s| s == DONE);
             let total = incoming.iter().map(|&c| c as usize).sum::<usize>() + crate::comm::SPARE;
@@ -138,16 +145,17 @@ impl<'a> Exchange<'a> {
                 recv[cur].resize(total, 0);
             }
             let (rdispls, sdispls) = (displacements(&incoming), displacements(&send[cur].counts));
+            let kept = sdispls[me] as usize..(sdispls[me] + send[cur].counts[me]) as usize;
             let [s0, s1] = &mut send;
             let (this_send, next_send) = if cur == 0 { (&*s0, s1) } else { (&*s1, s0) };
             let [r0, r1] = &mut recv;
             let (this_recv, last_recv) = if cur == 0 { (r0, &*r1) } else { (r1, &*r0) };
-            let sendp = Partition::new(&this_send.data[..], &this_send.counts[..], &sdispls[..]);
+            let sendp = Partition::new(&this_send.data[..], &outgoing[..], &sdispls[..]);
             let mut recvp = PartitionMut::new(&mut this_recv[..], &incoming[..], &rdispls[..]);
             mpi::request::scope(|scope| {
                 let mut req = Some(self.comm.world.immediate_all_to_all_varcount_into(scope, &sendp, &mut recvp));
-                if let Some((counts, states)) = pending.take() {
-                    if let Err(e) = self.deliver(last_recv, &counts, &states) {
+                if let Some((counts, kept, states)) = pending.take() {
+                    if let Err(e) = self.deliver(last_recv, &next_send.data[kept], &counts, &states) {
                         failure.get_or_insert(e);
                     }
                 }
@@ -165,18 +173,17 @@ impl<'a> Exchange<'a> {
                 }
                 self.stats.wait_s += t.elapsed().as_secs_f64();
             });
-            let me = self.comm.rank;
             let others = |c: &[Count]| c.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, &c)| c as u64).sum::<u64>();
             self.stats.sent_bytes += others(&send[cur].counts);
             self.stats.received_bytes += others(&incoming);
             self.stats.kept_bytes += send[cur].counts[me] as u64;
             if last {
-                if let Err(e) = self.deliver(&recv[cur], &incoming, &states) {
+                if let Err(e) = self.deliver(&recv[cur], &send[cur].data[kept], &incoming, &states) {
                     failure.get_or_insert(e);
                 }
                 break;
             }
-            pending = Some((incoming, states));
+            pending = Some((incoming, kept, states));
             cur = 1 - cur;
         }
         self.stats.elapsed_s = started.elapsed().as_secs_f64();
@@ -212,13 +219,14 @@ impl<'a> Exchange<'a> {
     }
 
     /// Gives the round's pieces to the sort in source order, holding those whose turn has not come.
-    fn deliver(&mut self, received: &[u8], counts: &[Count], states: &[u64]) -> Result<()> {
+    /// `received` holds the other sources' pieces (`counts`, this rank's 0); `kept` is its own.
+    fn deliver(&mut self, received: &[u8], kept: &[u8], counts: &[Count], states: &[u64]) -> Result<()> {
         for (s, &state) in states.iter().enumerate() {
             self.done[s] |= state == DONE;
         }
         let mut at = 0;
         for (s, &c) in counts.iter().enumerate() {
-            let piece = &received[at..at + c as usize];
+            let piece = if s == self.comm.rank { kept } else { &received[at..at + c as usize] };
             at += c as usize;
             if s == self.current {
                 self.push(piece)?;
