@@ -99,5 +99,8 @@ for _ in $(seq "$runs"); do
 done
 echo "  xsort:                 $(printf '%s\n' "${s_times[@]}" | spread)"
 echo "  mpirun -np 4 xsort-mpi: $(printf '%s\n' "${c_times[@]}" | spread)"
-echo "  launch alone (mpirun -np 4 true): $(timed nice -n "$nice_n" mpirun --oversubscribe "${mpirun_args[@]}" -np 4 true) s"
+"$bin/gensort" 1 "$work/one"
+echo "  launch alone: mpirun -np 4 true $(timed nice -n "$nice_n" mpirun --oversubscribe "${mpirun_args[@]}" -np 4 true) s," \
+    "xsort-mpi -np 4 on 1 record (MPI start and end too) $(timed cluster 4 -o "$work/one.out" "$work/one") s," \
+    "-np 2 $(timed cluster 2 -o "$work/one.out" "$work/one") s"
 echo "load average after: $(load)"

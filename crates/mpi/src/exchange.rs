@@ -1,7 +1,7 @@
 //! The exchange: in rounds, every rank reads a chunk of its share, cuts it by the splitters into
-//! one piece per rank, and the ranks swap pieces with `MPI_Alltoallv`; each rank gives what it
-//! receives to its local sort. A round's chunk is a small part of the memory budget, so the
-//! exchange stays within it whatever the input's size.
+//! one piece per rank, and the ranks swap pieces with `MPI_Ialltoallv`; each rank gives what it
+//! receives to its local sort. Rounds overlap (see [`Exchange::run`]). A round's chunk is a small
+//! part of the memory budget, so the exchange stays within it whatever the input's size.
 //!
 //! Stability across ranks: the local sort keeps the order in which records are pushed, so a
 //! rank pushes its sources in rank order (rank r's records precede rank r+1's in the input).
@@ -45,9 +45,11 @@ pub struct ExchangeStats {
     pub received_bytes: u64,
     /// Bytes this rank kept for itself.
     pub kept_bytes: u64,
-    /// Seconds inside the exchange's collectives (moving data and waiting for the other ranks).
+    /// Seconds blocked in MPI: the header swaps and the waits for each round's transfer (what the
+    /// overlapped reading and pushing did not hide, waiting for slower ranks included).
     pub wait_s: f64,
-    /// Sent and received bytes over the seconds inside the collectives, in MB/s.
+    /// Sent and received bytes over the seconds blocked in MPI, in MB/s (large where the overlap
+    /// hid nearly all of the transfer).
     pub mb_per_s: f64,
     /// Bytes that waited for earlier sources in a temp file.
     pub held_on_disk_bytes: u64,
