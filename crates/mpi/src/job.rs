@@ -201,20 +201,18 @@ fn copy_staged(mut file: File, len: u64, target: &Target, offset: u64) -> Result
 /// Pulls the sorted range and writes it at `offset`; it must be `size` bytes. Adds the seconds
 /// spent waiting for the sort's output to `pull_s`.
 fn write_sorted(sorting: &mut Sorting, target: &Target, offset: u64, size: u64, pull_s: &mut f64) -> Result<()> {
-    let mut out = RangeWriter::new(target, offset, OUT_BLOCK, sorting.record_size().unwrap_or(0))?;
     let mut done = 0u64;
-    loop {
+    RangeWriter::run(target, offset, OUT_BLOCK, sorting.record_size().unwrap_or(0), |out| loop {
         let t = Instant::now();
         let k = sorting.pull(out.space())?;
         *pull_s += t.elapsed().as_secs_f64();
         if k == 0 {
-            break;
+            return Ok(());
         }
         anyhow::ensure!(done + k as u64 <= size, "the local sort gave more than it was given");
         out.filled(k)?;
         done += k as u64;
-    }
-    out.flush(true)?;
+    })?;
     anyhow::ensure!(done == size, "the local sort gave {done} bytes of {size}");
     Ok(())
 }

@@ -13,6 +13,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use xsort_io::output::AtomicOutput;
+use std::sync::mpsc;
 use xsort_io::{align_up, AlignedBuf, IO_ALIGN};
 
 /// A rank's output.
@@ -159,6 +160,9 @@ impl Target {
 /// file ran at about 120 MB/s a rank here (fresh page-cache pages, and the file's lock taken by
 /// both), a fifth of what the single-node xsort writes with direct I/O.
 ///
+/// The whole pages go from a thread of their own, from one of two buffers while the other fills:
+/// a direct write waits for the disk, and the sort's output can be pulled meanwhile.
+///
 /// `buf[i]` stands for the file's byte `base + i`, `base` a page boundary, so the buffer's pages
 /// are the file's; `buf[start..fill]` is what is not yet written.
 pub struct RangeWriter<'a> {
@@ -169,16 +173,61 @@ pub struct RangeWriter<'a> {
     fill: usize,
     /// Flush when less room than this is left (and never pull into less).
     room: usize,
+    /// The page writer's queue and the buffers it gives back; at most one is in flight.
+    pages: mpsc::SyncSender<PageJob>,
+    returned: mpsc::Receiver<Result<AlignedBuf>>,
+    in_flight: usize,
+    spare: Option<AlignedBuf>,
 }
 
+/// A page write handed to the page writer: a buffer, its range to write, the file offset of its byte 0.
+type PageJob = (AlignedBuf, usize, usize, u64);
+
 impl<'a> RangeWriter<'a> {
-    /// A writer of the range from `offset`, buffering `block` bytes; `item` is the largest item the
+    /// Writes the range from `offset` with what `body` puts in (through [`RangeWriter::space`] and
+    /// [`RangeWriter::filled`]), buffering `block` bytes at a time; `item` is the largest item the
     /// sort gives whole (a record), 0 for lines.
-    pub fn new(target: &'a Target, offset: u64, block: usize, item: usize) -> Result<RangeWriter<'a>> {
+    pub fn run(target: &Target, offset: u64, block: usize, item: usize, body: impl FnOnce(&mut RangeWriter) -> Result<()>) -> Result<()> {
         let room = (1 << 20).max(2 * item);
         let buf = AlignedBuf::new(block + room + IO_ALIGN)?;
         let start = (offset % IO_ALIGN as u64) as usize;
-        Ok(RangeWriter { target, buf, base: offset - start as u64, start, fill: start, room })
+        std::thread::scope(|scope| {
+            let (pages, jobs) = mpsc::sync_channel::<PageJob>(1);
+            let (back, returned) = mpsc::channel();
+            scope.spawn(move || {
+                for (buf, from, to, base) in jobs {
+                    let written = target.write_pages_at(&buf.as_slice()[from..to], base + from as u64).map(|_| buf);
+                    if back.send(written).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut w = RangeWriter { target, buf, base: offset - start as u64, start, fill: start, room, pages, returned, in_flight: 0, spare: None };
+            body(&mut w)?;
+            w.flush(true)
+            // Dropping `w` closes the queue; the page writer ends and the scope joins it.
+        })
+    }
+
+    /// A buffer to fill next: the spare, a second one made once, or the one in flight once written.
+    fn take_buffer(&mut self) -> Result<AlignedBuf> {
+        if let Some(b) = self.spare.take() {
+            return Ok(b);
+        }
+        if self.in_flight == 0 {
+            return Ok(AlignedBuf::new(self.buf.capacity())?);
+        }
+        self.in_flight -= 1;
+        self.returned.recv().map_err(|_| anyhow::anyhow!("the output's page writer stopped"))?
+    }
+
+    /// Waits for the page write in flight.
+    fn drain(&mut self) -> Result<()> {
+        while self.in_flight > 0 {
+            let b = self.take_buffer()?;
+            self.spare = Some(b);
+        }
+        Ok(())
     }
 
     /// The free part of the buffer, to pull into; then [`RangeWriter::filled`].
@@ -209,10 +258,27 @@ impl<'a> RangeWriter<'a> {
         }
         let pages_end = self.fill / a * a;
         if self.start % a == 0 && pages_end > self.start {
-            self.target.write_pages_at(&data[self.start..pages_end], self.base + self.start as u64)?;
-            self.start = pages_end;
+            if last {
+                self.drain()?;
+                self.target.write_pages_at(&self.buf.as_slice()[self.start..pages_end], self.base + self.start as u64)?;
+                self.start = pages_end;
+            } else {
+                // The pages go to the page writer; what follows them moves to the next buffer.
+                let mut next = self.take_buffer()?;
+                let rest = self.fill - pages_end;
+                next.as_mut_slice()[..rest].copy_from_slice(&self.buf.as_slice()[pages_end..self.fill]);
+                let full = std::mem::replace(&mut self.buf, next);
+                self.pages.send((full, self.start, pages_end, self.base)).map_err(|_| anyhow::anyhow!("the output's page writer stopped"))?;
+                self.in_flight += 1;
+                self.base += pages_end as u64;
+                self.start = 0;
+                self.fill = rest;
+                return Ok(());
+            }
         }
         if last {
+            self.drain()?;
+            let data = self.buf.as_slice();
             if self.fill > self.start {
                 self.target.write_at(&data[self.start..self.fill], self.base + self.start as u64)?;
             }
@@ -245,19 +311,21 @@ mod tests {
         for cuts in [&[0usize, 4096, 150_000, 300_000][..], &[0, 1, 4095, 4097, 123_457, 299_999, 300_000], &[0, 300_000]] {
             let shared = Target::Shared(SharedFile::create(&target, 7).unwrap());
             for w in cuts.windows(2) {
-                let mut out = RangeWriter::new(&shared, w[0] as u64, 4096, 100).unwrap();
-                let mut at = w[0];
-                // Pulls of uneven sizes, as a sort gives them.
-                for k in [1usize, 99, 4096, 5000, 777].iter().cycle() {
-                    let k = (*k).min(w[1] - at).min(out.space().len());
-                    if k == 0 {
-                        break;
+                RangeWriter::run(&shared, w[0] as u64, 4096, 100, |out| {
+                    let mut at = w[0];
+                    // Pulls of uneven sizes, as a sort gives them.
+                    for k in [1usize, 99, 4096, 5000, 777].iter().cycle() {
+                        let k = (*k).min(w[1] - at).min(out.space().len());
+                        if k == 0 {
+                            return Ok(());
+                        }
+                        out.space()[..k].copy_from_slice(&whole[at..at + k]);
+                        out.filled(k)?;
+                        at += k;
                     }
-                    out.space()[..k].copy_from_slice(&whole[at..at + k]);
-                    out.filled(k).unwrap();
-                    at += k;
-                }
-                out.flush(true).unwrap();
+                    Ok(())
+                })
+                .unwrap();
             }
             let Target::Shared(mut f) = shared else { unreachable!() };
             f.commit(false).unwrap();
