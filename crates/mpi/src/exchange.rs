@@ -202,7 +202,14 @@ impl<'a> Exchange<'a> {
 
     /// Reads and cuts the next chunk into `pieces` (nothing once the share is read or after a
     /// failure, which the next header reports).
-    fn read(&mut self, reader: &mut Reader, share: &mut Share, splitters: &Splitters, pieces: &mut Pieces, failure: &mut Option<anyhow::Error>) {
+    fn read(
+        &mut self,
+        reader: &mut Reader,
+        share: &mut Share,
+        splitters: &Splitters,
+        pieces: &mut Pieces,
+        failure: &mut Option<anyhow::Error>,
+    ) {
         pieces.clear();
         if failure.is_some() || reader.finished {
             return;

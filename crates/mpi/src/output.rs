@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use xsort_io::output::AtomicOutput;
 use std::sync::mpsc;
+use xsort_io::output::AtomicOutput;
 use xsort_io::{align_up, AlignedBuf, IO_ALIGN};
 
 /// A rank's output.
@@ -202,7 +202,18 @@ impl<'a> RangeWriter<'a> {
                     }
                 }
             });
-            let mut w = RangeWriter { target, buf, base: offset - start as u64, start, fill: start, room, pages, returned, in_flight: 0, spare: None };
+            let mut w = RangeWriter {
+                target,
+                buf,
+                base: offset - start as u64,
+                start,
+                fill: start,
+                room,
+                pages,
+                returned,
+                in_flight: 0,
+                spare: None,
+            };
             body(&mut w)?;
             w.flush(true)
             // Dropping `w` closes the queue; the page writer ends and the scope joins it.
@@ -251,13 +262,13 @@ impl<'a> RangeWriter<'a> {
         let data = self.buf.as_slice();
         // The range's first, partial page, once it is complete (or the range ends in it).
         let first_boundary = align_up(self.start);
-        if self.start % a != 0 && (self.fill >= first_boundary || last) {
+        if !self.start.is_multiple_of(a) && (self.fill >= first_boundary || last) {
             let end = first_boundary.min(self.fill);
             self.target.write_at(&data[self.start..end], self.base + self.start as u64)?;
             self.start = end;
         }
         let pages_end = self.fill / a * a;
-        if self.start % a == 0 && pages_end > self.start {
+        if self.start.is_multiple_of(a) && pages_end > self.start {
             if last {
                 self.drain()?;
                 self.target.write_pages_at(&self.buf.as_slice()[self.start..pages_end], self.base + self.start as u64)?;
@@ -268,7 +279,9 @@ impl<'a> RangeWriter<'a> {
                 let rest = self.fill - pages_end;
                 next.as_mut_slice()[..rest].copy_from_slice(&self.buf.as_slice()[pages_end..self.fill]);
                 let full = std::mem::replace(&mut self.buf, next);
-                self.pages.send((full, self.start, pages_end, self.base)).map_err(|_| anyhow::anyhow!("the output's page writer stopped"))?;
+                self.pages
+                    .send((full, self.start, pages_end, self.base))
+                    .map_err(|_| anyhow::anyhow!("the output's page writer stopped"))?;
                 self.in_flight += 1;
                 self.base += pages_end as u64;
                 self.start = 0;

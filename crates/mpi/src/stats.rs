@@ -79,7 +79,10 @@ pub fn render(report: &Value) -> String {
         o["hosts"].as_array().map_or(0, |h| h.len()),
         g(o, "elapsed_s")
     );
-    let _ = writeln!(s, "rank  input MB  read s  sent MB  recv MB  wait s  exch MB/s  sorted MB  sort s  output MB  write s  (pull s)  total s");
+    let _ = writeln!(
+        s,
+        "rank  input MB  read s  sent MB  recv MB  wait s  exch MB/s  sorted MB  sort s  output MB  write s  (pull s)  total s"
+    );
     for r in report["per_rank"].as_array().into_iter().flatten() {
         let x = &r["exchange"];
         let sort_s = r["sort"]["elapsed_s"].as_f64().unwrap_or(0.0);
