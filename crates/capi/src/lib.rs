@@ -73,15 +73,6 @@ fn no_context(code: xsort_msg_t, message: String) -> xsort_msg_t {
     code
 }
 
-/// The text of a caught panic.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".to_string())
-}
-
 /// Runs `f` on the context `*ctxp`, with every failure turned into a code: NULL or unknown
 /// contexts, refusals (stored on the context, which an error stops), and panics. `on_error` makes
 /// the value to return from a code (the code itself, or NULL for calls that return a string).
@@ -111,7 +102,9 @@ unsafe fn on_context<R>(
         let failure = match catch_unwind(AssertUnwindSafe(|| f(&mut guard))) {
             Ok(Ok(value)) => return Ok(value),
             Ok(Err(failure)) => failure,
-            Err(panic) => Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", panic_text(&*panic))),
+            Err(panic) => {
+                Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", xsort_io::error::panic_message(&*panic)))
+            }
         };
         let code = guard.refuse(failure);
         let notice = guard.notice();
@@ -124,7 +117,9 @@ unsafe fn on_context<R>(
     match outcome {
         Ok(Ok(value)) => value,
         Ok(Err(code)) => on_error(code),
-        Err(panic) => on_error(no_context(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", panic_text(&*panic)))),
+        Err(panic) => {
+            on_error(no_context(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", xsort_io::error::panic_message(&*panic))))
+        }
     }
 }
 
@@ -166,7 +161,9 @@ pub(crate) unsafe fn define(
         }
         code
     }));
-    outcome.unwrap_or_else(|panic| no_context(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", panic_text(&*panic))))
+    outcome.unwrap_or_else(|panic| {
+        no_context(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", xsort_io::error::panic_message(&*panic)))
+    })
 }
 
 /// A context that failed before its sort started.
@@ -296,7 +293,9 @@ pub unsafe extern "C" fn xsort_end(ctx: *mut xsort_t) -> xsort_msg_t {
         unsafe { *ctx = 0 };
         XSORT_SUCCESS
     }));
-    outcome.unwrap_or_else(|panic| no_context(XSORT_INTERNAL_ERROR, format!("end: internal error: {}", panic_text(&*panic))))
+    outcome.unwrap_or_else(|panic| {
+        no_context(XSORT_INTERNAL_ERROR, format!("end: internal error: {}", xsort_io::error::panic_message(&*panic)))
+    })
 }
 
 /// The statistics of the finished sort, as `xsort --stats` prints them (several lines), or NULL

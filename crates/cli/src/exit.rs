@@ -48,25 +48,7 @@ pub fn message(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
-/// `text` without Rust's " (os error N)" suffixes, wherever they sit in it.
-pub fn without_os_error_numbers(text: &str) -> String {
-    const MARK: &str = " (os error ";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find(MARK) {
-        let after = &rest[i + MARK.len()..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        out.push_str(&rest[..i]);
-        if digits > 0 && after[digits..].starts_with(')') {
-            rest = &after[digits + 1..];
-        } else {
-            out.push_str(MARK);
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
-}
+pub use xsort_io::error::without_os_error_numbers;
 
 /// The status for an error: a [`Failure`]'s own, otherwise [`TROUBLE`].
 pub fn status_of(e: &anyhow::Error) -> u8 {

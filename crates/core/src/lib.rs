@@ -13,24 +13,28 @@
 //! (multi-level when there are more than the budget's fan-in). [`SortStats`] reports what happened,
 //! phase by phase.
 
+// The library's API (`Sort`, `Sorting`) and what it is made of are re-exported below; the modules
+// that stay public are the engine's settings (`config`, for the `xsort` command, which builds them
+// from its flags), the languages xsort parses (`spec`, `order`, `key`, `size`), the memory plan's
+// limits (`plan`), the statistics (`stats`) and the text-line tools the command adds (`text`).
 mod api;
-pub mod batches;
-pub mod compress;
+mod batches;
+mod compress;
 pub mod config;
-pub mod engine;
-pub mod entry;
-pub mod error;
-pub mod fold;
-pub mod framing;
-pub mod input;
+mod engine;
+mod entry;
+mod error;
+mod fold;
+mod framing;
+mod input;
 pub mod key;
-pub mod merge;
+mod merge;
 pub mod order;
-pub mod output;
+mod output;
 pub mod plan;
 mod pool;
 mod records;
-pub mod runs;
+mod runs;
 pub mod size;
 pub mod spec;
 pub mod stats;
@@ -40,6 +44,7 @@ pub use api::{CancelHandle, Order, Sort, Sorting};
 pub use config::{Format, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig, MAX_IO_COUNT};
 pub use engine::Engine;
 pub use error::{Result, SortError};
+pub use fold::{Folding, SumField};
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
 pub use stats::{SortCounters, SortStats};
 pub use xsort_kernels::Method;

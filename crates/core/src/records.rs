@@ -261,8 +261,9 @@ impl FormatSort for RecordSort<'_> {
 
     fn stats(&self, plan: &MemoryPlan, records: u64, _runs: u64, merge: &MergeReport) -> FormatStats {
         let r = self.rec.record_size;
-        let sort_phase =
-            plan.sort_phase_bytes().min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((r + ENTRY_BYTES_PER_RECORD) as u64)));
+        let sort_phase = plan
+            .sort_phase_bytes()
+            .min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((r + ENTRY_BYTES_PER_RECORD) as u64)));
         FormatStats {
             bytes: records * r as u64,
             record_size: r,

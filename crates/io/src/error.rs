@@ -68,5 +68,35 @@ pub fn os_text(e: &std::io::Error) -> String {
     }
 }
 
+/// `text` without Rust's " (os error N)" suffixes, wherever they sit in it (an error's text may
+/// quote several OS errors).
+pub fn without_os_error_numbers(text: &str) -> String {
+    const MARK: &str = " (os error ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(MARK) {
+        let after = &rest[i + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..i]);
+        if digits > 0 && after[digits..].starts_with(')') {
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(MARK);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The message of a caught panic (its payload, when it is text).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string())
+}
+
 /// Result alias of the I/O engine.
 pub type Result<T, E = IoError> = std::result::Result<T, E>;

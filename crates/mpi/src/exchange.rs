@@ -1,7 +1,7 @@
 //! The exchange: in rounds, every rank reads a chunk of its share, cuts it by the splitters into
-//! one piece per rank, and the ranks swap pieces with `MPI_Alltoallv`; each rank gives what it
-//! receives to its local sort. A round's chunk is a small part of the memory budget, so the
-//! exchange stays within it whatever the input's size.
+//! one piece per rank, and the ranks swap pieces with `MPI_Ialltoallv`; each rank gives what it
+//! receives to its local sort. Rounds overlap (see [`Exchange::run`]). A round's chunk is a small
+//! part of the memory budget, so the exchange stays within it whatever the input's size.
 //!
 //! Stability across ranks: the local sort keeps the order in which records are pushed, so a
 //! rank pushes its sources in rank order (rank r's records precede rank r+1's in the input).
@@ -45,9 +45,11 @@ pub struct ExchangeStats {
     pub received_bytes: u64,
     /// Bytes this rank kept for itself.
     pub kept_bytes: u64,
-    /// Seconds inside the exchange's collectives (moving data and waiting for the other ranks).
+    /// Seconds blocked in MPI: the header swaps and the waits for each round's transfer (what the
+    /// overlapped reading and pushing did not hide, waiting for slower ranks included).
     pub wait_s: f64,
-    /// Sent and received bytes over the seconds inside the collectives, in MB/s.
+    /// Sent and received bytes over the seconds blocked in MPI, in MB/s (large where the overlap
+    /// hid nearly all of the transfer).
     pub mb_per_s: f64,
     /// Bytes that waited for earlier sources in a temp file.
     pub held_on_disk_bytes: u64,
@@ -98,53 +100,93 @@ impl<'a> Exchange<'a> {
 
     /// Runs the rounds until every rank has sent its share, or one has failed. Collective: every
     /// rank returns after the same round. The error is this rank's own (others' show in `agree`).
+    ///
+    /// Rounds overlap: while round k's pieces are in flight (`MPI_Ialltoallv`), the rank pushes
+    /// round k-1's received pieces to the sort and reads and cuts round k+1's chunk into the other
+    /// send buffer. Buffers are double and reused from round to round.
     pub fn run(&mut self, share: &mut Share, splitters: &Splitters, chunk: usize, kind: Kind) -> Result<()> {
         let started = Instant::now();
         let n = self.comm.ranks;
         let mut failure: Option<anyhow::Error> = None;
-        let mut finished = false;
+        let mut reader = Reader { chunk_size: chunk, kind, data: Vec::new(), items: Vec::new(), finished: false };
+        let mut send = [Pieces::new(n), Pieces::new(n)];
+        let mut recv = [vec![0u8; crate::comm::SPARE], vec![0u8; crate::comm::SPARE]];
+        // The round received but not yet given to the sort: its counts, where the rank's own piece
+        // is in its send buffer, and the senders' states.
+        let mut pending: Option<(Vec<Count>, std::ops::Range<usize>, Vec<u64>)> = None;
+        self.read(&mut reader, share, splitters, &mut send[0], &mut failure);
+        let mut cur = 0;
         loop {
-            let mut pieces = Pieces::new(n);
-            if failure.is_none() && !finished {
-                let t = Instant::now();
-                match share.next_chunk(chunk) {
-                    Ok(Some(c)) => {
-                        self.stats.input_bytes += c.data.len() as u64;
-                        pieces.cut(&c.data, c.pos, kind, splitters);
-                    }
-                    Ok(None) => {}
-                    Err(e) => failure = Some(e),
-                }
-                self.stats.input_s += t.elapsed().as_secs_f64();
-                finished = share.is_read();
-            }
             let state = if failure.is_some() {
                 FAILED
-            } else if finished {
+            } else if reader.finished {
                 DONE
             } else {
                 MORE
             };
-            let header: Vec<u64> = pieces.counts.iter().flat_map(|&c| [c as u64, state]).collect();
+            let header: Vec<u64> = send[cur].counts.iter().flat_map(|&c| [c as u64, state]).collect();
             let mut headers = vec![0u64; 2 * n];
             let t = Instant::now();
-            self.comm.world.all_to_all_into(&header[..], &mut headers[..]);
+            mpi::request::scope(|scope| wait_politely(self.comm.world.immediate_all_to_all_into(scope, &header[..], &mut headers[..])));
             self.stats.wait_s += t.elapsed().as_secs_f64();
             self.stats.rounds += 1;
             if headers.chunks(2).any(|h| h[1] == FAILED) {
                 break;
             }
-            let incoming: Vec<Count> = headers.chunks(2).map(|h| h[0] as Count).collect();
-            let received = self.swap(&pieces, &incoming);
-            for (s, h) in headers.chunks(2).enumerate() {
-                self.done[s] |= h[1] == DONE;
+            // The rank's piece for itself stays out of MPI (which would copy it once more): it is
+            // pushed from the send buffer.
+            let me = self.comm.rank;
+            let mut incoming: Vec<Count> = headers.chunks(2).map(|h| h[0] as Count).collect();
+            incoming[me] = 0;
+            let mut outgoing = send[cur].counts.clone();
+            outgoing[me] = 0;
+            let states: Vec<u64> = headers.chunks(2).map(|h| h[1]).collect();
+            let last = states.iter().all(|&s| s == DONE);
+            let total = incoming.iter().map(|&c| c as usize).sum::<usize>() + crate::comm::SPARE;
+            if recv[cur].len() < total {
+                recv[cur].resize(total, 0);
             }
-            if let Err(e) = self.deliver(&received, &incoming) {
-                failure.get_or_insert(e);
-            }
-            if self.done.iter().all(|&d| d) {
+            let (rdispls, sdispls) = (displacements(&incoming), displacements(&send[cur].counts));
+            let kept = sdispls[me] as usize..(sdispls[me] + send[cur].counts[me]) as usize;
+            let [s0, s1] = &mut send;
+            let (this_send, next_send) = if cur == 0 { (&*s0, s1) } else { (&*s1, s0) };
+            let [r0, r1] = &mut recv;
+            let (this_recv, last_recv) = if cur == 0 { (r0, &*r1) } else { (r1, &*r0) };
+            let sendp = Partition::new(&this_send.data[..], &outgoing[..], &sdispls[..]);
+            let mut recvp = PartitionMut::new(&mut this_recv[..], &incoming[..], &rdispls[..]);
+            mpi::request::scope(|scope| {
+                let mut req = Some(self.comm.world.immediate_all_to_all_varcount_into(scope, &sendp, &mut recvp));
+                if let Some((counts, kept, states)) = pending.take() {
+                    if let Err(e) = self.deliver(last_recv, &next_send.data[kept], &counts, &states) {
+                        failure.get_or_insert(e);
+                    }
+                }
+                // Give MPI a chance to move data between the pieces of work (libnbc progresses
+                // only inside MPI calls).
+                if let Some(r) = req.take() {
+                    req = r.test().err();
+                }
+                if !last {
+                    self.read(&mut reader, share, splitters, next_send, &mut failure);
+                }
+                let t = Instant::now();
+                if let Some(r) = req.take() {
+                    wait_politely(r);
+                }
+                self.stats.wait_s += t.elapsed().as_secs_f64();
+            });
+            let others = |c: &[Count]| c.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, &c)| c as u64).sum::<u64>();
+            self.stats.sent_bytes += others(&send[cur].counts);
+            self.stats.received_bytes += others(&incoming);
+            self.stats.kept_bytes += send[cur].counts[me] as u64;
+            if last {
+                if let Err(e) = self.deliver(&recv[cur], &send[cur].data[kept], &incoming, &states) {
+                    failure.get_or_insert(e);
+                }
                 break;
             }
+            pending = Some((incoming, kept, states));
+            cur = 1 - cur;
         }
         self.stats.elapsed_s = started.elapsed().as_secs_f64();
         self.stats.mb_per_s = if self.stats.wait_s > 0.0 {
@@ -158,31 +200,42 @@ impl<'a> Exchange<'a> {
         }
     }
 
-    /// Swaps the round's pieces; returns what came in, source by source.
-    fn swap(&mut self, pieces: &Pieces, incoming: &[Count]) -> Vec<u8> {
-        let me = self.comm.rank;
-        let rdispls = displacements(incoming);
-        let mut received = vec![0u8; incoming.iter().map(|&c| c as usize).sum::<usize>() + crate::comm::SPARE];
-        let sdispls = displacements(&pieces.counts);
-        let t = Instant::now();
-        {
-            let send = Partition::new(&pieces.data[..], &pieces.counts[..], &sdispls[..]);
-            let mut recv = PartitionMut::new(&mut received[..], incoming, &rdispls[..]);
-            self.comm.world.all_to_all_varcount_into(&send, &mut recv);
+    /// Reads and cuts the next chunk into `pieces` (nothing once the share is read or after a
+    /// failure, which the next header reports).
+    fn read(
+        &mut self,
+        reader: &mut Reader,
+        share: &mut Share,
+        splitters: &Splitters,
+        pieces: &mut Pieces,
+        failure: &mut Option<anyhow::Error>,
+    ) {
+        pieces.clear();
+        if failure.is_some() || reader.finished {
+            return;
         }
-        self.stats.wait_s += t.elapsed().as_secs_f64();
-        let others = |c: &[Count]| c.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, &c)| c as u64).sum::<u64>();
-        self.stats.sent_bytes += others(&pieces.counts);
-        self.stats.received_bytes += others(incoming);
-        self.stats.kept_bytes += pieces.counts[me] as u64;
-        received
+        let t = Instant::now();
+        match share.next_chunk(reader.chunk_size, &mut reader.data) {
+            Ok(Some(pos)) => {
+                self.stats.input_bytes += reader.data.len() as u64;
+                pieces.cut(&reader.data, pos, reader.kind, splitters, &mut reader.items);
+            }
+            Ok(None) => {}
+            Err(e) => *failure = Some(e),
+        }
+        self.stats.input_s += t.elapsed().as_secs_f64();
+        reader.finished = share.is_read();
     }
 
     /// Gives the round's pieces to the sort in source order, holding those whose turn has not come.
-    fn deliver(&mut self, received: &[u8], counts: &[Count]) -> Result<()> {
+    /// `received` holds the other sources' pieces (`counts`, this rank's 0); `kept` is its own.
+    fn deliver(&mut self, received: &[u8], kept: &[u8], counts: &[Count], states: &[u64]) -> Result<()> {
+        for (s, &state) in states.iter().enumerate() {
+            self.done[s] |= state == DONE;
+        }
         let mut at = 0;
         for (s, &c) in counts.iter().enumerate() {
-            let piece = &received[at..at + c as usize];
+            let piece = if s == self.comm.rank { kept } else { &received[at..at + c as usize] };
             at += c as usize;
             if s == self.current {
                 self.push(piece)?;
@@ -248,7 +301,19 @@ impl<'a> Exchange<'a> {
     }
 }
 
-/// A chunk cut into one piece per rank, the pieces back to back.
+/// The reading side of the exchange: the chunk read, reused from round to round.
+struct Reader {
+    chunk_size: usize,
+    kind: Kind,
+    data: Vec<u8>,
+    /// Each item's (start, end, rank) in the chunk, reused.
+    items: Vec<(usize, usize, u32)>,
+    /// Whether the whole share has been read.
+    finished: bool,
+}
+
+/// A chunk cut into one piece per rank, the pieces back to back (one spare byte past them, see
+/// [`crate::comm::SPARE`]); reused from round to round.
 struct Pieces {
     data: Vec<u8>,
     counts: Vec<Count>,
@@ -259,38 +324,62 @@ impl Pieces {
         Pieces { data: vec![0u8; crate::comm::SPARE], counts: vec![0; n] }
     }
 
-    /// Cuts `chunk` (whole records or lines, the first at global position `pos`) by the splitters.
-    fn cut(&mut self, chunk: &[u8], pos: u64, kind: Kind, splitters: &Splitters) {
+    fn clear(&mut self) {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+    }
+
+    /// Cuts `chunk` (whole records or lines, the first at global position `pos`) by the
+    /// splitters, copying each item once, straight to its place in its rank's piece.
+    fn cut(&mut self, chunk: &[u8], pos: u64, kind: Kind, splitters: &Splitters, items: &mut Vec<(usize, usize, u32)>) {
         let n = self.counts.len();
-        // Each item's (start, end, rank); items keep their input order within a piece.
-        let mut items: Vec<(usize, usize, u32)> = Vec::new();
+        items.clear();
+        let mut sizes = vec![0usize; n];
         match kind {
             Kind::Records(r) => {
                 for (i, rec) in chunk.chunks_exact(r).enumerate() {
                     let s = i * r;
-                    items.push((s, s + r, splitters.rank_of(rec, pos + s as u64) as u32));
+                    let to = splitters.rank_of(rec, pos + s as u64);
+                    sizes[to] += r;
+                    items.push((s, s + r, to as u32));
                 }
             }
             Kind::Lines(t) => {
                 let mut s = 0;
                 for e in memchr::memchr_iter(t, chunk) {
-                    items.push((s, e + 1, splitters.rank_of(&chunk[s..e], pos + s as u64) as u32));
+                    let to = splitters.rank_of(&chunk[s..e], pos + s as u64);
+                    sizes[to] += e + 1 - s;
+                    items.push((s, e + 1, to as u32));
                     s = e + 1;
                 }
             }
         }
-        let mut sizes = vec![0usize; n];
-        for &(s, e, r) in &items {
-            sizes[r as usize] += e - s;
-        }
         let mut at: Vec<usize> = sizes.iter().scan(0, |acc, &c| Some(std::mem::replace(acc, *acc + c))).collect();
-        self.data = vec![0u8; chunk.len() + crate::comm::SPARE];
-        for &(s, e, r) in &items {
+        if self.data.len() < chunk.len() + crate::comm::SPARE {
+            self.data.resize(chunk.len() + crate::comm::SPARE, 0);
+        }
+        for &(s, e, r) in items.iter() {
             let a = &mut at[r as usize];
             self.data[*a..*a + e - s].copy_from_slice(&chunk[s..e]);
             *a += e - s;
         }
         self.counts = sizes.into_iter().map(|c| c as Count).collect();
+    }
+}
+
+/// Waits for `req` without keeping a core busy: a blocking MPI wait polls without pause, and
+/// with the ranks and their sorts' threads sharing the cores (as on one machine), the rank that
+/// waits takes the time of the one it waits for. So it polls a while, then sleeps between polls.
+fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
+    for spins in 0u32.. {
+        match req.test() {
+            Ok(_) => return,
+            Err(r) => req = r,
+        }
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
     }
 }
 

@@ -15,7 +15,7 @@
 use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
 use crate::options::{Options, RANK_MARKER};
-use crate::output::{SharedFile, Target};
+use crate::output::{RangeWriter, SharedFile, Target};
 use crate::share::{Kind, Share};
 use crate::split::{self, Splitters};
 use crate::stats::{self, RankStats};
@@ -67,21 +67,21 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     // 3. Exchange, into the local sort. Half the rank's memory is the sort's; the exchange's
     // chunks and held pieces share the rest.
     let memory = opts.memory_per_rank(comm.local_ranks);
-    // The sort's input has no length of its own: it plans for what a rank should receive (twice
-    // the mean share, at least 64 MiB; more spills, which is correct but slower), not for all of
-    // its budget.
+    // The sort's input has no length of its own: it plans for what a rank should receive (the mean
+    // share and 10% for the splitters' imbalance, a few percent; at least 64 MiB), not for all of
+    // its budget, which it would otherwise allocate up front. A larger share spills, which is
+    // correct but slower; the whole budget is left to the merge.
     let mean_share = comm.all_gather(share.len()).iter().sum::<u64>() / ranks as u64;
-    let mut sort = opts
-        .sort
-        .clone()
-        .memory(memory / 2)
-        .expected_input_bytes(mean_share.saturating_mul(2).max(64 << 20))
-        .threads(opts.threads_per_rank(comm.local_ranks));
+    let expected = mean_share.saturating_add(mean_share / 10).max(64 << 20);
+    let mut sort =
+        opts.sort.clone().memory(memory / 2).expected_input_bytes(expected).threads(opts.threads_per_rank(comm.local_ranks));
     for d in &opts.temp_dirs {
         sort = sort.temp_dir(d);
     }
     let mut sorting = comm.agree(sort.start().map_err(anyhow::Error::from))?;
-    let chunk = (memory / 8 / ranks as u64).clamp(64 << 10, 16 << 20) as usize;
+    // Rounds of at most an eighth of the share too: a small share (Datamation's 25 MB on 4 ranks)
+    // then still has rounds to overlap, and touches a few MB of buffers, not 16 MB chunks' worth.
+    let chunk = (memory / 8 / ranks as u64).min(share.len() / 8).clamp(64 << 10, 16 << 20) as usize;
     let mut exchange = Exchange::new(comm, &mut sorting, (memory / 4) as usize, temp_dir.clone());
     fault_point(rank, "exchange");
     let exchanged = exchange.run(&mut share, &splitters, chunk, kind);
@@ -101,9 +101,10 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     } else {
         shared_output(comm, Path::new(&opts.output))
     })?;
+    let mut pull_s = 0.0;
     let written = match staged {
         Some((file, n)) => copy_staged(file, n, &target, offset),
-        None => write_sorted(&mut sorting, &target, offset, size),
+        None => write_sorted(&mut sorting, &target, offset, size, &mut pull_s),
     };
     fault_point(rank, "write");
     comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
@@ -121,6 +122,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
         output_bytes: size,
         output_offset: offset,
         output_s,
+        output_pull_s: pull_s,
         sort: sorting.stats().cloned(),
     };
     report(comm, opts, &mine, stats_file)
@@ -191,19 +193,21 @@ fn copy_staged(mut file: File, len: u64, target: &Target, offset: u64) -> Result
     Ok(())
 }
 
-/// Pulls the sorted range and writes it at `offset`; it must be `size` bytes.
-fn write_sorted(sorting: &mut Sorting, target: &Target, offset: u64, size: u64) -> Result<()> {
-    let mut buf = vec![0u8; OUT_BLOCK];
+/// Pulls the sorted range and writes it at `offset`; it must be `size` bytes. Adds the seconds
+/// spent waiting for the sort's output to `pull_s`.
+fn write_sorted(sorting: &mut Sorting, target: &Target, offset: u64, size: u64, pull_s: &mut f64) -> Result<()> {
     let mut done = 0u64;
-    loop {
-        let k = sorting.pull(&mut buf)?;
+    RangeWriter::run(target, offset, OUT_BLOCK, sorting.record_size().unwrap_or(0), |out| loop {
+        let t = Instant::now();
+        let k = sorting.pull(out.space())?;
+        *pull_s += t.elapsed().as_secs_f64();
         if k == 0 {
-            break;
+            return Ok(());
         }
         anyhow::ensure!(done + k as u64 <= size, "the local sort gave more than it was given");
-        target.write_at(&buf[..k], offset + done)?;
+        out.filled(k)?;
         done += k as u64;
-    }
+    })?;
     anyhow::ensure!(done == size, "the local sort gave {done} bytes of {size}");
     Ok(())
 }

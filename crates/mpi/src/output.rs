@@ -12,7 +12,9 @@ use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use xsort_io::output::AtomicOutput;
+use xsort_io::{align_up, AlignedBuf, IO_ALIGN};
 
 /// A rank's output.
 pub enum Target {
@@ -27,7 +29,15 @@ pub struct SharedFile {
     target: PathBuf,
     temp: PathBuf,
     file: Option<File>,
+    /// The same file opened with O_DIRECT (None where the filesystem refuses it), for the pages
+    /// that lie wholly inside this rank's range.
+    direct: Option<File>,
     committed: bool,
+}
+
+/// The temp file opened again with O_DIRECT, if the filesystem allows it.
+fn open_direct(temp: &Path) -> Option<File> {
+    OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(temp).ok()
 }
 
 /// The temp name of the shared output `target` for the job `nonce`.
@@ -54,7 +64,8 @@ impl SharedFile {
             f
         })
         .with_context(|| format!("{}: cannot create the output beside it", target.display()))?;
-        Ok(SharedFile { target: target.to_owned(), temp, file: Some(file), committed: false })
+        let direct = open_direct(&temp);
+        Ok(SharedFile { target: target.to_owned(), temp, file: Some(file), direct, committed: false })
     }
 
     /// The other ranks: opens the temp file rank 0 created.
@@ -64,7 +75,8 @@ impl SharedFile {
             register(&temp);
             OpenOptions::new().write(true).open(&temp)
         });
-        let mut shared = SharedFile { target: target.to_owned(), temp, file: None, committed: false };
+        let direct = open_direct(&temp);
+        let mut shared = SharedFile { target: target.to_owned(), temp, file: None, direct, committed: false };
         shared.file =
             Some(file.with_context(|| format!("{}: cannot open the output's temp file {}", target.display(), shared.temp.display()))?);
         Ok(shared)
@@ -73,6 +85,7 @@ impl SharedFile {
     /// Rank 0, after every rank has written and synced its range: puts the file in place.
     pub fn commit(&mut self, sync: bool) -> Result<()> {
         self.file.take();
+        self.direct.take();
         std::fs::rename(&self.temp, &self.target)
             .with_context(|| format!("{}: cannot rename the output into place", self.target.display()))?;
         self.committed = true;
@@ -87,6 +100,7 @@ impl SharedFile {
     /// The other ranks, once rank 0 has committed: the name is no longer theirs to remove.
     pub fn forget(&mut self) {
         self.file.take();
+        self.direct.take();
         self.committed = true;
         xsort_io::signals::unregister(&self.temp);
     }
@@ -113,6 +127,21 @@ impl Target {
         }
     }
 
+    /// Writes whole pages: `data`'s address, length and `offset` are multiples of [`IO_ALIGN`].
+    /// They go with direct I/O where the file has it (a refusal falls back to the page cache).
+    pub fn write_pages_at(&self, data: &[u8], offset: u64) -> Result<()> {
+        match self {
+            Target::Shared(s) => match &s.direct {
+                Some(d) => match d.write_all_at(data, offset) {
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.write_at(data, offset),
+                    r => r.with_context(|| format!("{}: write failed", s.target.display())),
+                },
+                None => self.write_at(data, offset),
+            },
+            Target::Part(p) => Ok(p.file().write_all_at(data, offset)?),
+        }
+    }
+
     /// Makes what this rank wrote durable (before the ranks agree to commit).
     pub fn sync(&self) -> Result<()> {
         match self {
@@ -121,6 +150,199 @@ impl Target {
                 None => Ok(()),
             },
             Target::Part(p) => Ok(p.file().sync()?),
+        }
+    }
+}
+
+/// Writes a rank's range from its offset on, as the sort gives it. The pages wholly inside the
+/// range go with direct I/O from a page-aligned buffer; the partial pages at its two ends, which
+/// the neighbouring ranks share, go through the page cache. Buffered writes of two ranks into one
+/// file ran at about 120 MB/s a rank here (fresh page-cache pages, and the file's lock taken by
+/// both), a fifth of what the single-node xsort writes with direct I/O.
+///
+/// The whole pages go from a thread of their own, from one of two buffers while the other fills:
+/// a direct write waits for the disk, and the sort's output can be pulled meanwhile.
+///
+/// `buf[i]` stands for the file's byte `base + i`, `base` a page boundary, so the buffer's pages
+/// are the file's; `buf[start..fill]` is what is not yet written.
+pub struct RangeWriter<'a> {
+    target: &'a Target,
+    buf: AlignedBuf,
+    base: u64,
+    start: usize,
+    fill: usize,
+    /// Flush when less room than this is left (and never pull into less).
+    room: usize,
+    /// The page writer's queue and the buffers it gives back; at most one is in flight.
+    pages: mpsc::SyncSender<PageJob>,
+    returned: mpsc::Receiver<Result<AlignedBuf>>,
+    in_flight: usize,
+    spare: Option<AlignedBuf>,
+}
+
+/// A page write handed to the page writer: a buffer, its range to write, the file offset of its byte 0.
+type PageJob = (AlignedBuf, usize, usize, u64);
+
+impl<'a> RangeWriter<'a> {
+    /// Writes the range from `offset` with what `body` puts in (through [`RangeWriter::space`] and
+    /// [`RangeWriter::filled`]), buffering `block` bytes at a time; `item` is the largest item the
+    /// sort gives whole (a record), 0 for lines.
+    pub fn run(target: &Target, offset: u64, block: usize, item: usize, body: impl FnOnce(&mut RangeWriter) -> Result<()>) -> Result<()> {
+        let room = (1 << 20).max(2 * item);
+        let buf = AlignedBuf::new(block + room + IO_ALIGN)?;
+        let start = (offset % IO_ALIGN as u64) as usize;
+        std::thread::scope(|scope| {
+            let (pages, jobs) = mpsc::sync_channel::<PageJob>(1);
+            let (back, returned) = mpsc::channel();
+            scope.spawn(move || {
+                for (buf, from, to, base) in jobs {
+                    let written = target.write_pages_at(&buf.as_slice()[from..to], base + from as u64).map(|_| buf);
+                    if back.send(written).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut w = RangeWriter {
+                target,
+                buf,
+                base: offset - start as u64,
+                start,
+                fill: start,
+                room,
+                pages,
+                returned,
+                in_flight: 0,
+                spare: None,
+            };
+            body(&mut w)?;
+            w.flush(true)
+            // Dropping `w` closes the queue; the page writer ends and the scope joins it.
+        })
+    }
+
+    /// A buffer to fill next: the spare, a second one made once, or the one in flight once written.
+    fn take_buffer(&mut self) -> Result<AlignedBuf> {
+        if let Some(b) = self.spare.take() {
+            return Ok(b);
+        }
+        if self.in_flight == 0 {
+            return Ok(AlignedBuf::new(self.buf.capacity())?);
+        }
+        self.in_flight -= 1;
+        self.returned.recv().map_err(|_| anyhow::anyhow!("the output's page writer stopped"))?
+    }
+
+    /// Waits for the page write in flight.
+    fn drain(&mut self) -> Result<()> {
+        while self.in_flight > 0 {
+            let b = self.take_buffer()?;
+            self.spare = Some(b);
+        }
+        Ok(())
+    }
+
+    /// The free part of the buffer, to pull into; then [`RangeWriter::filled`].
+    pub fn space(&mut self) -> &mut [u8] {
+        let fill = self.fill;
+        &mut self.buf.as_mut_slice()[fill..]
+    }
+
+    /// Takes `k` bytes put at the start of [`RangeWriter::space`].
+    pub fn filled(&mut self, k: usize) -> Result<()> {
+        self.fill += k;
+        if self.buf.capacity() - self.fill < self.room {
+            self.flush(false)?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is held: whole pages, and with `last` the partial ones too.
+    pub fn flush(&mut self, last: bool) -> Result<()> {
+        let a = IO_ALIGN;
+        let data = self.buf.as_slice();
+        // The range's first, partial page, once it is complete (or the range ends in it).
+        let first_boundary = align_up(self.start);
+        if !self.start.is_multiple_of(a) && (self.fill >= first_boundary || last) {
+            let end = first_boundary.min(self.fill);
+            self.target.write_at(&data[self.start..end], self.base + self.start as u64)?;
+            self.start = end;
+        }
+        let pages_end = self.fill / a * a;
+        if self.start.is_multiple_of(a) && pages_end > self.start {
+            if last {
+                self.drain()?;
+                self.target.write_pages_at(&self.buf.as_slice()[self.start..pages_end], self.base + self.start as u64)?;
+                self.start = pages_end;
+            } else {
+                // The pages go to the page writer; what follows them moves to the next buffer.
+                let mut next = self.take_buffer()?;
+                let rest = self.fill - pages_end;
+                next.as_mut_slice()[..rest].copy_from_slice(&self.buf.as_slice()[pages_end..self.fill]);
+                let full = std::mem::replace(&mut self.buf, next);
+                self.pages
+                    .send((full, self.start, pages_end, self.base))
+                    .map_err(|_| anyhow::anyhow!("the output's page writer stopped"))?;
+                self.in_flight += 1;
+                self.base += pages_end as u64;
+                self.start = 0;
+                self.fill = rest;
+                return Ok(());
+            }
+        }
+        if last {
+            self.drain()?;
+            let data = self.buf.as_slice();
+            if self.fill > self.start {
+                self.target.write_at(&data[self.start..self.fill], self.base + self.start as u64)?;
+            }
+            self.start = self.fill;
+            return Ok(());
+        }
+        // Keep what is left at the same place in its page, at the buffer's front.
+        let keep_from = self.start / a * a;
+        if keep_from > 0 {
+            self.buf.as_mut_slice().copy_within(keep_from..self.fill, 0);
+            self.base += keep_from as u64;
+            self.start -= keep_from;
+            self.fill -= keep_from;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ranges at offsets on and off page boundaries, written by writers of tiny blocks (many
+    /// flushes, partial pages at both ends shared with the neighbours), give back the bytes.
+    #[test]
+    fn ranges_written_in_pages_and_partial_pages_make_the_whole() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let target = dir.path().join("out");
+        let whole: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        for cuts in [&[0usize, 4096, 150_000, 300_000][..], &[0, 1, 4095, 4097, 123_457, 299_999, 300_000], &[0, 300_000]] {
+            let shared = Target::Shared(SharedFile::create(&target, 7).unwrap());
+            for w in cuts.windows(2) {
+                RangeWriter::run(&shared, w[0] as u64, 4096, 100, |out| {
+                    let mut at = w[0];
+                    // Pulls of uneven sizes, as a sort gives them.
+                    for k in [1usize, 99, 4096, 5000, 777].iter().cycle() {
+                        let k = (*k).min(w[1] - at).min(out.space().len());
+                        if k == 0 {
+                            return Ok(());
+                        }
+                        out.space()[..k].copy_from_slice(&whole[at..at + k]);
+                        out.filled(k)?;
+                        at += k;
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            }
+            let Target::Shared(mut f) = shared else { unreachable!() };
+            f.commit(false).unwrap();
+            assert!(std::fs::read(&target).unwrap() == whole, "cuts {cuts:?}");
         }
     }
 }

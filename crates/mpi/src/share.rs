@@ -51,13 +51,6 @@ pub struct Share {
 /// Bytes read at a time when looking for a line's end.
 const PROBE: usize = 64 << 10;
 
-/// A chunk of whole records or lines read from the share.
-pub struct Chunk {
-    /// Global position of `data[0]`.
-    pub pos: u64,
-    pub data: Vec<u8>,
-}
-
 impl Share {
     /// Opens `paths`, the first byte of the first at global position `base`.
     fn open(paths: &[PathBuf], base: u64) -> Result<Vec<Input>> {
@@ -163,10 +156,12 @@ impl Share {
         self.segments.iter().map(|s| s.end - s.start).sum()
     }
 
-    /// The next chunk of about `size` bytes of whole records or lines (a line longer than `size`
-    /// comes whole), never across files; None at the end of the share. A last line without its
-    /// terminator gets one, as xsort writes it.
-    pub fn next_chunk(&mut self, size: usize) -> Result<Option<Chunk>> {
+    /// Reads the next chunk of about `size` bytes of whole records or lines into `data` (a line
+    /// longer than `size` comes whole), never across files, and returns the global position of its
+    /// first byte; None at the end of the share. A last line without its terminator gets one, as
+    /// xsort writes it. `data` is the caller's, reused from chunk to chunk: fresh memory is costly,
+    /// so only what it has never held before is zeroed.
+    pub fn next_chunk(&mut self, size: usize, data: &mut Vec<u8>) -> Result<Option<u64>> {
         let Some(seg) = self.segments.get(self.cursor.0).copied() else { return Ok(None) };
         let input = &self.inputs[seg.input];
         let off = seg.start + self.cursor.1;
@@ -175,14 +170,18 @@ impl Share {
             Kind::Records(r) => (size / r).max(1) * r,
             Kind::Lines(_) => size.max(1),
         };
-        let mut data = vec![0u8; (want as u64).min(left) as usize];
-        read_exact_at(input, &mut data, off)?;
+        let n = (want as u64).min(left) as usize;
+        if data.len() < n {
+            data.resize(n, 0);
+        }
+        data.truncate(n);
+        read_exact_at(input, data, off)?;
         if let Kind::Lines(t) = self.kind {
             if (data.len() as u64) < left {
                 // Cut after the last terminator, or read on to the end of a line longer than the chunk.
-                match memrchr(t, &data) {
+                match memrchr(t, data) {
                     Some(k) => data.truncate(k + 1),
-                    None => self.read_line_end(&mut data, off, seg.end, t)?,
+                    None => self.read_line_end(data, off, seg.end, t)?,
                 }
             }
         }
@@ -195,7 +194,7 @@ impl Share {
                 }
             }
         }
-        Ok(Some(Chunk { pos: input.base + off, data }))
+        Ok(Some(input.base + off))
     }
 
     /// Extends `data` (read at `off`, without a terminator) to the end of its line, or of the segment.

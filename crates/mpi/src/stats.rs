@@ -25,6 +25,8 @@ pub struct RankStats {
     pub output_offset: u64,
     /// Seconds pulling the sorted range from the local sort and writing it.
     pub output_s: f64,
+    /// Of `output_s`, seconds waiting for the local sort's output (the rest is writing).
+    pub output_pull_s: f64,
     /// The local sort's own statistics.
     pub sort: Option<SortStats>,
 }
@@ -77,13 +79,16 @@ pub fn render(report: &Value) -> String {
         o["hosts"].as_array().map_or(0, |h| h.len()),
         g(o, "elapsed_s")
     );
-    let _ = writeln!(s, "rank  input MB  read s  sent MB  recv MB  wait s  exch MB/s  sorted MB  sort s  output MB  write s  total s");
+    let _ = writeln!(
+        s,
+        "rank  input MB  read s  sent MB  recv MB  wait s  exch MB/s  sorted MB  sort s  output MB  write s  (pull s)  total s"
+    );
     for r in report["per_rank"].as_array().into_iter().flatten() {
         let x = &r["exchange"];
         let sort_s = r["sort"]["elapsed_s"].as_f64().unwrap_or(0.0);
         let _ = writeln!(
             s,
-            "{:>4}  {:>8.1}  {:>6.3}  {:>7.1}  {:>7.1}  {:>6.3}  {:>9.0}  {:>9.1}  {:>6.3}  {:>9.1}  {:>7.3}  {:>7.3}",
+            "{:>4}  {:>8.1}  {:>6.3}  {:>7.1}  {:>7.1}  {:>6.3}  {:>9.0}  {:>9.1}  {:>6.3}  {:>9.1}  {:>7.3}  {:>8.3}  {:>7.3}",
             r["rank"],
             g(x, "input_bytes") / 1e6,
             g(x, "input_s"),
@@ -95,6 +100,7 @@ pub fn render(report: &Value) -> String {
             sort_s,
             g(r, "output_bytes") / 1e6,
             g(r, "output_s"),
+            g(r, "output_pull_s"),
             g(r, "elapsed_s"),
         );
     }

@@ -22,7 +22,7 @@ pub(crate) fn py_error(py: Python<'_>, e: SortError) -> PyErr {
         // Nothing in this package cancels a sort yet: a cancelled one would be a bug.
         SortError::Internal(_) | SortError::Cancelled => "InternalError",
     };
-    raise(py, class, without_os_error_numbers(&e.to_string()))
+    raise(py, class, xsort_io::error::without_os_error_numbers(&e.to_string()))
 }
 
 /// An exception of `xsort._errors` by its class name.
@@ -31,26 +31,6 @@ pub(crate) fn raise(py: Python<'_>, class: &str, message: String) -> PyErr {
         Ok(class) => PyErr::from_type(class.cast_into().expect("xsort._errors holds exception classes"), message),
         Err(e) => e,
     }
-}
-
-/// `text` without Rust's " (os error N)" suffixes, as the CLI prints OS errors.
-fn without_os_error_numbers(text: &str) -> String {
-    const MARK: &str = " (os error ";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find(MARK) {
-        let after = &rest[i + MARK.len()..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        out.push_str(&rest[..i]);
-        if digits > 0 && after[digits..].starts_with(')') {
-            rest = &after[digits + 1..];
-        } else {
-            out.push_str(MARK);
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 #[pymodule]

@@ -32,7 +32,7 @@ pub(crate) fn run<T: Send + 'static>(py: Python<'_>, on_interrupt: OnInterrupt, 
     std::thread::Builder::new()
         .name("xsort-python".into())
         .spawn(move || {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|p| panic_text(&p));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|p| xsort_io::error::panic_message(&*p));
             let _ = tx.send(outcome);
         })
         .map_err(|e| crate::raise(py, "SortOSError", format!("cannot start the sort's thread: {}", xsort_io::os_text(&e))))?;
@@ -54,13 +54,4 @@ pub(crate) fn run<T: Send + 'static>(py: Python<'_>, on_interrupt: OnInterrupt, 
         }
     };
     outcome.map_err(|panic| crate::raise(py, "InternalError", format!("internal error: {panic}")))
-}
-
-/// A panic's message.
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".into())
 }

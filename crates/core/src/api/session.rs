@@ -402,7 +402,7 @@ impl Sorting {
     /// later calls repeat).
     fn outcome(&mut self) -> Result<()> {
         let Some(worker) = self.worker.take() else { return Ok(()) };
-        let result = worker.join().unwrap_or_else(|panic| Err(SortError::Internal(panic_text(&panic))));
+        let result = worker.join().unwrap_or_else(|panic| Err(SortError::Internal(xsort_io::error::panic_message(&*panic))));
         match result {
             Ok(stats) => {
                 self.stats = Some(stats);
@@ -432,13 +432,4 @@ impl Drop for Sorting {
             let _ = worker.join();
         }
     }
-}
-
-/// A panic's message.
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".into())
 }

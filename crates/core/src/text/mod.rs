@@ -1,18 +1,18 @@
-//! Text lines as the engine sorts them ([`crate::engine`]): delimited records ordered by GNU sort's
+//! Text lines as the engine sorts them (`crate::engine`): delimited records ordered by GNU sort's
 //! rules ([`LineOrder`]).
 //!
-//! Lines are read in chunks ([`reader`]) or, for a single file that fits, mapped; then indexed and
-//! sorted in memory ([`chunk`]): each line's entry holds a 64-bit prefix of its order (from
-//! [`RecordOrder::prefix`]) and its place, the kernel sorts the entries, and groups of equal
+//! Lines are read in chunks (`reader`) or, for a single file that fits, mapped; then indexed and
+//! sorted in memory (`chunk`): each line's entry holds a 64-bit prefix of its order (from
+//! `RecordOrder::prefix`) and its place, the kernel sorts the entries, and groups of equal
 //! prefixes are refined key by key. The kernel hands the sorted entries over in pieces, and each
 //! piece is written while the next is sorted. When all the input fits one chunk, the pieces go
 //! straight to the output; otherwise each chunk becomes a run on temp space and the runs are merged
-//! by the same merge as records ([`crate::merge`]), with lines as delimited records. `-m` merges the
+//! by the same merge as records (`crate::merge`), with lines as delimited records. `-m` merges the
 //! inputs themselves as runs; `-c` checks ([`check`]).
 
 pub mod check;
-pub mod chunk;
-pub mod reader;
+pub(crate) mod chunk;
+pub(crate) mod reader;
 
 use crate::config::{LineFormat, SortConfig};
 use crate::engine::{FormatSort, FormatStats, Sorted};
@@ -147,8 +147,16 @@ impl<'a> LineSort<'a> {
 
     /// Reads chunk after chunk, sorting each: a single chunk holding all the input goes straight to
     /// the output, otherwise each becomes a run.
-    fn read_and_sort(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination, limit: usize, ws: &mut Workspace) -> Result<Sorted> {
-        let expected = self.reader.known_len().map_or(limit, |n| (n as usize).saturating_add(self.cfg.inputs.len() + 1));
+    fn read_and_sort(
+        &mut self,
+        plan: &MemoryPlan,
+        store: &mut TempStore,
+        dest: &Destination,
+        limit: usize,
+        ws: &mut Workspace,
+    ) -> Result<Sorted> {
+        let known = self.reader.known_len().or(self.cfg.expected_input_bytes);
+        let expected = known.map_or(limit, |n| (n as usize).saturating_add(self.cfg.inputs.len() + 1));
         let mut data_buf = AlignedBuf::new(expected.min(limit).max(4096))?;
         // A chunk's lines and bookkeeping leave room for what the reader holds beyond them.
         let room = limit.saturating_sub(reader::read_slack(data_buf.capacity())).max(limit / 2);
