@@ -188,7 +188,7 @@ impl Engine {
         let mut merged = 0u64;
         merge_runs(&runs, order, framing, block, &svc, |rec| {
             merged += 1;
-            if merged % CANCEL_CHECK_RECORDS == 0 {
+            if merged.is_multiple_of(CANCEL_CHECK_RECORDS) {
                 cfg.check_cancelled()?;
             }
             sink.push(rec)

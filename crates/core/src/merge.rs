@@ -368,7 +368,7 @@ impl<O: RecordOrder> MergeJob<'_, O> {
             let mut merged = 0u64;
             let wrote = merge_runs(group, self.order, self.framing, shape.block, self.svc, |rec| {
                 merged += 1;
-                if merged % crate::engine::CANCEL_CHECK_RECORDS == 0 {
+                if merged.is_multiple_of(crate::engine::CANCEL_CHECK_RECORDS) {
                     self.cfg.check_cancelled()?;
                 }
                 sink.push_record(rec, self.framing)
