@@ -178,7 +178,11 @@ fn a_small_stream_under_a_large_budget_touches_only_what_it_holds() {
     // The same stream under a budget that spills it: each chunk sorted whole, merged from runs.
     std::fs::remove_file(fx.path("p")).unwrap();
     let writer = feed_fifo(&fx.path("p"), std::fs::read(fx.path("in")).unwrap(), 10 << 20, Duration::from_millis(50));
-    let out = fx.cmd().args(["--record-size=100", "--key-bytes=0:10", "-S", "4M", "-T", "t", "--stats-json", "s.json", "-o", "out", "p"]).output().unwrap();
+    let out = fx
+        .cmd()
+        .args(["--record-size=100", "--key-bytes=0:10", "-S", "4M", "-T", "t", "--stats-json", "s.json", "-o", "out", "p"])
+        .output()
+        .unwrap();
     writer.join().expect("FIFO writer");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stat_u64(&read_stats(&fx.path("s.json")), "runs") >= 2);

@@ -374,7 +374,7 @@ impl<O: RecordOrder> MergeJob<'_, O> {
                 sink.push_record(rec, self.framing)
             })
             .and_then(|()| sink.flush())
-                .map(|()| sink.written());
+            .map(|()| sink.written());
             run.bytes = w.finish_after(wrote)?;
             group.iter().for_each(|x| store.release(x));
             next.push(run);

@@ -93,8 +93,14 @@ impl<'a> RecordSort<'a> {
                 let entries = &mut entry_buf.as_u128_mut()[..n];
                 if one_pass {
                     let total = (n * r) as u64;
-                    let mut w =
-                        dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), rec.preallocate, self.counters.output.clone())?;
+                    let mut w = dest.writer(
+                        plan.write_block,
+                        plan.write_buffers,
+                        cfg.output_io,
+                        Some(total),
+                        rec.preallocate,
+                        self.counters.output.clone(),
+                    )?;
                     write_sorted(&ctx, cfg, buf.as_slice(), entries, scratch, &mut w)?;
                     w.finish()?;
                     return Ok(Sorted::Written { records });
@@ -278,7 +284,14 @@ impl FormatSort for RecordSort<'_> {
 /// Sorts all of `entries` (records in `data`) in one parallel pass and writes the records in order
 /// through `w`, each piece of the sorted entries gathered in parallel and written while the next is
 /// sorted.
-fn write_sorted(ctx: &SortContext, cfg: &SortConfig, data: &[u8], entries: &mut [u128], scratch: &mut [u128], w: &mut BlockWriter) -> Result<()> {
+fn write_sorted(
+    ctx: &SortContext,
+    cfg: &SortConfig,
+    data: &[u8],
+    entries: &mut [u128],
+    scratch: &mut [u128],
+    w: &mut BlockWriter,
+) -> Result<()> {
     let (layout, r) = (ctx.layout, ctx.record_size);
     let mut out = RecordSink::new(w);
     sort_while_writing(

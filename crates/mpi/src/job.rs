@@ -73,8 +73,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     // correct but slower; the whole budget is left to the merge.
     let mean_share = comm.all_gather(share.len()).iter().sum::<u64>() / ranks as u64;
     let expected = mean_share.saturating_add(mean_share / 10).max(64 << 20);
-    let mut sort =
-        opts.sort.clone().memory(memory / 2).expected_input_bytes(expected).threads(opts.threads_per_rank(comm.local_ranks));
+    let mut sort = opts.sort.clone().memory(memory / 2).expected_input_bytes(expected).threads(opts.threads_per_rank(comm.local_ranks));
     for d in &opts.temp_dirs {
         sort = sort.temp_dir(d);
     }

@@ -12,8 +12,8 @@ use super::Job;
 use crate::error::{Result, SortError};
 use crate::stats::{SortCounters, SortStats};
 use std::io::{Read, Write};
-use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
