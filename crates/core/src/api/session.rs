@@ -246,7 +246,7 @@ pub struct Sorting {
 
 impl Sorting {
     /// Starts `job` on a thread of its own; `pushed` / `pulled` say whether its input and output are
-    /// the caller's (they are then wired to this session).
+    /// the caller's (they are then wired to the `Sorting` returned).
     pub(super) fn start(mut job: Job, pushed: bool, pulled: bool) -> Result<Sorting> {
         let input = pushed.then(|| {
             let (lender, borrower) = loan_channel();
