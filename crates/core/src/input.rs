@@ -141,10 +141,7 @@ impl InputSet {
                     }
                 }
                 Source::Stream { file, name, carry, eof } => {
-                    let seg = fill_from_stream(file, name, carry, eof, r, left, buf, at, &self.counters)?;
-                    if seg.records > 0 {
-                        on_records(&buf.as_slice()[..seg.start + seg.records * r], seg.start, seg.records);
-                    }
+                    let seg = fill_from_stream(file, name, carry, eof, r, left, buf, at, &self.counters, &mut on_records)?;
                     if *eof {
                         self.current += 1;
                     } else if seg.records == 0 {
@@ -263,7 +260,9 @@ fn fill_from_file(
 }
 
 /// Reads a stream into `buf` from `at` until the buffer is full or the stream ends; whole records form
-/// the segment, a partial record is kept in `carry` for the next chunk.
+/// the segment, a partial record is kept in `carry` for the next chunk. Records are reported to
+/// `on_records` as each read completes them, so that their keys are extracted (and the buffer
+/// faulted in ahead of them) while the stream is still being read.
 #[allow(clippy::too_many_arguments)]
 fn fill_from_stream(
     file: &mut xsort_io::StreamReader,
@@ -275,19 +274,21 @@ fn fill_from_stream(
     buf: &mut AlignedBuf,
     at: usize,
     counters: &IoCounters,
+    on_records: &mut impl FnMut(&[u8], usize, usize),
 ) -> Result<Segment> {
     let room = (buf.capacity() - at).min(max_records.saturating_mul(r));
     if room < r.max(carry.len()) {
         return Ok(Segment { start: at, records: 0 });
     }
-    let dst = &mut buf.as_mut_slice()[at..at + room];
-    dst[..carry.len()].copy_from_slice(carry);
+    buf.as_mut_slice()[at..at + carry.len()].copy_from_slice(carry);
     let mut filled = carry.len();
     carry.clear();
-    while filled < dst.len() {
+    let mut reported = 0;
+    while filled < room {
         let t = std::time::Instant::now();
-        let want = (dst.len() - filled).min(8 << 20);
-        match xsort_io::read_stream(file, &mut dst[filled..filled + want]).map_err(|e| xsort_io::IoError::read(name, e))? {
+        let want = (room - filled).min(8 << 20);
+        let dst = &mut buf.as_mut_slice()[at + filled..at + filled + want];
+        match xsort_io::read_stream(file, dst).map_err(|e| xsort_io::IoError::read(name, e))? {
             0 => {
                 *eof = true;
                 break;
@@ -295,10 +296,15 @@ fn fill_from_stream(
             n => {
                 counters.record(n as u64, t, false);
                 filled += n;
+                let complete = filled / r;
+                if complete > reported {
+                    on_records(&buf.as_slice()[..at + complete * r], at + reported * r, complete - reported);
+                    reported = complete;
+                }
             }
         }
     }
-    if filled == dst.len() && !*eof {
+    if filled == room && !*eof {
         // A chunk planned for exactly the expected length is full: whether the stream has ended
         // decides between one pass and a spill, so look one byte ahead (carried over: the carry
         // stays within a record, so the next chunk always takes it).
@@ -313,7 +319,7 @@ fn fill_from_stream(
         }
     }
     let records = filled / r;
-    let partial = dst[records * r..filled].to_vec();
+    let partial = buf.as_slice()[at + records * r..at + filled].to_vec();
     carry.splice(0..0, partial);
     if *eof && !carry.is_empty() {
         return Err(bad(name, format!("length is not a multiple of the record size {r} ({} bytes left over)", carry.len())));

@@ -20,7 +20,10 @@ use crate::stats::SortCounters;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use xsort_io::{AlignedBuf, BlockWriter, MappedFile, Prefault};
+use xsort_io::{AlignedBuf, BlockWriter, MappedFile, Prefault, PrefaultAhead};
+
+/// How far ahead of a stream's reader its chunk's buffers are faulted in (data and entries).
+const PREFAULT_WINDOW: usize = 64 << 20;
 
 /// A sort of fixed-size records, its inputs opened.
 pub(crate) struct RecordSort<'a> {
@@ -63,14 +66,18 @@ impl<'a> RecordSort<'a> {
         // Entry arrays are page-aligned mappings like the data, returned to the kernel on drop.
         let mut entry_buf = AlignedBuf::new(plan.chunk_records * 16)?;
         // Batches are sorted one at a time, so their scratch holds one batch, not the chunk; a whole
-        // chunk's scratch is mapped when its size is known (see `scratch_for`).
-        let mut scratch_buf = AlignedBuf::new(if whole { 0 } else { BatchSorter::batch_len(plan.chunk_records) * 16 })?;
-        // Fresh memory is faulted in ahead of the reads, when its size is the input's: the chunk of
-        // an input of unknown length (a stream's: `whole`, whose scratch may be remapped) is sized
-        // to the whole budget, and faulting all of it in would cost time and memory that a small
-        // input never uses (its reads fault what they fill).
-        let prefault = !rec.touch && !whole && self.inputs.known_len().is_some();
-        let _prefault = prefault.then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf])); // dropped before the buffers
+        // chunk sorted at once (a stream's) needs scratch for all its entries. Mappings cost nothing
+        // until touched, so a short stream pays only for the part its records use.
+        let scratch_len = if whole { plan.chunk_records } else { BatchSorter::batch_len(plan.chunk_records) };
+        let mut scratch_buf = AlignedBuf::new(scratch_len * 16)?;
+        // Fresh memory is faulted in on a thread of its own, ahead of the reads. The chunk of an
+        // input of unknown length (a stream's) is sized to the whole budget, and faulting all of it
+        // in would cost time and memory that a short input never uses: there the thread stays a
+        // window of records ahead of the reader (the guards are dropped before the buffers).
+        let known = self.inputs.known_len().is_some();
+        let _prefault = (!rec.touch && known).then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf]));
+        let window = (PREFAULT_WINDOW / (r + ENTRY_BYTES_PER_RECORD)).max(1);
+        let ahead = (!rec.touch && !known).then(|| PrefaultAhead::start(&[(&buf, r), (&entry_buf, 16), (&scratch_buf, 16)], window));
         let mut runs = Vec::new();
         let mut records = 0u64;
         loop {
@@ -81,6 +88,9 @@ impl<'a> RecordSort<'a> {
             self.inputs.fill(&mut buf, plan.chunk_records, |data, start, count| {
                 extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
                 n += count;
+                if let Some(ahead) = &ahead {
+                    ahead.advance(n);
+                }
                 if !whole {
                     batches.sort_ready(data, all_entries, scratch, n);
                 }
@@ -89,7 +99,7 @@ impl<'a> RecordSort<'a> {
             cfg.check_cancelled()?;
             let one_pass = runs.is_empty() && self.inputs.exhausted();
             if whole {
-                let scratch = scratch_for(&mut scratch_buf, n)?;
+                let scratch = &mut scratch_buf.as_u128_mut()[..n];
                 let entries = &mut entry_buf.as_u128_mut()[..n];
                 if one_pass {
                     let total = (n * r) as u64;
@@ -302,15 +312,6 @@ fn write_sorted(
         },
     )?;
     out.flush()
-}
-
-/// The scratch space of a whole-chunk sort of `n` entries: `buf`, remapped larger when it holds
-/// fewer (a stream's first chunk, or its only one, maps just what its records need).
-fn scratch_for(buf: &mut AlignedBuf, n: usize) -> Result<&mut [u128]> {
-    if buf.capacity() < n * 16 {
-        *buf = AlignedBuf::new(n * 16)?;
-    }
-    Ok(&mut buf.as_u128_mut()[..n])
 }
 
 /// The error "file shrank while being read" when a mapped input was cut short while sorted (its

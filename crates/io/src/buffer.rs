@@ -172,6 +172,83 @@ impl Drop for Prefault {
     }
 }
 
+/// Faults in buffers a window ahead of a reader whose input length is unknown (a pipe, a pushed
+/// input): the buffers are sized to the whole budget, and faulting all of them in would touch
+/// memory a short input never uses, so the thread stays at most `window` records ahead of what the
+/// reader reports with [`PrefaultAhead::advance`]. Each buffer is given with its bytes per record
+/// (the data buffer's record size, an entry array's entry size). Dropping the guard stops and
+/// joins the thread.
+pub struct PrefaultAhead {
+    shared: std::sync::Arc<AheadState>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+struct AheadState {
+    records: std::sync::atomic::AtomicUsize,
+    stop: std::sync::atomic::AtomicBool,
+}
+
+impl PrefaultAhead {
+    /// Starts populating `bufs` (each with its bytes per record) up to `window` records ahead of
+    /// the reader, which starts at record 0.
+    pub fn start(bufs: &[(&AlignedBuf, usize)], window: usize) -> Self {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let shared = std::sync::Arc::new(AheadState { records: AtomicUsize::new(0), stop: AtomicBool::new(false) });
+        let mut regions: Vec<(usize, usize, usize, usize)> =
+            bufs.iter().map(|(b, per_record)| (b.ptr.as_ptr() as usize, b.cap, *per_record, 0)).collect();
+        let s = shared.clone();
+        let handle = std::thread::Builder::new()
+            .name("xsort-prefault".into())
+            .spawn(move || {
+                while !s.stop.load(Ordering::Relaxed) {
+                    let ahead = s.records.load(Ordering::Relaxed).saturating_add(window);
+                    let mut busy = false;
+                    for (base, len, per_record, done) in regions.iter_mut() {
+                        let limit = ahead.saturating_mul(*per_record).min(*len);
+                        if *done >= limit {
+                            continue;
+                        }
+                        let n = PREFAULT_STEP.min(limit - *done);
+                        // SAFETY: as in Prefault::start: a range inside a live mapping (the guard is
+                        // dropped before the buffers), populated without changing any contents.
+                        let r = unsafe { libc::madvise((*base + *done) as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) };
+                        if r != 0 {
+                            return; // an old kernel without MADV_POPULATE_WRITE: nothing to gain
+                        }
+                        *done += n;
+                        busy = true;
+                    }
+                    if !busy {
+                        if regions.iter().all(|(_, len, _, done)| done >= len) {
+                            return;
+                        }
+                        std::thread::park(); // until the reader advances or the guard drops
+                    }
+                }
+            })
+            .ok();
+        PrefaultAhead { shared, handle }
+    }
+
+    /// Reports that the reader has filled `records` records, letting the thread run further ahead.
+    pub fn advance(&self, records: usize) {
+        self.shared.records.store(records, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = &self.handle {
+            h.thread().unpark();
+        }
+    }
+}
+
+impl Drop for PrefaultAhead {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}
+
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: ptr/cap are exactly the mapping made in new(); nothing borrows it any more.
@@ -213,6 +290,47 @@ mod tests {
         assert!(b.as_slice()[8192..].iter().all(|&x| x == 0));
         b.grow(10).unwrap();
         assert_eq!(b.capacity(), align_up(100_000), "never shrinks");
+    }
+
+    /// Pages of `buf` that are resident, by mincore.
+    fn resident_pages(buf: &AlignedBuf) -> Vec<bool> {
+        let pages = buf.capacity() / 4096;
+        let mut vec = vec![0u8; pages];
+        // SAFETY: the range is exactly buf's live mapping; vec holds one byte per page.
+        let r = unsafe { libc::mincore(buf.ptr.as_ptr() as *mut libc::c_void, buf.capacity(), vec.as_mut_ptr()) };
+        assert_eq!(r, 0);
+        vec.iter().map(|v| v & 1 == 1).collect()
+    }
+
+    /// Waits until `pred` holds of `buf`'s residency, for a few seconds at most.
+    fn wait_for(buf: &AlignedBuf, pred: impl Fn(&[bool]) -> bool) -> Vec<bool> {
+        for _ in 0..500 {
+            let r = resident_pages(buf);
+            if pred(&r) {
+                return r;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        resident_pages(buf)
+    }
+
+    #[test]
+    fn prefault_ahead_stays_within_its_window() {
+        // 64 pages of 4096-byte "records", a window of 8 records.
+        let data = AlignedBuf::new(64 * 4096).unwrap();
+        let entries = AlignedBuf::new(64 * 4096 / 2).unwrap();
+        let ahead = PrefaultAhead::start(&[(&data, 4096), (&entries, 2048)], 8);
+        let r = wait_for(&data, |r| r[..8].iter().all(|&p| p));
+        assert!(r[..8].iter().all(|&p| p), "the window is faulted in: {r:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let r = resident_pages(&data);
+        assert!(r[8..].iter().all(|&p| !p), "nothing beyond the window: {r:?}");
+        ahead.advance(20);
+        let r = wait_for(&data, |r| r[..28].iter().all(|&p| p));
+        assert!(r[..28].iter().all(|&p| p) && r[28..].iter().all(|&p| !p), "the window moved: {r:?}");
+        let e = wait_for(&entries, |e| e[..14].iter().all(|&p| p));
+        assert!(e[..14].iter().all(|&p| p) && e[14..].iter().all(|&p| !p), "entries by their own size: {e:?}");
+        drop(ahead); // joins the thread
     }
 
     #[test]
