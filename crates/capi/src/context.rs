@@ -104,9 +104,9 @@ pub fn lock(context: &Mutex<Context>) -> MutexGuard<'_, Context> {
 pub fn define(statements: &str, callback: Option<crate::nsort::Callback>) -> (Context, xsort_msg_t) {
     let mut context = Context::new(callback);
     let started = Sort::from_spec(statements).and_then(|sort| {
-        let framing = match sort.record_size() {
-            Some(n) => Framing::Fixed(n),
-            None => Framing::Delimited(crate::engine::record_delimiter(statements)),
+        let framing = match (sort.record_size(), sort.record_delimiter()) {
+            (Some(n), _) => Framing::Fixed(n),
+            (None, delimiter) => Framing::Delimited(delimiter.unwrap_or(b'\n')),
         };
         let (file_input, file_output) = (sort.has_file_input(), sort.has_file_output());
         Ok((sort.start()?, framing, file_input, file_output))

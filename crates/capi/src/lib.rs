@@ -44,12 +44,6 @@ pub use status::*;
 mod engine {
     pub use xsort_core::spec::SpecError;
     pub use xsort_core::{Sort, SortError, SortStats, Sorting};
-
-    /// The byte that ends each record of a sort of delimited records, as its statements say
-    /// (`Sort` does not tell it; the statements parsed a second time are the same statements).
-    pub fn record_delimiter(statements: &str) -> u8 {
-        xsort_core::spec::parse_spec(statements).ok().and_then(|spec| spec.record_delimiter).unwrap_or(b'\n')
-    }
 }
 
 /// A sort context: an id that `xsort_define` fills in and `xsort_end` clears to 0.

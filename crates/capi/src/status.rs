@@ -134,9 +134,7 @@ fn spec_code(e: &SpecError) -> xsort_msg_t {
             XSORT_UNKNOWN_KEYWORD
         }
         SpecError::InFile { error, .. } => spec_code(error),
-        // The spec's extent check (a field or key past the record's end) has no variant of its
-        // own; its reason is the one fixed wording of that check (tests/c/misuse.c pins it).
-        SpecError::Invalid { reason, .. } if reason.contains("past the end of the") => XSORT_KEY_BEYOND_END,
+        SpecError::BeyondRecord { .. } => XSORT_KEY_BEYOND_END,
         _ => XSORT_SYNTAX_ERROR,
     }
 }

@@ -230,8 +230,8 @@ pub struct Args {
     )]
     pub files0_from: Option<PathBuf>,
 
-    /// Lines: merge at most N inputs at once.
-    #[arg(long = "batch-size", value_name = "N", help_heading = "Lines: keys and modes (as GNU sort)")]
+    /// Merge at most N runs or inputs at once (lines and records).
+    #[arg(long = "batch-size", value_name = "N")]
     pub batch_size: Option<String>,
 
     /// Input files, read in order; none or '-': standard input.
@@ -286,8 +286,8 @@ pub struct Args {
     )]
     pub key_bytes: Vec<String>,
 
-    /// In-memory sort kernel.
-    #[arg(long = "method", value_name = "radix|merge", help_heading = "Fixed-size records")]
+    /// In-memory sort kernel (lines and records).
+    #[arg(long = "method", value_name = "radix|merge")]
     pub method: Option<String>,
 
     /// Nsort statements (repeatable; see --help-all).

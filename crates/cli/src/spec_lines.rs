@@ -21,9 +21,6 @@ pub fn line_format(args: &Args, spec: &NsortSpec, terminator: u8) -> Result<Line
     if args.touch {
         bail!("--touch applies to fixed-size records, not to the delimited records of --spec");
     }
-    if spec.touch == Some(true) {
-        bail!("-touch in --spec applies to fixed-size records, not to delimited records");
-    }
     if let Some(option) = crate::lines::line_only_option(args) {
         bail!("{option} does not combine with delimited records in --spec: their order comes from the -field and -key statements");
     }

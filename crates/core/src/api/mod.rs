@@ -336,6 +336,15 @@ impl Sort {
         }
     }
 
+    /// The byte that ends each record of a sort of lines or delimited records; None for
+    /// fixed-size records.
+    pub fn record_delimiter(&self) -> Option<u8> {
+        match self.format {
+            Format::Records { .. } => None,
+            Format::Lines { terminator, .. } => Some(terminator),
+        }
+    }
+
     /// Whether input files were named (then [`Sorting::push`] is refused).
     pub fn has_file_input(&self) -> bool {
         !self.inputs.is_empty()

@@ -163,6 +163,17 @@ pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summar
         }
         return Ok(());
     };
+    if spec.touch == Some(true) {
+        return Err(invalid("-touch", "-touch pre-faults the buffer of fixed-size records; delimited records have none to touch".into()));
+    }
+    if let Some(f) = spec.in_files.iter().find(|f| f.direct == Some(true) || f.transfer_size.is_some() || f.count.is_some()) {
+        return Err(invalid(
+            &format!("-in_file={}", f.path.display()),
+            "-in_file's direct, transfer_size and count apply to fixed-size records; delimited \
+             records are read through the page cache"
+                .into(),
+        ));
+    }
     if let Some(st) = summarize {
         return Err(invalid(
             st,

@@ -73,7 +73,8 @@
 //! `transfer_size=SIZE` (a bare number is bytes; at least 4 KiB and a
 //! multiple of 4 KiB, to keep direct I/O aligned), `count=N` (I/Os in
 //! flight, N >= 1; xsort keeps at most [`crate::MAX_IO_COUNT`] in flight), and for output and temporary files `preallocate` and
-//! `sync`.
+//! `sync`. `preallocate` changes nothing: an output of fixed-size records whose size is known is
+//! always preallocated.
 //!
 //! A later statement overrides an earlier one (`-touch -notouch` means
 //! no touch), except that `-field`, `-key`, `-in_file` and `-temp_file`
@@ -315,6 +316,15 @@ pub enum SpecError {
         /// The statement as written.
         statement: String,
         /// What is wrong and, where it helps, what was expected.
+        reason: String,
+    },
+    /// A field or key that extends past the end of the fixed-size record (Nsort's
+    /// `KEY_BEYOND_END`); `reason` gives the bytes it covers and the record's size.
+    #[error("invalid statement '{statement}': {reason}")]
+    BeyondRecord {
+        /// The statement as written.
+        statement: String,
+        /// Which bytes the field or key covers, and the record's size.
         reason: String,
     },
     /// An error in a statement of a `-specification` file, at the line where the statement starts.
@@ -704,10 +714,10 @@ fn check_extent(statement: &str, offset: usize, size: usize, record: Option<usiz
         return Err(err(format!("the {what} ends past the largest possible record")));
     };
     match record {
-        Some(r) if end > r => Err(err(format!(
-            "the {what} covers bytes {offset}..{end}, \
-             past the end of the {r}-byte record (-format=size:{r})"
-        ))),
+        Some(r) if end > r => Err(SpecError::BeyondRecord {
+            statement: statement.to_string(),
+            reason: format!("the {what} covers bytes {offset}..{end}, past the end of the {r}-byte record (-format=size:{r})"),
+        }),
         _ => Ok(()),
     }
 }

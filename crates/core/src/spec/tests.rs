@@ -617,6 +617,16 @@ fn delimited_records_with_fixed_positions() {
 fn delimited_errors() {
     let cases: &[(&str, &str)] = &[
         (
+            "-format=delimiter:newline -touch",
+            "invalid statement '-touch': -touch pre-faults the buffer of fixed-size records; \
+             delimited records have none to touch",
+        ),
+        (
+            "-format=delimiter:newline -in_file=in,transfer_size=1m",
+            "invalid statement '-in_file=in': -in_file's direct, transfer_size and count apply \
+             to fixed-size records; delimited records are read through the page cache",
+        ),
+        (
             "-format=delimiter:'\\n',size:100",
             "invalid statement '-format=delimiter:'\\n',size:100': a record has a fixed size or \
              ends at a delimiter, not both",
