@@ -90,11 +90,18 @@ fn a_full_temp_disk_is_named_with_its_cause() {
 
 /// A user id no process runs as, so that `ulimit -u` counts only xsort's own threads.
 const LONELY_UID: &str = "61537";
+/// Another, for a test that runs beside the one using [`LONELY_UID`] (the limit is per user).
+const OTHER_LONELY_UID: &str = "61538";
 
 /// `xsort ARGS` as [`LONELY_UID`] with at most `threads` processes and threads for that user.
 fn as_lonely_user(threads: u32, args: &[&str]) -> Command {
+    as_user(LONELY_UID, threads, args)
+}
+
+/// `xsort ARGS` as `uid` with at most `threads` processes and threads for that user.
+fn as_user(uid: &str, threads: u32, args: &[&str]) -> Command {
     let mut c = Command::new("setpriv");
-    c.args(["--reuid", LONELY_UID, "--regid", LONELY_UID, "--clear-groups", "bash", "-c"])
+    c.args(["--reuid", uid, "--regid", uid, "--clear-groups", "bash", "-c"])
         .arg(format!("ulimit -u {threads} && exec \"$0\" \"$@\""))
         .arg(bin())
         .args(args);
@@ -114,6 +121,57 @@ fn thread_start_failures_give_their_cause_once() {
     // The process and its signal thread: the worker cannot start. (rayon's error quotes its cause,
     // which the chain of causes then repeated: "...(os error 11): ...(os error 11)".)
     assert_eq!(fail_with(2), "xsort: cannot start worker threads: Resource temporarily unavailable\n");
+}
+
+/// Under every limit on threads, from none beyond the process to more than a sort starts, a
+/// sort of a file (readers, writers, workers, the output's gather thread) either succeeds or
+/// fails with one line that gives the cause: never "internal error" from a thread that could not
+/// start, and never a target or temp file left behind.
+#[test]
+fn every_thread_limit_gives_a_sort_or_its_cause() {
+    let fx = Fixture::new();
+    let work = fx.mkdir("w");
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap();
+    mode(fx.root(), 0o755);
+    mode(&work, 0o777);
+    let data = random_bytes(20_000 * 100, 7);
+    let input = fx.write("in", &data);
+    mode(&input, 0o644);
+    let mut sorted: Vec<&[u8]> = data.chunks(100).collect();
+    sorted.sort_by(|a, b| a[..10].cmp(&b[..10]));
+    let expected = sorted.concat();
+    let lines = fx.path("lines");
+    ok(fx.cmd().args(["-o", lines.to_str().unwrap(), "in"]));
+    let expected_lines = std::fs::read(&lines).unwrap();
+    let out = work.join("out");
+    let (inp, outp, tmp) = (input.to_str().unwrap(), out.to_str().unwrap(), work.to_str().unwrap());
+    let records = ["--record-size=100", "--key-bytes=0:10"];
+    for threads in 1..=14 {
+        for (format, extra) in
+            [(&records[..], &[][..]), (&records, &["--buffered"]), (&records, &["-S", "600K"]), (&[], &["-S", "600K"]), (&[], &[])]
+        {
+            let expected = if format.is_empty() { &expected_lines } else { &expected };
+            let mut args = vec!["--no-progress", "-T", tmp, "-o", outp];
+            args.extend_from_slice(format);
+            args.extend_from_slice(extra);
+            args.push(inp);
+            let run = run(as_user(OTHER_LONELY_UID, threads, &args).current_dir(fx.root()));
+            let err = String::from_utf8_lossy(&run.stderr);
+            match run.status.code() {
+                Some(0) => assert!(&std::fs::read(&out).unwrap() == expected, "{threads} threads {extra:?}: wrong output"),
+                Some(2) => {
+                    assert!(err.lines().count() == 1 && err.starts_with("xsort: "), "{threads} threads {extra:?}: {err}");
+                    assert!(!err.contains("internal error") && !err.contains("panicked"), "{threads} threads {extra:?}: {err}");
+                    assert!(!out.exists(), "{threads} threads {extra:?}: a failed sort left its output");
+                }
+                other => panic!("{threads} threads {extra:?}: exit {other:?}: {err}"),
+            }
+            let _ = std::fs::remove_file(&out);
+            assert_no_xsort_files(&work);
+            let left: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
+            assert!(left.is_empty(), "{threads} threads {extra:?}: left {left:?}");
+        }
+    }
 }
 
 #[test]

@@ -178,7 +178,7 @@ impl Engine {
     ) -> Result<(u64, MergeReport)> {
         let cfg = &self.cfg;
         let (order, framing) = (format.order(), format.framing());
-        let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone());
+        let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone())?;
         let job = MergeJob { order, framing, plan, temp_io: cfg.temp_io, svc: &svc, cfg };
         let mut report = MergeReport::default();
         let (runs, block) = job.reduce(runs, store, &mut report)?;

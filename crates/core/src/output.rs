@@ -103,13 +103,16 @@ pub fn sort_while_writing<P: Send>(sort: impl FnOnce(&mut dyn FnMut(P)), write: 
     }
     let (pieces, sorted) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
-        let writer = s.spawn(move || {
-            let run = move || sorted.into_iter().try_for_each(write);
-            match pool {
-                Some(pool) => crate::pool::working_for(pool, run),
-                None => run(),
-            }
-        });
+        let writer = std::thread::Builder::new()
+            .name("xsort-gather".into())
+            .spawn_scoped(s, move || {
+                let run = move || sorted.into_iter().try_for_each(write);
+                match pool {
+                    Some(pool) => crate::pool::working_for(pool, run),
+                    None => run(),
+                }
+            })
+            .map_err(|e| SortError::Resource(format!("cannot start the output thread: {}", xsort_io::os_text(&e))))?;
         sort(&mut |piece| {
             // A failed send means that writing failed and stopped listening; its error is reported.
             let _ = pieces.send(piece);

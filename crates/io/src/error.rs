@@ -34,6 +34,10 @@ pub enum IoError {
     /// A standard stream to be read or written was closed when the process started (`>&-`).
     #[error("{op} failed: {name}: Bad file descriptor")]
     ClosedStream { op: &'static str, name: &'static str },
+    /// A thread the I/O engine needs could not be started (the system's limit on threads or
+    /// memory was reached).
+    #[error("cannot start a {what} thread: {}", os_text(.cause))]
+    Thread { what: &'static str, cause: std::io::Error },
     /// A worker thread died; this is a bug in xsort.
     #[error("internal error: {0}")]
     Internal(String),

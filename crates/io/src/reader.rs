@@ -50,9 +50,10 @@ pub fn read_region(
     let next = AtomicUsize::new(0);
     let (done_tx, done_rx) = unbounded::<Result<(usize, usize)>>();
     std::thread::scope(|s| {
-        for _ in 0..cfg.in_flight.clamp(1, nblocks) {
+        for started in 0..cfg.in_flight.clamp(1, nblocks) {
             let (next, done_tx) = (&next, done_tx.clone());
-            s.spawn(move || loop {
+            // Fewer readers than asked for still read everything; none is an error.
+            let reader = std::thread::Builder::new().name("xsort-read".into()).spawn_scoped(s, move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= nblocks {
                     break;
@@ -72,6 +73,11 @@ pub fn read_region(
                     break;
                 }
             });
+            match reader {
+                Ok(_) => {}
+                Err(cause) if started == 0 => return Err(IoError::Thread { what: "reader", cause }),
+                Err(_) => break,
+            }
         }
         drop(done_tx);
         consume_in_order(done_rx, nblocks, block, (origin, start), len, &next, &mut on_filled)
@@ -162,12 +168,12 @@ pub struct ReadService {
 
 impl ReadService {
     /// Starts `threads` readers that count their transfers in `counters`.
-    pub fn new(threads: usize, counters: Arc<IoCounters>) -> Self {
+    pub fn new(threads: usize, counters: Arc<IoCounters>) -> Result<Self> {
         let (tx, rx) = unbounded::<ReadRequest>();
         let workers = (0..threads.max(1))
             .map(|_| {
                 let (rx, c) = (rx.clone(), counters.clone());
-                std::thread::spawn(move || {
+                std::thread::Builder::new().name("xsort-read".into()).spawn(move || {
                     for mut req in rx {
                         let t = Instant::now();
                         let len = req.len.min(req.buf.capacity());
@@ -186,8 +192,10 @@ impl ReadService {
                     }
                 })
             })
-            .collect();
-        ReadService { tx: Some(tx), workers }
+            // On an error the readers already started end when `tx` is dropped.
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|cause| IoError::Thread { what: "reader", cause })?;
+        Ok(ReadService { tx: Some(tx), workers })
     }
 
     /// Queues a request for `len` bytes at `offset` of `file`. Returns the receiver on which the
@@ -258,7 +266,7 @@ mod tests {
 
     #[test]
     fn stream_requests_take_the_next_bytes_in_full() {
-        let svc = ReadService::new(2, Arc::default());
+        let svc = ReadService::new(2, Arc::default()).unwrap();
         let stream: Arc<Mutex<dyn Read + Send>> = Arc::new(Mutex::new(Trickle(std::io::Cursor::new((0..15u8).collect()))));
         let name = Path::new("stream");
         let first = svc.request_stream(stream.clone(), name, 10, AlignedBuf::new(4096).unwrap()).unwrap().recv().unwrap().unwrap();
@@ -291,7 +299,7 @@ mod tests {
         let p = dir.path().join("in");
         std::fs::write(&p, vec![5u8; 10_000]).unwrap();
         let f = Arc::new(DirectFile::open(&p, Access::Read, true).unwrap());
-        let svc = ReadService::new(2, Arc::default());
+        let svc = ReadService::new(2, Arc::default()).unwrap();
         let rx = svc.request(f, 8192, 8192, AlignedBuf::new(8192).unwrap()).unwrap();
         let (buf, n) = rx.recv().unwrap().unwrap();
         assert_eq!(n, 10_000 - 8192);

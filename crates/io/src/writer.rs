@@ -68,6 +68,12 @@ pub struct BlockWriter {
     cfg: WriterConfig,
 }
 
+/// Starts a writer thread. On an error, the writers already started end once the pool's job
+/// channel is dropped with the half-built writer.
+fn spawn_writer(work: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
+    std::thread::Builder::new().name("xsort-write".into()).spawn(work).map_err(|cause| IoError::Thread { what: "writer", cause })
+}
+
 impl BlockWriter {
     /// Allocates the pool and starts the writers.
     pub fn new(sink: Sink, cfg: WriterConfig, counters: Arc<IoCounters>) -> Result<Self> {
@@ -83,13 +89,13 @@ impl BlockWriter {
             Sink::File(f) => {
                 for _ in 0..cfg.threads.max(1) {
                     let (f, rx, free_tx, failure, c) = (f.clone(), job_rx.clone(), free_tx.clone(), failure.clone(), counters.clone());
-                    workers.push(std::thread::spawn(move || file_worker(&f, rx, free_tx, &failure, &c)));
+                    workers.push(spawn_writer(move || file_worker(&f, rx, free_tx, &failure, &c))?);
                 }
                 Some(f)
             }
             Sink::Stream { out, name } => {
                 let (failure, c) = (failure.clone(), counters.clone());
-                workers.push(std::thread::spawn(move || stream_worker(out, name, job_rx, free_tx, &failure, &c)));
+                workers.push(spawn_writer(move || stream_worker(out, name, job_rx, free_tx, &failure, &c))?);
                 None
             }
         };
