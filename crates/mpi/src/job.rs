@@ -129,7 +129,8 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
 
 /// Fault injection for the tests of failure across ranks: `XSORT_MPI_FAULT=kill:RANK:PHASE` makes
 /// rank RANK die of SIGKILL as it reaches PHASE (`exchange`: before its first round; `write`: with
-/// its range written, before the ranks agree to commit), as a crashed node would.
+/// its range written, before the ranks agree to commit), as a crashed node would. (The exchange
+/// takes `shrink:RANK:ROUND`: rank RANK cuts its input short before reading after ROUND rounds.)
 fn fault_point(rank: usize, phase: &str) {
     let Ok(fault) = std::env::var("XSORT_MPI_FAULT") else { return };
     if fault == format!("kill:{rank}:{phase}") {
