@@ -44,7 +44,10 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     };
     let here = |p: &str| PathBuf::from(p.replace(RANK_MARKER, &rank.to_string()));
     let temp_dir = opts.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
-    let stats_file = comm.agree(if rank == 0 { opts.stats_json.as_deref().map(open_stats).transpose() } else { Ok(None) })?;
+    let stats_file = comm.agree(if rank == 0 { opts.stats_json.as_deref().map(StatsFile::open).transpose() } else { Ok(None) })?;
+    // An output that is a directory fails now, not after the sort (rank 0 for the shared one).
+    let output = here(&opts.output);
+    comm.agree(if rank == 0 || opts.output.contains(RANK_MARKER) { not_a_directory(&output) } else { Ok(()) })?;
 
     // 1. Share.
     let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
@@ -95,10 +98,9 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     // 5. Write.
     let t = Instant::now();
     let target = comm.agree(if opts.output.contains(RANK_MARKER) {
-        let part = here(&opts.output);
-        xsort_io::output::AtomicOutput::create(&part, false, Some(&temp_dir)).map(Target::Part).map_err(anyhow::Error::from)
+        xsort_io::output::AtomicOutput::create(&output, false, Some(&temp_dir)).map(Target::Part).map_err(anyhow::Error::from)
     } else {
-        shared_output(comm, Path::new(&opts.output))
+        shared_output(comm, &output)
     })?;
     let mut pull_s = 0.0;
     let written = match staged {
@@ -228,20 +230,55 @@ fn commit(comm: &Comm, target: Target, sync: bool) -> Result<(), Stop> {
     }
 }
 
-/// Opens the `--stats-json` file before the sort (so a path that cannot be written fails first),
-/// without truncating it.
-fn open_stats(path: &Path) -> Result<File> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .open(path)
-        .with_context(|| format!("{}: cannot write statistics", path.display()))
+/// The `--stats-json` file, opened before the sort (so a path that cannot be written fails first)
+/// without truncating it. If the job fails, a file it created is removed again: as with xsort, a
+/// failed sort leaves no statistics file behind.
+struct StatsFile {
+    file: File,
+    path: PathBuf,
+    created: bool,
+    written: bool,
+}
+
+impl StatsFile {
+    fn open(path: &Path) -> Result<StatsFile> {
+        let cannot = || format!("{}: cannot write statistics", path.display());
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).mode(0o666);
+        let (file, created) = match options.clone().create_new(true).open(path) {
+            Ok(f) => (f, true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (options.open(path).with_context(cannot)?, false),
+            Err(e) => return Err(e).with_context(cannot),
+        };
+        Ok(StatsFile { file, path: path.to_owned(), created, written: false })
+    }
+
+    fn write(&mut self, text: &str) -> std::io::Result<()> {
+        self.file.set_len(0)?;
+        self.file.write_all(text.as_bytes())?;
+        self.written = true;
+        Ok(())
+    }
+}
+
+impl Drop for StatsFile {
+    fn drop(&mut self) {
+        if self.created && !self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Fails for an output path that is a directory, in xsort's words.
+fn not_a_directory(path: &Path) -> Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        anyhow::bail!("{}: cannot open: is a directory", path.display());
+    }
+    Ok(())
 }
 
 /// Gathers the statistics; rank 0 prints and writes them as asked.
-fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<File>) -> Result<(), Stop> {
+fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<StatsFile>) -> Result<(), Stop> {
     let Some(report) = stats::gather(comm, mine) else { return Ok(()) };
     if opts.stats {
         eprint!("{}", stats::render(&report));
@@ -249,7 +286,7 @@ fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<File>) -> 
     if let Some(mut f) = file {
         let text = serde_json::to_string_pretty(&report).unwrap_or_default() + "\n";
         let path = opts.stats_json.as_deref().unwrap_or(Path::new("(stats)"));
-        if let Err(e) = f.set_len(0).and_then(|_| f.write_all(text.as_bytes())) {
+        if let Err(e) = f.write(&text) {
             eprintln!("xsort-mpi: rank 0: {}: cannot write statistics: {}", path.display(), xsort_io::error::os_text(&e));
             return Err(Stop);
         }

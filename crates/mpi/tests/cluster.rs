@@ -245,12 +245,27 @@ fn a_partial_record_fails_every_rank_with_one_line() {
     let mut bad = f.read("good");
     bad.truncate(1_050);
     std::fs::write(f.path("bad"), &bad).expect("write");
-    let out = f.mpirun(3, &["--record-size", "100", "-o", "out", "good", "bad"], &[]);
+    // The statistics file it would have written is not left behind either (as with xsort).
+    let out = f.mpirun(3, &["--record-size", "100", "--stats-json", "s.json", "-o", "out", "good", "bad"], &[]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("xsort-mpi:")).collect();
     assert_eq!(ours, ["xsort-mpi: rank 2: bad: length 1050 is not a multiple of the record size 100 (50 bytes left over)"], "{stderr}");
     assert_nothing_left(&f, &["good", "bad"]);
+}
+
+#[test]
+fn an_output_that_is_a_directory_fails_before_the_sort() {
+    let f = Fixture::new();
+    f.records("in", 1_000, false);
+    for (output, rank) in [("d", 0), ("p{rank}", 1)] {
+        std::fs::create_dir(f.path(&output.replace("{rank}", &rank.to_string()))).expect("dir");
+        let out = f.mpirun(2, &["--record-size", "100", "-o", output, "in"], &[]);
+        let name = output.replace("{rank}", "1");
+        assert_eq!(one_error_line(&out), format!("xsort-mpi: rank {rank}: {name}: cannot open: is a directory"));
+        assert!(names(&f.path(&name)).is_empty(), "{name} is not empty");
+    }
+    assert_nothing_left(&f, &["in", "d", "p1"]);
 }
 
 #[test]
