@@ -44,9 +44,10 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     };
     let here = |p: &str| PathBuf::from(p.replace(RANK_MARKER, &rank.to_string()));
     let temp_dir = opts.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
-    let stats_file = comm.agree(if rank == 0 { opts.stats_json.as_deref().map(StatsFile::open).transpose() } else { Ok(None) })?;
-    // An output that is a directory fails now, not after the sort (rank 0 for the shared one).
     let output = here(&opts.output);
+    let stats_file =
+        comm.agree(if rank == 0 { opts.stats_json.as_deref().map(|p| StatsFile::open(p, &output)).transpose() } else { Ok(None) })?;
+    // An output that is a directory fails now, not after the sort (rank 0 for the shared one).
     comm.agree(if rank == 0 || opts.output.contains(RANK_MARKER) { not_a_directory(&output) } else { Ok(()) })?;
 
     // 1. Share.
@@ -241,7 +242,11 @@ struct StatsFile {
 }
 
 impl StatsFile {
-    fn open(path: &Path) -> Result<StatsFile> {
+    /// Opens `path` for the statistics of a sort into `output` (rank 0's).
+    fn open(path: &Path, output: &Path) -> Result<StatsFile> {
+        if same_file(path, output) {
+            anyhow::bail!("{}: --stats-json names the output file", path.display());
+        }
         let cannot = || format!("{}: cannot write statistics", path.display());
         let mut options = std::fs::OpenOptions::new();
         options.write(true).mode(0o666);
@@ -267,6 +272,20 @@ impl Drop for StatsFile {
             let _ = std::fs::remove_file(&self.path);
         }
     }
+}
+
+/// Whether `a` and `b` name the same file: the same file now, or the same name in the same
+/// directory (as xsort tells them apart).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return (x.dev(), x.ino()) == (y.dev(), y.ino());
+    }
+    let place = |p: &Path| {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        (std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned()), p.file_name().map(|n| n.to_owned()))
+    };
+    place(a) == place(b)
 }
 
 /// Fails for an output path that is a directory, in xsort's words.
