@@ -231,14 +231,13 @@ fn commit(comm: &Comm, target: Target, sync: bool) -> Result<(), Stop> {
     }
 }
 
-/// The `--stats-json` file, opened before the sort (so a path that cannot be written fails first)
-/// without truncating it. If the job fails, a file it created is removed again: as with xsort, a
-/// failed sort leaves no statistics file behind.
+/// The `--stats-json` file, checked before the sort (so a path that cannot be written fails first)
+/// and written after it. An existing file is opened then, without truncating it, so a failed job
+/// leaves it as it was. A new one is only tried then (created and removed at once) and made when
+/// the statistics are written: a failed job, or one whose rank 0 is killed, leaves none behind.
 struct StatsFile {
-    file: File,
+    file: Option<File>,
     path: PathBuf,
-    created: bool,
-    written: bool,
 }
 
 impl StatsFile {
@@ -248,29 +247,24 @@ impl StatsFile {
             anyhow::bail!("{}: --stats-json names the output file", path.display());
         }
         let cannot = || format!("{}: cannot write statistics", path.display());
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).mode(0o666);
-        let (file, created) = match options.clone().create_new(true).open(path) {
-            Ok(f) => (f, true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (options.open(path).with_context(cannot)?, false),
-            Err(e) => return Err(e).with_context(cannot),
-        };
-        Ok(StatsFile { file, path: path.to_owned(), created, written: false })
-    }
-
-    fn write(&mut self, text: &str) -> std::io::Result<()> {
-        self.file.set_len(0)?;
-        self.file.write_all(text.as_bytes())?;
-        self.written = true;
-        Ok(())
-    }
-}
-
-impl Drop for StatsFile {
-    fn drop(&mut self) {
-        if self.created && !self.written {
-            let _ = std::fs::remove_file(&self.path);
+        let existing = || std::fs::OpenOptions::new().write(true).open(path).with_context(cannot);
+        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o666).open(path) {
+            Ok(_) => {
+                std::fs::remove_file(path).with_context(cannot)?;
+                Ok(StatsFile { file: None, path: path.to_owned() })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(StatsFile { file: Some(existing()?), path: path.to_owned() }),
+            Err(e) => Err(e).with_context(cannot),
         }
+    }
+
+    fn write(self, text: &str) -> std::io::Result<()> {
+        let mut file = match self.file {
+            Some(f) => f,
+            None => std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o666).open(&self.path)?,
+        };
+        file.set_len(0)?;
+        file.write_all(text.as_bytes())
     }
 }
 
@@ -302,7 +296,7 @@ fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<StatsFile>
     if opts.stats {
         eprint!("{}", stats::render(&report));
     }
-    if let Some(mut f) = file {
+    if let Some(f) = file {
         let text = serde_json::to_string_pretty(&report).unwrap_or_default() + "\n";
         let path = opts.stats_json.as_deref().unwrap_or(Path::new("(stats)"));
         if let Err(e) = f.write(&text) {

@@ -277,16 +277,19 @@ fn a_rank_killed_mid_sort_publishes_nothing_and_leaves_no_temp() {
     let f = Fixture::new();
     f.records("in", 30_000, false);
     for fault in ["kill:1:exchange", "kill:0:write", "kill:2:write"] {
-        let out = f.mpirun(3, &["--record-size", "100", "-o", "out", "in"], &[("XSORT_MPI_FAULT", fault)]);
+        // Rank 0 created the statistics file before the sort; terminated, it removes it.
+        let out = f.mpirun(3, &["--record-size", "100", "--stats-json", "s.json", "-o", "out", "in"], &[("XSORT_MPI_FAULT", fault)]);
         assert!(!out.status.success(), "{fault}: the job succeeded");
         assert_nothing_left(&f, &["in"]);
     }
     // An existing output stays as it was.
     std::fs::write(f.path("out"), b"old").expect("write");
-    let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in"], &[("XSORT_MPI_FAULT", "kill:1:write")]);
+    std::fs::write(f.path("s.json"), b"old stats").expect("write");
+    let out = f.mpirun(2, &["--record-size", "100", "--stats-json", "s.json", "-o", "out", "in"], &[("XSORT_MPI_FAULT", "kill:1:write")]);
     assert!(!out.status.success());
     assert_eq!(f.read("out"), b"old");
-    assert_nothing_left(&f, &["in", "out"]);
+    assert_eq!(f.read("s.json"), b"old stats");
+    assert_nothing_left(&f, &["in", "out", "s.json"]);
 }
 
 /// The one `xsort-mpi:` line of a failed job's standard error (the lowest failed rank's).
