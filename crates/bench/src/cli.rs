@@ -90,7 +90,15 @@ Tools for the bench scripts (bench/*.sh), without a category:
   xsort-bench floor FILE [--scratch DIR] [--json]   the I/O floor of FILE alone, as the runs measure it
   xsort-bench evict FILE...                         drop FILEs from the page cache (cold-cache timings)
 
-Example: xsort-bench datamation --runs 5 --dir /data --out rep --note 'after the radix change'";
+Cluster (--ranks N):
+  Each run launches `mpirun --oversubscribe -np N xsort-mpi ...` instead of xsort; other mpirun
+  options come with --mpirun-arg (a hostfile, say; --dir must then be a path every host shares).
+  A trial launch first logs Open MPI's selection, and the report says which ranks ran on which
+  hosts, over which interconnect. Outputs are validated as on one machine.
+
+Examples:
+  xsort-bench datamation --runs 5 --dir /data --out rep --note 'after the radix change'
+  xsort-bench datamation --runs 5 --ranks 4 --out rep-cluster";
 
 /// Raw flags as clap parses them.
 #[derive(Debug, Parser)]
@@ -114,9 +122,15 @@ pub struct Args {
     /// Directory for report.json, report.md and report.html.
     #[arg(long, value_name = "DIR", default_value = "xsort-bench-report")]
     pub out: PathBuf,
-    /// The sort to run (default: the xsort next to this executable).
+    /// The sort to run (default: the xsort next to this executable; with --ranks, the xsort-mpi).
     #[arg(long, value_name = "PATH")]
     pub xsort: Option<PathBuf>,
+    /// Sort on the cluster: launch `mpirun -np N xsort-mpi` instead of xsort (Open MPI's mpirun on PATH).
+    #[arg(long, value_name = "N")]
+    pub ranks: Option<usize>,
+    /// Option for mpirun, before -np (repeatable; default --oversubscribe), e.g. --mpirun-arg=--hostfile --mpirun-arg=hosts.
+    #[arg(long = "mpirun-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub mpirun_arg: Vec<String>,
     /// Input in the page cache (warm) or evicted before each run (cold).
     #[arg(long, value_enum, default_value = "cold")]
     pub cache: Cache,
@@ -226,6 +240,10 @@ pub struct Settings {
     pub dir: PathBuf,
     pub out: PathBuf,
     pub xsort: PathBuf,
+    /// `--ranks`: the number of ranks and the mpirun that launches them.
+    pub ranks: Option<(usize, PathBuf)>,
+    /// Options for mpirun before `-np`.
+    pub mpirun_args: Vec<String>,
     pub cache: Cache,
     pub sync: bool,
     pub format: Format,
@@ -309,9 +327,22 @@ impl Settings {
         for t in &args.temp {
             temp.push(t.canonicalize().with_context(|| format!("-T {}: not a usable directory", t.display()))?);
         }
+        let ranks = match args.ranks {
+            None if !args.mpirun_arg.is_empty() => bail!("--mpirun-arg applies with --ranks only"),
+            None => None,
+            Some(0) => bail!("--ranks must be at least 1"),
+            Some(n) => {
+                // xsort-mpi has neither option: each rank's sort chooses its own I/O.
+                if args.buffered || args.transfer_size.is_some() {
+                    bail!("--buffered and --transfer-size are xsort's options, not xsort-mpi's (--ranks)");
+                }
+                Some((n, crate::cluster::find_mpirun()?))
+            }
+        };
+        let mpirun_args = if args.mpirun_arg.is_empty() { vec!["--oversubscribe".to_string()] } else { args.mpirun_arg };
         let xsort = match args.xsort {
             Some(p) => p,
-            None => default_xsort()?,
+            None => default_sort(if ranks.is_some() { "xsort-mpi" } else { "xsort" })?,
         };
         if !xsort.is_file() {
             bail!("the sort to run, {}, is not a file (use --xsort PATH)", xsort.display());
@@ -324,6 +355,8 @@ impl Settings {
             dir,
             out: args.out,
             xsort,
+            ranks,
+            mpirun_args: if args.ranks.is_some() { mpirun_args } else { Vec::new() },
             cache: args.cache,
             sync: args.sync == Switch::On,
             format: args.format.unwrap_or(format),
@@ -357,21 +390,21 @@ impl Settings {
     }
 }
 
-/// `xsort` in the directory of this executable (target/release for both).
-fn default_xsort() -> Result<PathBuf> {
+/// `name` (xsort or xsort-mpi) in the directory of this executable (target/release for all).
+fn default_sort(name: &str) -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let dir = exe.parent().context("this executable has no directory")?;
-    let candidate = dir.join("xsort");
+    let candidate = dir.join(name);
     if candidate.is_file() {
         return Ok(candidate);
     }
     // Integration tests run from target/*/deps; the binaries live one level up.
     if let Some(up) = dir.parent() {
-        if up.join("xsort").is_file() {
-            return Ok(up.join("xsort"));
+        if up.join(name).is_file() {
+            return Ok(up.join(name));
         }
     }
-    bail!("no xsort binary next to {} (build it with `cargo build --release -p xsort`, or pass --xsort PATH)", exe.display())
+    bail!("no {name} binary next to {} (build it with `cargo build --release -p {name}`, or pass --xsort PATH)", exe.display())
 }
 
 /// A record count: `1000000`, `1_000_000`, `1e6` or `10^6`.

@@ -15,6 +15,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
+use crate::cluster::ClusterContext;
 use crate::energy::{Probe, Zone};
 
 #[derive(Clone, Debug, Serialize)]
@@ -99,6 +100,8 @@ pub struct Context {
     pub bench: Build,
     pub energy: Energy,
     pub gpu: String,
+    /// With --ranks: the cluster's ranks, hosts and interconnect (set after the trial launch).
+    pub cluster: Option<ClusterContext>,
 }
 
 /// A value from /proc/meminfo in bytes.
@@ -154,6 +157,7 @@ pub fn collect(dirs: &[(&str, &Path)], xsort: &Path, energy: &Probe, powercap: &
         bench: build_of(&bench_exe, false),
         energy,
         gpu,
+        cluster: None,
     }
 }
 

@@ -4,13 +4,15 @@
 //!
 //! `main` only dispatches: flags ([`cli`]) -> machine facts ([`context`],
 //! [`energy`]) -> the category's runs ([`categories`], each one a
-//! generate -> floor -> sort -> validate cycle in [`run`]) -> figures and
+//! generate -> floor -> sort -> validate cycle in [`run`], on the cluster
+//! with `--ranks` ([`cluster`])) -> figures and
 //! reports ([`report`]). Exit status: 0 when every run was valid, 1 when
 //! some run failed validation (reports are still written, loudly), 2 on
 //! any other trouble.
 
 mod categories;
 mod cli;
+mod cluster;
 mod context;
 mod dataset;
 mod energy;
@@ -108,7 +110,10 @@ fn bench(args: Args, argv: Vec<String>) -> Result<bool> {
     let mut dirs: Vec<(&str, &Path)> = vec![(if temp_is_work { "data, output and temp" } else { "data and output" }, work.path.as_path())];
     dirs.extend(temps.iter().filter(|t| *t != &work.path).map(|t| ("temp", t.as_path())));
     dirs.push(("reports", s.out.as_path()));
-    let ctx = context::collect(&dirs, &s.xsort, &probe, &s.powercap);
+    let mut ctx = context::collect(&dirs, &s.xsort, &probe, &s.powercap);
+    if let Some((ranks, mpirun)) = &s.ranks {
+        ctx.cluster = Some(cluster::probe(&s, *ranks, mpirun, &work.path)?);
+    }
 
     let progress = Progress::new(s.progress, (!s.category.searches()).then_some(s.runs as u64));
     let mut runner = Runner { settings: &s, work: work.path.clone(), devices, energy: zones, progress: &progress, count: 0 };

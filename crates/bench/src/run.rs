@@ -19,6 +19,7 @@ use serde::Serialize;
 use xsort_sortbench::{validate_file, ValidateOptions};
 
 use crate::cli::{Cache, Settings};
+use crate::cluster::{self, ClusterRun};
 use crate::dataset::{self, Dataset};
 use crate::energy::Zone;
 use crate::floor::{self, Floor};
@@ -66,8 +67,10 @@ pub struct Run {
     pub validation: Option<Validation>,
     /// Last lines of xsort's standard error when it said anything.
     pub stderr_tail: Option<String>,
-    /// xsort's --stats-json, when it wrote one.
+    /// xsort's --stats-json, when it wrote one (not on the cluster: see `cluster`).
     pub xsort_stats: Option<XsortStats>,
+    /// On the cluster (--ranks), xsort-mpi's --stats-json: each rank's host, share and exchange.
+    pub cluster: Option<ClusterRun>,
 }
 
 /// Runs cycles in one work directory.
@@ -118,17 +121,27 @@ impl Runner<'_> {
         unsafe { libc::sync() };
         let resident = dataset::prepare(&input, s.cache)?;
 
-        let args = xsort_args(s, &self.work, &stats, &output, &input);
-        let command = shell_words(&s.xsort, &args);
+        let mut args = xsort_args(s, &self.work, &stats, &output, &input);
+        // On the cluster the sort is `mpirun ... -np N xsort-mpi` with the same arguments.
+        let program = match &s.ranks {
+            Some((n, mpirun)) => {
+                let (program, mut prefix) = cluster::launch_prefix(s, *n, mpirun);
+                prefix.append(&mut args);
+                args = prefix;
+                program
+            }
+            None => s.xsort.clone(),
+        };
+        let command = shell_words(&program, &args);
         self.progress.step(format!("run {index}: sorting {mb:.1} MB"));
         let err_file = File::create(&stderr).with_context(|| format!("creating {}", stderr.display()))?;
         let monitor = Monitor::start(self.devices.clone(), self.energy.clone());
         let t0 = Instant::now();
-        let child = Command::new(&s.xsort).args(&args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::from(err_file)).spawn();
+        let child = Command::new(&program).args(&args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::from(err_file)).spawn();
         let waited = child.map_err(anyhow::Error::from).and_then(|c| wait4(c.id()));
         let wall_s = t0.elapsed().as_secs_f64();
         let machine = monitor.finish();
-        let (status, usage) = waited.with_context(|| format!("running {}", s.xsort.display()))?;
+        let (status, usage) = waited.with_context(|| format!("running {}", program.display()))?;
 
         let mut problems = Vec::new();
         let (exit_code, signal) = decode_status(status);
@@ -140,7 +153,12 @@ impl Runner<'_> {
             });
         }
         let stderr_tail = fs::read_to_string(&stderr).ok().map(|t| tail(&t, 10)).filter(|t| !t.is_empty());
-        let xsort_stats = fs::read_to_string(&stats).ok().and_then(|t| serde_json::from_str::<XsortStats>(&t).ok());
+        let stats_text = fs::read_to_string(&stats).ok();
+        let (xsort_stats, cluster) = match (&s.ranks, stats_text) {
+            (_, None) => (None, None),
+            (Some(_), Some(t)) => (None, ClusterRun::parse(&t)),
+            (None, Some(t)) => (serde_json::from_str::<XsortStats>(&t).ok(), None),
+        };
 
         crate::interrupt::check()?;
         self.progress.step(format!("run {index}: validating"));
@@ -200,6 +218,7 @@ impl Runner<'_> {
             validation,
             stderr_tail,
             xsort_stats,
+            cluster,
         })
     }
 }
@@ -226,14 +245,11 @@ pub fn xsort_args(s: &Settings, work: &Path, stats: &Path, output: &Path, input:
         a.extend(["--transfer-size".into(), t.clone()]);
     }
     a.extend(s.xsort_args.iter().cloned());
-    a.extend([
-        "--no-progress".into(),
-        "--stats-json".into(),
-        stats.display().to_string(),
-        "-o".into(),
-        output.display().to_string(),
-        input.display().to_string(),
-    ]);
+    if s.ranks.is_none() {
+        // xsort-mpi draws no progress bar.
+        a.push("--no-progress".into());
+    }
+    a.extend(["--stats-json".into(), stats.display().to_string(), "-o".into(), output.display().to_string(), input.display().to_string()]);
     a
 }
 

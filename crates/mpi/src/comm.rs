@@ -101,5 +101,5 @@ pub const SPARE: usize = 1;
 
 /// An error's message with its causes, on one line.
 pub fn one_line(e: &anyhow::Error) -> String {
-    format!("{e:#}").replace('\n', " ")
+    xsort_io::error::without_os_error_numbers(&format!("{e:#}").replace('\n', " "))
 }

@@ -44,7 +44,11 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     };
     let here = |p: &str| PathBuf::from(p.replace(RANK_MARKER, &rank.to_string()));
     let temp_dir = opts.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
-    let stats_file = comm.agree(if rank == 0 { opts.stats_json.as_deref().map(open_stats).transpose() } else { Ok(None) })?;
+    let output = here(&opts.output);
+    let stats_file =
+        comm.agree(if rank == 0 { opts.stats_json.as_deref().map(|p| StatsFile::open(p, &output)).transpose() } else { Ok(None) })?;
+    // An output that is a directory fails now, not after the sort (rank 0 for the shared one).
+    comm.agree(if rank == 0 || opts.output.contains(RANK_MARKER) { not_a_directory(&output) } else { Ok(()) })?;
 
     // 1. Share.
     let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
@@ -95,10 +99,9 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     // 5. Write.
     let t = Instant::now();
     let target = comm.agree(if opts.output.contains(RANK_MARKER) {
-        let part = here(&opts.output);
-        xsort_io::output::AtomicOutput::create(&part, false, Some(&temp_dir)).map(Target::Part).map_err(anyhow::Error::from)
+        xsort_io::output::AtomicOutput::create(&output, false, Some(&temp_dir)).map(Target::Part).map_err(anyhow::Error::from)
     } else {
-        shared_output(comm, Path::new(&opts.output))
+        shared_output(comm, &output)
     })?;
     let mut pull_s = 0.0;
     let written = match staged {
@@ -129,7 +132,8 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
 
 /// Fault injection for the tests of failure across ranks: `XSORT_MPI_FAULT=kill:RANK:PHASE` makes
 /// rank RANK die of SIGKILL as it reaches PHASE (`exchange`: before its first round; `write`: with
-/// its range written, before the ranks agree to commit), as a crashed node would.
+/// its range written, before the ranks agree to commit), as a crashed node would. (The exchange
+/// takes `shrink:RANK:ROUND`: rank RANK cuts its input short before reading after ROUND rounds.)
 fn fault_point(rank: usize, phase: &str) {
     let Ok(fault) = std::env::var("XSORT_MPI_FAULT") else { return };
     if fault == format!("kill:{rank}:{phase}") {
@@ -227,28 +231,75 @@ fn commit(comm: &Comm, target: Target, sync: bool) -> Result<(), Stop> {
     }
 }
 
-/// Opens the `--stats-json` file before the sort (so a path that cannot be written fails first),
-/// without truncating it.
-fn open_stats(path: &Path) -> Result<File> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .open(path)
-        .with_context(|| format!("{}: cannot write statistics", path.display()))
+/// The `--stats-json` file, checked before the sort (so a path that cannot be written fails first)
+/// and written after it. An existing file is opened then, without truncating it, so a failed job
+/// leaves it as it was. A new one is only tried then (created and removed at once) and made when
+/// the statistics are written: a failed job, or one whose rank 0 is killed, leaves none behind.
+struct StatsFile {
+    file: Option<File>,
+    path: PathBuf,
+}
+
+impl StatsFile {
+    /// Opens `path` for the statistics of a sort into `output` (rank 0's).
+    fn open(path: &Path, output: &Path) -> Result<StatsFile> {
+        if same_file(path, output) {
+            anyhow::bail!("{}: --stats-json names the output file", path.display());
+        }
+        let cannot = || format!("{}: cannot write statistics", path.display());
+        let existing = || std::fs::OpenOptions::new().write(true).open(path).with_context(cannot);
+        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o666).open(path) {
+            Ok(_) => {
+                std::fs::remove_file(path).with_context(cannot)?;
+                Ok(StatsFile { file: None, path: path.to_owned() })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(StatsFile { file: Some(existing()?), path: path.to_owned() }),
+            Err(e) => Err(e).with_context(cannot),
+        }
+    }
+
+    fn write(self, text: &str) -> std::io::Result<()> {
+        let mut file = match self.file {
+            Some(f) => f,
+            None => std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o666).open(&self.path)?,
+        };
+        file.set_len(0)?;
+        file.write_all(text.as_bytes())
+    }
+}
+
+/// Whether `a` and `b` name the same file: the same file now, or the same name in the same
+/// directory (as xsort tells them apart).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return (x.dev(), x.ino()) == (y.dev(), y.ino());
+    }
+    let place = |p: &Path| {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        (std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned()), p.file_name().map(|n| n.to_owned()))
+    };
+    place(a) == place(b)
+}
+
+/// Fails for an output path that is a directory, in xsort's words.
+fn not_a_directory(path: &Path) -> Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        anyhow::bail!("{}: cannot open: is a directory", path.display());
+    }
+    Ok(())
 }
 
 /// Gathers the statistics; rank 0 prints and writes them as asked.
-fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<File>) -> Result<(), Stop> {
+fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<StatsFile>) -> Result<(), Stop> {
     let Some(report) = stats::gather(comm, mine) else { return Ok(()) };
     if opts.stats {
         eprint!("{}", stats::render(&report));
     }
-    if let Some(mut f) = file {
+    if let Some(f) = file {
         let text = serde_json::to_string_pretty(&report).unwrap_or_default() + "\n";
         let path = opts.stats_json.as_deref().unwrap_or(Path::new("(stats)"));
-        if let Err(e) = f.set_len(0).and_then(|_| f.write_all(text.as_bytes())) {
+        if let Err(e) = f.write(&text) {
             eprintln!("xsort-mpi: rank 0: {}: cannot write statistics: {}", path.display(), xsort_io::error::os_text(&e));
             return Err(Stop);
         }

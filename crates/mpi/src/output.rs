@@ -121,7 +121,7 @@ impl Target {
         match self {
             Target::Shared(s) => {
                 let f = s.file.as_ref().context("the output is closed")?;
-                f.write_all_at(data, offset).with_context(|| format!("{}: write failed", s.target.display()))
+                f.write_all_at(data, offset).with_context(|| format!("{}: write error", s.target.display()))
             }
             Target::Part(p) => Ok(p.file().write_all_at(data, offset)?),
         }
@@ -134,7 +134,7 @@ impl Target {
             Target::Shared(s) => match &s.direct {
                 Some(d) => match d.write_all_at(data, offset) {
                     Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.write_at(data, offset),
-                    r => r.with_context(|| format!("{}: write failed", s.target.display())),
+                    r => r.with_context(|| format!("{}: write error", s.target.display())),
                 },
                 None => self.write_at(data, offset),
             },

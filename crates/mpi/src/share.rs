@@ -146,6 +146,16 @@ impl Share {
         Ok(i.base + i.len)
     }
 
+    /// Fault injection for the tests (`XSORT_MPI_FAULT=shrink:RANK:ROUND`, see the exchange): cuts
+    /// the input being read to the offset reached, as another process truncating it would.
+    pub fn shrink_current(&self) {
+        let Some(seg) = self.segments.get(self.cursor.0) else { return };
+        let input = &self.inputs[seg.input];
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&input.path) {
+            let _ = f.set_len(seg.start + self.cursor.1);
+        }
+    }
+
     /// Whether the whole share has been read.
     pub fn is_read(&self) -> bool {
         self.cursor.0 >= self.segments.len()
@@ -288,7 +298,19 @@ fn read_at(i: &Input, buf: &mut [u8], off: u64) -> Result<usize> {
 }
 
 fn read_exact_at(i: &Input, buf: &mut [u8], off: u64) -> Result<()> {
-    i.file.read_exact_at(buf, off).with_context(|| format!("{}: read failed at offset {off}", i.path.display()))
+    match i.file.read_exact_at(buf, off) {
+        Ok(()) => Ok(()),
+        // The share was cut from the length the file had when it was opened.
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            let end = off + buf.len() as u64;
+            bail!(
+                "{}: shrank while being read: it ended before offset {end} of the {} bytes it had when the sort began",
+                i.path.display(),
+                i.len
+            )
+        }
+        Err(e) => bail!("{}: read failed at offset {off}: {}", i.path.display(), xsort_io::error::os_text(&e)),
+    }
 }
 
 fn memchr(t: u8, b: &[u8]) -> Option<usize> {

@@ -47,21 +47,23 @@ pub fn gather(comm: &Comm, mine: &RankStats) -> Option<Value> {
     let f = |v: &Value, path: &[&str]| path.iter().fold(v, |v, k| &v[*k]).as_f64().unwrap_or(0.0);
     let sum = |path: &[&str]| ranks.iter().map(|r| f(r, path)).sum::<f64>();
     let max = |path: &[&str]| ranks.iter().map(|r| f(r, path)).fold(0.0, f64::max);
+    // Byte counts are integers in the JSON, as in each rank's figures.
+    let bytes = |path: &[&str]| ranks.iter().map(|r| path.iter().fold(r, |v, k| &v[*k]).as_u64().unwrap_or(0)).sum::<u64>();
     let mut hosts: Vec<&str> = ranks.iter().filter_map(|r| r["host"].as_str()).collect();
     hosts.sort_unstable();
     hosts.dedup();
     let n = ranks.len().max(1) as f64;
     let wait = max(&["exchange", "wait_s"]);
-    let moved = sum(&["exchange", "sent_bytes"]);
+    let moved = bytes(&["exchange", "sent_bytes"]);
     let overall = json!({
         "ranks": ranks.len(),
         "hosts": hosts,
         "elapsed_s": max(&["elapsed_s"]),
-        "input_bytes": sum(&["exchange", "input_bytes"]),
-        "output_bytes": sum(&["output_bytes"]),
+        "input_bytes": bytes(&["exchange", "input_bytes"]),
+        "output_bytes": bytes(&["output_bytes"]),
         "exchange_sent_bytes": moved,
         "exchange_wait_s_max": wait,
-        "exchange_mb_per_s": if wait > 0.0 { moved / 1e6 / wait } else { 0.0 },
+        "exchange_mb_per_s": if wait > 0.0 { moved as f64 / 1e6 / wait } else { 0.0 },
         "largest_share_over_mean": if sum(&["sorted_bytes"]) > 0.0 { max(&["sorted_bytes"]) / (sum(&["sorted_bytes"]) / n) } else { 1.0 },
     });
     Some(json!({ "version": env!("CARGO_PKG_VERSION"), "overall": overall, "per_rank": ranks }))

@@ -12,6 +12,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use xsort_sortbench::{generate_file, GenOptions};
 
+const XSORT_MPI: &str = env!("CARGO_BIN_EXE_xsort-mpi");
+
 /// The single-node xsort beside this test's binary (target/release/deps/..).
 fn xsort() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
@@ -38,8 +40,14 @@ impl Fixture {
 
     /// Runs `xsort-mpi` on `np` ranks in the fixture's directory (with a deadline: a hung job fails).
     fn mpirun(&self, np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let line: Vec<String> = ["-np", &np.to_string(), XSORT_MPI].iter().chain(args).map(|s| s.to_string()).collect();
+        self.launch(&line, env)
+    }
+
+    /// Runs `mpirun --oversubscribe LINE...` in the fixture's directory (with a deadline).
+    fn launch(&self, line: &[String], env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new("mpirun");
-        cmd.args(["--oversubscribe", "-np", &np.to_string(), env!("CARGO_BIN_EXE_xsort-mpi")]).args(args);
+        cmd.arg("--oversubscribe").args(line);
         cmd.current_dir(self.dir.path()).env("TMPDIR", self.path("tmp"));
         cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         for (k, v) in env {
@@ -237,7 +245,8 @@ fn a_partial_record_fails_every_rank_with_one_line() {
     let mut bad = f.read("good");
     bad.truncate(1_050);
     std::fs::write(f.path("bad"), &bad).expect("write");
-    let out = f.mpirun(3, &["--record-size", "100", "-o", "out", "good", "bad"], &[]);
+    // The statistics file it would have written is not left behind either (as with xsort).
+    let out = f.mpirun(3, &["--record-size", "100", "--stats-json", "s.json", "-o", "out", "good", "bad"], &[]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("xsort-mpi:")).collect();
@@ -246,18 +255,150 @@ fn a_partial_record_fails_every_rank_with_one_line() {
 }
 
 #[test]
+fn an_output_that_is_a_directory_or_the_stats_file_fails_before_the_sort() {
+    let f = Fixture::new();
+    f.records("in", 1_000, false);
+    for (output, rank) in [("d", 0), ("p{rank}", 1)] {
+        std::fs::create_dir(f.path(&output.replace("{rank}", &rank.to_string()))).expect("dir");
+        let out = f.mpirun(2, &["--record-size", "100", "-o", output, "in"], &[]);
+        let name = output.replace("{rank}", "1");
+        assert_eq!(one_error_line(&out), format!("xsort-mpi: rank {rank}: {name}: cannot open: is a directory"));
+        assert!(names(&f.path(&name)).is_empty(), "{name} is not empty");
+    }
+    assert_nothing_left(&f, &["in", "d", "p1"]);
+    // Statistics into the output itself would be lost when the output is renamed over them.
+    let out = f.mpirun(2, &["--record-size", "100", "--stats-json", "./out", "-o", "out", "in"], &[]);
+    assert_eq!(one_error_line(&out), "xsort-mpi: rank 0: ./out: --stats-json names the output file");
+    assert_nothing_left(&f, &["in", "d", "p1"]);
+}
+
+#[test]
 fn a_rank_killed_mid_sort_publishes_nothing_and_leaves_no_temp() {
     let f = Fixture::new();
     f.records("in", 30_000, false);
     for fault in ["kill:1:exchange", "kill:0:write", "kill:2:write"] {
-        let out = f.mpirun(3, &["--record-size", "100", "-o", "out", "in"], &[("XSORT_MPI_FAULT", fault)]);
+        // Rank 0 created the statistics file before the sort; terminated, it removes it.
+        let out = f.mpirun(3, &["--record-size", "100", "--stats-json", "s.json", "-o", "out", "in"], &[("XSORT_MPI_FAULT", fault)]);
         assert!(!out.status.success(), "{fault}: the job succeeded");
         assert_nothing_left(&f, &["in"]);
     }
     // An existing output stays as it was.
     std::fs::write(f.path("out"), b"old").expect("write");
-    let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in"], &[("XSORT_MPI_FAULT", "kill:1:write")]);
+    std::fs::write(f.path("s.json"), b"old stats").expect("write");
+    let out = f.mpirun(2, &["--record-size", "100", "--stats-json", "s.json", "-o", "out", "in"], &[("XSORT_MPI_FAULT", "kill:1:write")]);
     assert!(!out.status.success());
     assert_eq!(f.read("out"), b"old");
+    assert_eq!(f.read("s.json"), b"old stats");
+    assert_nothing_left(&f, &["in", "out", "s.json"]);
+}
+
+/// The one `xsort-mpi:` line of a failed job's standard error (the lowest failed rank's).
+fn one_error_line(out: &Output) -> String {
+    assert!(!out.status.success(), "the job succeeded");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("xsort-mpi:")).collect();
+    assert_eq!(ours.len(), 1, "not one error line: {stderr}");
+    ours[0].to_owned()
+}
+
+#[test]
+fn an_input_cut_short_mid_exchange_stops_every_rank() {
+    // Node-local inputs of 3 MB and -S 2M: rounds of 87 KB, about 35 of them. Rank 1's input is cut
+    // short (as another process truncating it would) after 5 rounds, when every rank has already
+    // sent and received pieces and pushed them to its local sort.
+    let f = Fixture::new();
+    for r in 0..3 {
+        generate_file(&f.path(&format!("in{r}")), 30_000 * r as u128, 30_000, GenOptions::default(), 1).expect("gensort");
+    }
+    std::fs::write(f.path("out"), b"old").expect("write");
+    let args = ["--record-size", "100", "--key-bytes", "0:10", "-S", "2M", "-o", "out", "in{rank}"];
+    let out = f.mpirun(3, &args, &[("XSORT_MPI_FAULT", "shrink:1:5")]);
+    let line = one_error_line(&out);
+    let prefix = "xsort-mpi: rank 1: in1: shrank while being read: it ended before offset ";
+    let end: u64 =
+        line.strip_prefix(prefix).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{line}"));
+    assert!(line.ends_with(" of the 3000000 bytes it had when the sort began"), "{line}");
+    // It failed in the middle of its share, rounds after the exchange began.
+    assert!(end > 4 * 80_000 && end < 3_000_000, "{line}");
+    assert_eq!(f.read("out"), b"old");
+    assert_nothing_left(&f, &["in0", "in1", "in2", "out"]);
+}
+
+#[test]
+fn a_write_past_one_ranks_file_size_limit_publishes_nothing() {
+    // 9 MB shared output; rank 1 writes bytes 3 MB to 6 MB of it under a 4.5 MB file size limit
+    // (SIGXFSZ ignored, so the write fails with EFBIG), half way through its range.
+    let f = Fixture::new();
+    f.records("in", 90_000, false);
+    std::fs::write(f.path("out"), b"old").expect("write");
+    let args = ["--record-size", "100", "--key-bytes", "0:10", "-o", "out", "in"];
+    let plain: Vec<String> = [XSORT_MPI].iter().chain(&args).map(|s| s.to_string()).collect();
+    let limited = [&["bash", "-c", "trap '' XFSZ; ulimit -f 4500; exec \"$0\" \"$@\""][..], &[XSORT_MPI], &args].concat();
+    let mut line: Vec<String> = ["-np", "1"].iter().map(|s| s.to_string()).chain(plain.iter().cloned()).collect();
+    line.extend([":", "-np", "1"].iter().map(|s| s.to_string()).chain(limited.iter().map(|s| s.to_string())));
+    line.extend([":", "-np", "1"].iter().map(|s| s.to_string()).chain(plain.iter().cloned()));
+    let out = f.launch(&line, &[]);
+    assert_eq!(one_error_line(&out), "xsort-mpi: rank 1: out: write error: File too large");
+    assert_eq!(f.read("out"), b"old");
     assert_nothing_left(&f, &["in", "out"]);
+}
+
+/// A tmpfs of `size` mounted at `dir` (in a test's own directory) for as long as it lives.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: PathBuf, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(&dir).expect("mount point");
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status().expect("mount");
+        assert!(ok.success(), "cannot mount a tmpfs at {} (the test needs root)", dir.display());
+        Tmpfs(dir)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The names in `dir`.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).expect("read dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_full_disk_under_one_ranks_part_or_the_shared_output_publishes_nothing() {
+    // Each rank writes a 2 MB part into its own directory; rank 2's is a 1 MiB tmpfs that fills
+    // half way through the part. The other ranks' parts, already written, must not be committed.
+    let f = Fixture::new();
+    for r in 0..3 {
+        generate_file(&f.path(&format!("in{r}")), 20_000 * r as u128, 20_000, GenOptions::default(), 1).expect("gensort");
+        std::fs::create_dir(f.path(&format!("d{r}"))).expect("dir");
+    }
+    let _full = Tmpfs::mount(f.path("d2"), "1m");
+    for r in 0..3 {
+        std::fs::write(f.path(&format!("d{r}/out")), b"old").expect("write");
+    }
+    let out = f.mpirun(3, &["--record-size", "100", "-o", "d{rank}/out", "in{rank}"], &[]);
+    assert_eq!(one_error_line(&out), "xsort-mpi: rank 2: d2/out: write error: No space left on device");
+    for r in 0..3 {
+        let d = f.path(&format!("d{r}"));
+        assert_eq!(names(&d), ["out"], "rank {r}'s directory");
+        assert_eq!(std::fs::read(d.join("out")).expect("read"), b"old", "rank {r}'s old part changed");
+    }
+    // The shared output (6 MB) into the full tmpfs: whichever ranks find it full, nothing is left.
+    let out = f.mpirun(3, &["--record-size", "100", "-o", "d2/shared", "in{rank}"], &[]);
+    let line = one_error_line(&out);
+    assert!(line.starts_with("xsort-mpi: rank ") && line.ends_with("d2/shared: write error: No space left on device"), "{line}");
+    assert_eq!(names(&f.path("d2")), ["out"]);
+    // The full tmpfs as every rank's -T, with -S 2M: the pieces held for later sources and the
+    // local sorts' runs fill it in the middle of the exchange.
+    let out = f.mpirun(3, &["--record-size", "100", "-S", "2M", "-T", "d2", "-o", "shared", "in{rank}"], &[]);
+    let line = one_error_line(&out);
+    assert!(line.starts_with("xsort-mpi: rank ") && line.ends_with("No space left on device"), "{line}");
+    assert_eq!(names(&f.path("d2")), ["out"]);
+    assert_nothing_left(&f, &["d0", "d1", "d2", "in0", "in1", "in2"]);
 }

@@ -7,9 +7,11 @@ use serde::Serialize;
 
 use super::{bytes, ibytes, Report};
 use crate::cli::{Cache, Format};
+use crate::cluster::{hosts_of, ClusterContext, RankRun, RankSort};
 use crate::report::figures::counted;
-use crate::run::Run;
+use crate::run::{shell_words, Run};
 use crate::stats::{median, METHOD};
+use std::path::Path;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Answer {
@@ -33,10 +35,42 @@ pub fn answer(r: &Report) -> Vec<Answer> {
 }
 
 fn cluster(r: &Report) -> String {
+    if let Some(c) = &r.context.cluster {
+        return on_cluster(r, c);
+    }
     format!(
         "No: one machine ({}), one xsort process per run{}.",
         r.context.hostname.as_deref().unwrap_or("hostname unknown"),
         r.context.cpu.hypervisor.as_ref().map_or(String::new(), |h| format!("; the machine is a virtual one ({h})"))
+    )
+}
+
+/// The answer for `--ranks`: the ranks, the hosts that ran them (as the measured runs' xsort-mpi
+/// reported them; the trial launch's where no run did) and the interconnect.
+fn on_cluster(r: &Report, c: &ClusterContext) -> String {
+    let mut ranks: Vec<RankRun> = r.runs.iter().filter_map(|x| x.cluster.as_ref()).flat_map(|x| x.per_rank.iter().cloned()).collect();
+    ranks.sort_by(|a, b| (a.rank, &a.host).cmp(&(b.rank, &b.host)));
+    ranks.dedup_by(|a, b| (a.rank, &a.host) == (b.rank, &b.host));
+    let mut hosts = hosts_of(&ranks);
+    if hosts.is_empty() {
+        hosts = c.hosts.clone();
+    }
+    let list = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+    let on = hosts
+        .iter()
+        .map(|h| format!("{} (rank{} {})", h.name, if h.ranks.len() == 1 { "" } else { "s" }, list(&h.ranks)))
+        .collect::<Vec<_>>();
+    format!(
+        "Yes: {} rank{} of xsort-mpi per run, launched by {} ({}), on {} host{}: {}; interconnect: {}{}.",
+        c.ranks,
+        if c.ranks == 1 { "" } else { "s" },
+        shell_words(Path::new(&c.mpirun), &[&c.mpirun_args[..], &["-np".into(), c.ranks.to_string()]].concat()),
+        c.mpi_version.as_deref().unwrap_or("version unknown"),
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        on.join(", "),
+        c.interconnect,
+        r.context.cpu.hypervisor.as_ref().map_or(String::new(), |h| format!("; this machine is a virtual one ({h})"))
     )
 }
 
@@ -62,8 +96,20 @@ fn devices_used(r: &Report) -> Vec<String> {
 
 fn maximal(r: &Report, valid: &[&Run]) -> String {
     let c = &r.context;
-    let threads = valid.iter().filter_map(|v| v.xsort_stats.as_ref()).map(|x| x.threads as usize).max().or(r.settings.threads);
-    let budget = valid.iter().filter_map(|v| v.xsort_stats.as_ref()).map(|x| x.memory_budget_bytes).max();
+    // On the cluster, the ranks' local sorts together (all on this machine when the answer to the
+    // cluster question says one host).
+    let ranks_sum = |f: &dyn Fn(&RankSort) -> u64| {
+        valid.iter().filter_map(|v| v.cluster.as_ref()).map(|c| c.per_rank.iter().filter_map(|x| x.sort.as_ref()).map(f).sum::<u64>()).max()
+    };
+    let threads = valid
+        .iter()
+        .filter_map(|v| v.xsort_stats.as_ref())
+        .map(|x| x.threads as usize)
+        .max()
+        .or(ranks_sum(&|x| x.threads).map(|t| t as usize))
+        .or(r.settings.threads);
+    let budget =
+        valid.iter().filter_map(|v| v.xsort_stats.as_ref()).map(|x| x.memory_budget_bytes).max().or(ranks_sum(&|x| x.memory_budget_bytes));
     let used = devices_used(r);
     let all_threads = threads.is_some_and(|t| t >= c.cpu.available_threads);
     let all_disks = !c.block_devices.is_empty() && c.block_devices.iter().all(|d| used.contains(d));

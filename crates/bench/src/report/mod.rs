@@ -33,6 +33,10 @@ pub struct SettingsOut {
     pub dir: String,
     pub out: String,
     pub xsort: String,
+    /// --ranks (null: one machine, one xsort process).
+    pub ranks: Option<usize>,
+    /// mpirun's options before -np (empty without --ranks).
+    pub mpirun_args: Vec<String>,
     pub cache: Cache,
     pub sync: bool,
     pub format: Format,
@@ -88,6 +92,8 @@ impl Report {
             dir: s.dir.display().to_string(),
             out: s.out.display().to_string(),
             xsort: s.xsort.display().to_string(),
+            ranks: s.ranks.as_ref().map(|(n, _)| *n),
+            mpirun_args: s.mpirun_args.clone(),
             cache: s.cache,
             sync: s.sync,
             format: s.format,
@@ -246,7 +252,8 @@ fn warnings(s: &Settings, runs: &[Run]) -> Vec<String> {
             ));
         }
     }
-    let no_stats: Vec<String> = runs.iter().filter(|r| r.xsort_stats.is_none()).map(|r| r.index.to_string()).collect();
+    let no_stats: Vec<String> =
+        runs.iter().filter(|r| r.xsort_stats.is_none() && r.cluster.is_none()).map(|r| r.index.to_string()).collect();
     if !no_stats.is_empty() {
         w.push(format!("no xsort statistics (--stats-json) from runs {}", no_stats.join(", ")));
     }

@@ -71,10 +71,16 @@ pub fn load_schema() -> Value {
 
 /// Runs `xsort-bench ARGS --dir TMP/data --out TMP/rep --no-progress`.
 pub fn bench(args: &[&str]) -> Bench {
+    bench_with(args, &[])
+}
+
+/// [`bench`] with more environment variables.
+pub fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Bench {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).expect("mkdir");
     let out = Command::new(BENCH)
+        .envs(env.iter().copied())
         .args(args)
         .arg("--dir")
         .arg(&data)
