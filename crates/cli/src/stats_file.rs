@@ -4,7 +4,7 @@
 //! after, and that a statistics path that is also the output (the same name, a link to it, or the
 //! same file) is refused instead of replacing the sorted output. It is not truncated until the
 //! statistics are written, so a failed sort leaves an existing file as it was, and a file it
-//! created is removed again.
+//! created is removed again (by a signal too, until the statistics are in it).
 
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
@@ -29,7 +29,15 @@ impl StatsFile {
             }
         }
         let cannot = || format!("{}: cannot write statistics", path.display());
-        let (file, created) = match OpenOptions::new().write(true).create_new(true).open(path) {
+        // A file this run creates is registered for removal by a signal, like a partial output.
+        let new = xsort_io::signals::registering(|register| {
+            let opened = OpenOptions::new().write(true).create_new(true).open(path);
+            if opened.is_ok() {
+                register(path);
+            }
+            opened
+        });
+        let (file, created) = match new {
             Ok(f) => (f, true),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 (OpenOptions::new().write(true).open(path).with_context(cannot)?, false)
@@ -39,17 +47,20 @@ impl StatsFile {
         Ok(StatsFile { file, path: path.to_owned(), created })
     }
 
-    /// Replaces the file's contents with `text`.
+    /// Replaces the file's contents with `text`; a signal no longer removes it.
     pub fn write(mut self, text: &str) -> Result<()> {
         let cannot = || format!("{}: cannot write statistics", self.path.display());
         self.file.set_len(0).with_context(cannot)?;
-        self.file.write_all(text.as_bytes()).with_context(cannot)
+        let written = self.file.write_all(text.as_bytes()).with_context(cannot);
+        xsort_io::signals::unregister(&self.path);
+        written
     }
 
     /// After a failed sort: removes the file if this run created it (it is still empty).
     pub fn abandon(self) {
         if self.created {
             let _ = std::fs::remove_file(&self.path);
+            xsort_io::signals::unregister(&self.path);
         }
     }
 }

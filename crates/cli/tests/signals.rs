@@ -16,8 +16,9 @@ const KNOWN: &[u8] = b"target contents before the interrupted sort\n";
 
 /// Starts a sort of a FIFO into `out`, feeds it `records` records without ever closing it, waits
 /// until xsort holds its unnamed output open (and a temp run, when `spill`), sends `signal`, and
-/// returns the fixture and xsort's exit status.
-fn interrupt(signal: i32, records: usize, spill: bool) -> (Fixture, std::process::ExitStatus) {
+/// returns the fixture and xsort's exit status. With `stats`, the sort also writes `--stats-json
+/// stats.json`, a file it creates before the sort.
+fn interrupt(signal: i32, records: usize, spill: bool, stats: bool) -> (Fixture, std::process::ExitStatus) {
     let fx = Fixture::new();
     fx.write("out", KNOWN);
     let temp = fx.mkdir("t");
@@ -31,6 +32,9 @@ fn interrupt(signal: i32, records: usize, spill: bool) -> (Fixture, std::process
     if spill {
         cmd.args(["-S", TINY]);
     }
+    if stats {
+        cmd.args(["--stats-json", "stats.json"]);
+    }
     let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn xsort");
     let pid = child.id();
 
@@ -38,7 +42,7 @@ fn interrupt(signal: i32, records: usize, spill: bool) -> (Fixture, std::process
     // An unnamed file shows in /proc/PID/fd as `DIR/#INODE (deleted)`.
     let out_marker = format!("{}/#", fx.root().display());
     wait_for(&mut child, "the unnamed output file", || deleted_open_files(pid).iter().any(|p| p.starts_with(&out_marker)));
-    assert_entries(fx.root(), &["fifo", "out", "t", "tmp"]);
+    assert_entries(fx.root(), if stats { &["fifo", "out", "stats.json", "t", "tmp"][..] } else { &["fifo", "out", "t", "tmp"] });
     if spill {
         // (An unlinked named run, on a filesystem without O_TMPFILE, shows as `DIR/NAME (deleted)`.)
         let marker = format!("{}/", temp.display());
@@ -66,7 +70,11 @@ fn interrupt(signal: i32, records: usize, spill: bool) -> (Fixture, std::process
 }
 
 fn check_cleanup(signal: i32, records: usize, spill: bool) {
-    let (fx, status) = interrupt(signal, records, spill);
+    check_cleanup_of(signal, records, spill, false);
+}
+
+fn check_cleanup_of(signal: i32, records: usize, spill: bool, stats: bool) {
+    let (fx, status) = interrupt(signal, records, spill, stats);
     assert_eq!(status.signal(), Some(signal), "xsort should die of signal {signal}, got {status}");
     assert_entries(fx.root(), &["out", "t", "tmp"]);
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), KNOWN, "target changed");
@@ -77,6 +85,11 @@ fn check_cleanup(signal: i32, records: usize, spill: bool) {
 #[test]
 fn sigterm_removes_the_output_temp_file() {
     check_cleanup(libc::SIGTERM, 50, false);
+}
+
+#[test]
+fn sigterm_removes_the_stats_file_it_created() {
+    check_cleanup_of(libc::SIGTERM, 50, false, true);
 }
 
 #[test]
@@ -98,7 +111,7 @@ fn sighup_while_spilled_leaves_no_temp_file() {
 fn sigkill_leaves_nothing_beside_the_target_and_no_temp_run() {
     // Nothing can clean up after SIGKILL, but the runs and the partial output are unnamed files
     // and the target is only replaced by a rename, so nothing is left and the target survives.
-    let (fx, status) = interrupt(libc::SIGKILL, 10_000, true);
+    let (fx, status) = interrupt(libc::SIGKILL, 10_000, true, false);
     assert_eq!(status.signal(), Some(libc::SIGKILL));
     assert_entries(fx.root(), &["out", "t", "tmp"]);
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), KNOWN, "target changed");

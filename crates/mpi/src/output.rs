@@ -194,14 +194,17 @@ impl<'a> RangeWriter<'a> {
         std::thread::scope(|scope| {
             let (pages, jobs) = mpsc::sync_channel::<PageJob>(1);
             let (back, returned) = mpsc::channel();
-            scope.spawn(move || {
-                for (buf, from, to, base) in jobs {
-                    let written = target.write_pages_at(&buf.as_slice()[from..to], base + from as u64).map(|_| buf);
-                    if back.send(written).is_err() {
-                        break;
+            std::thread::Builder::new()
+                .name("xsort-mpi-write".into())
+                .spawn_scoped(scope, move || {
+                    for (buf, from, to, base) in jobs {
+                        let written = target.write_pages_at(&buf.as_slice()[from..to], base + from as u64).map(|_| buf);
+                        if back.send(written).is_err() {
+                            break;
+                        }
                     }
-                }
-            });
+                })
+                .context("cannot start the output's page writer thread")?;
             let mut w = RangeWriter {
                 target,
                 buf,
