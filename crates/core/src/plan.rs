@@ -3,6 +3,17 @@
 //!
 //! Per record the sorter needs its bytes plus 32 bytes of entries (the entry and the radix sort's
 //! scratch copy). Whatever the data, the output pool and per-file alignment slack come off the top.
+//!
+//! An input already in the page cache is not copied into the budget: a single regular file of
+//! which at least half is cached ([`crate::input::CACHED_ENOUGH`]) is mapped read-only and sorted
+//! from the mapping in one pass whenever its entries fit, whatever its size: the budget then counts
+//! only what that path allocates, 32 bytes per record (entry and scratch) or per line (the line
+//! index), and the write pool ([`MemoryPlan::mapped_fits`]). A 10 GB cached file of 100-byte
+//! records thus sorts in one pass with 3.2 GB of entries and no copy. The pages of the mapping
+//! belong to the page cache, not to the budget (they show in the peak RSS all the same). When the
+//! entries do not fit, or the input is anything else (several files, a stream, a file mostly on
+//! disk), the plan below applies: chunks of records with their entries, spilled as runs when the
+//! data does not fit.
 
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
@@ -86,6 +97,14 @@ impl MemoryPlan {
             max_fan_in: usize::MAX,
             longest_record: record_size as u64,
         })
+    }
+
+    /// Whether a one-pass sort of `items` records (or lines) mapped from the page cache fits the
+    /// budget: their entries and scratch ([`ENTRY_BYTES_PER_RECORD`] each) and the write pool; the
+    /// mapped input itself is not counted (see the module's doc).
+    pub fn mapped_fits(&self, items: u64) -> bool {
+        let pool = (self.write_block * self.write_buffers) as u64;
+        items.checked_mul(ENTRY_BYTES_PER_RECORD as u64).and_then(|e| e.checked_add(pool)).is_some_and(|need| need <= self.budget)
     }
 
     /// Bytes the sort phase holds: buffer, entries and output pool.
@@ -215,6 +234,17 @@ mod tests {
         assert!(p.one_pass);
         assert_eq!(p.chunk_records, 10_000_000);
         assert!(p.sort_phase_bytes() <= 2 << 30);
+    }
+
+    #[test]
+    fn a_cached_input_counts_only_its_entries() {
+        // 10 GB of 100-byte records: 3.2 GB of entries and scratch, far more data than the budget.
+        let p = MemoryPlan::new(4 << 30, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
+        assert!(!p.one_pass, "the data does not fit");
+        assert!(p.mapped_fits(100_000_000), "the entries do: {p:?}");
+        let p = MemoryPlan::new(3 << 30, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
+        assert!(!p.mapped_fits(100_000_000), "3.2 GB of entries exceed 3 GiB");
+        assert!(!p.mapped_fits(u64::MAX), "never wraps");
     }
 
     #[test]

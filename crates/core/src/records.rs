@@ -1,7 +1,7 @@
 //! Fixed-size records as the engine sorts them ([`crate::engine`]): chunks read into one aligned
 //! buffer while an entry (normalized key prefix + record offset) is extracted per record, sorted in
-//! batches by a kernel, and gathered into the output or a run; a single cached input that fits is
-//! mapped and sorted in place instead.
+//! batches by a kernel, and gathered into the output or a run; a single cached input whose entries
+//! fit the budget is mapped and sorted in place instead, whatever its size (see [`crate::plan`]).
 
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::config::{RecordFormat, SortConfig};
@@ -29,6 +29,10 @@ pub(crate) struct RecordSort<'a> {
     key: ResolvedKey,
     inputs: InputSet,
     counters: &'a Arc<SortCounters>,
+    /// Whether the input was sorted from its mapping.
+    mapped: bool,
+    /// Bytes of entries and scratch held at most.
+    entries_bytes: u64,
 }
 
 impl<'a> RecordSort<'a> {
@@ -42,7 +46,7 @@ impl<'a> RecordSort<'a> {
         let key = rec.key.resolve(rec.record_size)?;
         rec.folding.check(rec.record_size)?;
         let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, counters.input.clone())?;
-        Ok(RecordSort { cfg, rec, key, inputs, counters })
+        Ok(RecordSort { cfg, rec, key, inputs, counters, mapped: false, entries_bytes: 0 })
     }
 
     /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
@@ -56,7 +60,9 @@ impl<'a> RecordSort<'a> {
         let whole = self.inputs.any_stream() && !rec.folding.is_active();
         let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
         if rec.touch {
+            let started = std::time::Instant::now();
             buf.touch();
+            self.counters.touch.record(buf.capacity() as u64, started, false);
         }
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
@@ -70,7 +76,8 @@ impl<'a> RecordSort<'a> {
         // to the whole budget, and faulting all of it in would cost time and memory that a small
         // input never uses (its reads fault what they fill).
         let prefault = !rec.touch && !whole && self.inputs.known_len().is_some();
-        let _prefault = prefault.then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf])); // dropped before the buffers
+        let _prefault = prefault.then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf], self.counters.touch.clone())); // dropped before the buffers
+        self.entries_bytes = (entry_buf.capacity() + scratch_buf.capacity()) as u64;
         let mut runs = Vec::new();
         let mut records = 0u64;
         loop {
@@ -90,6 +97,7 @@ impl<'a> RecordSort<'a> {
             let one_pass = runs.is_empty() && self.inputs.exhausted();
             if whole {
                 let scratch = scratch_for(&mut scratch_buf, n)?;
+                self.entries_bytes = self.entries_bytes.max((entry_buf.capacity() + n * 16) as u64);
                 let entries = &mut entry_buf.as_u128_mut()[..n];
                 if one_pass {
                     let total = (n * r) as u64;
@@ -133,14 +141,19 @@ impl<'a> RecordSort<'a> {
         }
     }
 
-    /// The single input, mapped, when it is a regular file mostly in the page cache that fits in one
-    /// pass: sorting it in place saves copying it into fresh memory (whose first touch is costly on
-    /// virtual machines). None otherwise.
+    /// The single input, mapped, when it is a regular file mostly in the page cache whose entries
+    /// fit the budget ([`MemoryPlan::mapped_fits`]), whatever its own size: sorting it in place
+    /// saves copying it into fresh memory (whose first touch is costly on virtual machines), and a
+    /// file larger than the budget sorts in one pass instead of spilling. None otherwise (and with
+    /// Nsort's `-touch`, which asks for the buffers to be faulted in).
     fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedFile, PathBuf)>> {
-        if !plan.one_pass || self.rec.touch {
+        if self.rec.touch {
             return Ok(None);
         }
         let Some((file, len, path)) = self.inputs.single_cached_file()? else { return Ok(None) };
+        if !plan.mapped_fits(len / self.rec.record_size as u64) {
+            return Ok(None);
+        }
         let started = std::time::Instant::now();
         // A refused mapping is read instead.
         let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
@@ -150,7 +163,7 @@ impl<'a> RecordSort<'a> {
 
     /// One pass over a mapped input: entries extracted in parallel, sorted in batches, merged and
     /// gathered straight from the mapping into the output.
-    fn sort_mapped(&self, plan: &MemoryPlan, map: &MappedFile, path: &Path, dest: &Destination) -> Result<Sorted> {
+    fn sort_mapped(&mut self, plan: &MemoryPlan, map: &MappedFile, path: &Path, dest: &Destination) -> Result<Sorted> {
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
         let data = map.as_slice();
@@ -158,6 +171,8 @@ impl<'a> RecordSort<'a> {
         let layout = EntryLayout::new(key.len(), data.len());
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         let mut entry_buf = AlignedBuf::new(n * 16)?;
+        self.mapped = true;
+        self.entries_bytes = entry_buf.capacity() as u64;
         let entries = &mut entry_buf.as_u128_mut()[..n];
         extract(key, layout, data, 0, r, entries);
         // Every record has been read once: a file that shrank meanwhile stops the sort here.
@@ -166,6 +181,7 @@ impl<'a> RecordSort<'a> {
             // Nothing to overlap with reading: one parallel sort of all the entries, with each piece
             // of the sorted output gathered and written while the next is sorted.
             let mut scratch_buf = AlignedBuf::new(n * 16)?;
+            self.entries_bytes += scratch_buf.capacity() as u64;
             let scratch = &mut scratch_buf.as_u128_mut()[..n];
             let mut w = dest.writer(
                 plan.write_block,
@@ -180,6 +196,7 @@ impl<'a> RecordSort<'a> {
             return Ok(Sorted::Written { records: n as u64 });
         }
         let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
+        self.entries_bytes += scratch_buf.capacity() as u64;
         let mut batches = BatchSorter::new(ctx, n);
         let scratch = scratch_buf.as_u128_mut();
         batches.sort_ready(data, entries, scratch, n);
@@ -267,9 +284,14 @@ impl FormatSort for RecordSort<'_> {
 
     fn stats(&self, plan: &MemoryPlan, records: u64, _runs: u64, merge: &MergeReport) -> FormatStats {
         let r = self.rec.record_size;
-        let sort_phase = plan
-            .sort_phase_bytes()
-            .min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((r + ENTRY_BYTES_PER_RECORD) as u64)));
+        let pool = (plan.write_block * plan.write_buffers) as u64;
+        // A mapped input is the page cache's: the sort held its entries and the write pool.
+        let sort_phase = if self.mapped {
+            self.entries_bytes + pool
+        } else {
+            plan.sort_phase_bytes()
+                .min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((r + ENTRY_BYTES_PER_RECORD) as u64)))
+        };
         FormatStats {
             bytes: records * r as u64,
             record_size: r,
@@ -277,6 +299,8 @@ impl FormatSort for RecordSort<'_> {
             memory_planned: sort_phase.max(merge.memory),
             longest_line: 0,
             budget_exceeded: None,
+            input_mapped: self.mapped,
+            entries_bytes: self.entries_bytes,
         }
     }
 }
