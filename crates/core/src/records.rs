@@ -20,6 +20,7 @@ use crate::stats::SortCounters;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 use xsort_io::{AlignedBuf, BlockWriter, MappedFile, Prefault};
 
 /// A sort of fixed-size records, its inputs opened.
@@ -60,7 +61,7 @@ impl<'a> RecordSort<'a> {
         let whole = self.inputs.any_stream() && !rec.folding.is_active();
         let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
         if rec.touch {
-            let started = std::time::Instant::now();
+            let started = Instant::now();
             buf.touch();
             self.counters.touch.record(buf.capacity() as u64, started, false);
         }
@@ -146,7 +147,7 @@ impl<'a> RecordSort<'a> {
     /// saves copying it into fresh memory (whose first touch is costly on virtual machines), and a
     /// file larger than the budget sorts in one pass instead of spilling. None otherwise (and with
     /// Nsort's `-touch`, which asks for the buffers to be faulted in).
-    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedFile, PathBuf)>> {
+    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedFile, PathBuf, Instant)>> {
         if self.rec.touch {
             return Ok(None);
         }
@@ -154,16 +155,17 @@ impl<'a> RecordSort<'a> {
         if !plan.mapped_fits(len / self.rec.record_size as u64) {
             return Ok(None);
         }
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         // A refused mapping is read instead.
         let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
-        self.counters.input.record(len, started, false);
-        Ok(Some((map, path)))
+        Ok(Some((map, path, started)))
     }
 
     /// One pass over a mapped input: entries extracted in parallel, sorted in batches, merged and
-    /// gathered straight from the mapping into the output.
-    fn sort_mapped(&mut self, plan: &MemoryPlan, map: &MappedFile, path: &Path, dest: &Destination) -> Result<Sorted> {
+    /// gathered straight from the mapping into the output. The input phase is the mapping and the
+    /// extraction of the entries, from `started`: that is when the input's bytes are read.
+    fn sort_mapped(&mut self, plan: &MemoryPlan, mapped: (&MappedFile, &Path, Instant), dest: &Destination) -> Result<Sorted> {
+        let (map, path, started) = mapped;
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
         let data = map.as_slice();
@@ -177,6 +179,7 @@ impl<'a> RecordSort<'a> {
         extract(key, layout, data, 0, r, entries);
         // Every record has been read once: a file that shrank meanwhile stops the sort here.
         mapped_intact(map, path)?;
+        self.counters.input.record(data.len() as u64, started, false);
         if !rec.folding.is_active() {
             // Nothing to overlap with reading: one parallel sort of all the entries, with each piece
             // of the sorted output gathered and written while the next is sorted.
@@ -257,8 +260,8 @@ impl FormatSort for RecordSort<'_> {
     }
 
     fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
-        if let Some((map, path)) = self.map_cached_input(plan)? {
-            let sorted = self.sort_mapped(plan, &map, &path, dest)?;
+        if let Some((map, path, started)) = self.map_cached_input(plan)? {
+            let sorted = self.sort_mapped(plan, (&map, &path, started), dest)?;
             // The output is complete but not committed: nothing of a shrunk input may be.
             mapped_intact(&map, &path)?;
             return Ok(sorted);
