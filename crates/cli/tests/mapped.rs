@@ -1,16 +1,18 @@
 //! The mapped path at any size: a single input mostly in the page cache is sorted from a read-only
-//! mapping of the cache, in one pass and with no temp file, whenever its entries (32 bytes a record
-//! or a line) fit the budget, however much larger than the budget the input itself is. When they do
-//! not fit, or the input is on disk, the sort spills as before. And the time spent faulting in
-//! fresh buffers shows as the "memory touch" phase of the statistics.
+//! mapping of the cache, in one pass and with no temp file, whenever its entries fit the budget
+//! (32 bytes a record or a line; for records, about 17 when sorted in batches and merged), however
+//! much larger than the budget the input itself is. When they do not fit, or the input is on disk,
+//! the sort spills as before. And the time spent faulting in fresh buffers shows as the "memory
+//! touch" phase of the statistics.
 
 mod common;
 
 use common::*;
 use xsort_sortbench as sb;
 
-/// 20 MB of 100-byte records (or lines): 6.4 MB of entries, which fit an 8 MiB budget and not a
-/// 4 MiB one; the data fits neither.
+/// 20 MB of 100-byte records (or lines): 6.4 MB of entries and scratch, which fit an 8 MiB budget
+/// and not a 4 MiB one; the entries with one batch's scratch (4.25 MB) fit 5 MiB and not 3 MiB; the
+/// data fits none of them.
 const N: u64 = 200_000;
 
 /// Reads the file at `path` through, so that it is in the page cache.
@@ -53,14 +55,30 @@ fn a_cached_input_larger_than_the_budget_sorts_in_one_pass_when_its_entries_fit(
 }
 
 #[test]
+fn a_cached_input_whose_entries_fit_only_without_a_whole_scratch_copy_sorts_in_batches_in_one_pass() {
+    let fx = Fixture::new();
+    let sum = gensort(&fx.path("in"), 0, N, false);
+    cache(&fx.path("in"));
+    let (s, _, used) = sort_records(&fx, "5M");
+    assert_eq!((stat_u64(&s, "passes"), stat_u64(&s, "runs")), (1, 0), "one pass expected: {s}");
+    assert!(!used, "a temp file was created: {s}");
+    assert_eq!(s["input_mapped"], true, "{s}");
+    let entries = stat_u64(&s, "entries_bytes");
+    assert!(entries < N * 22, "entries and one batch's scratch, not a whole scratch copy: {s}");
+    assert!(stat_u64(&s, "memory_planned_bytes") <= 5 << 20, "{s}");
+    assert_valsort_clean(&fx.path("out"), N, sum);
+    fx.assert_clean();
+}
+
+#[test]
 fn a_cached_input_whose_entries_do_not_fit_still_spills() {
     let fx = Fixture::new();
     let sum = gensort(&fx.path("in"), 0, N, false);
     cache(&fx.path("in"));
-    let (s, _, used) = sort_records(&fx, "4M");
-    assert!(stat_u64(&s, "runs") >= 2 && used, "6.4 MB of entries exceed 4 MiB: the sort spills: {s}");
+    let (s, _, used) = sort_records(&fx, "3M");
+    assert!(stat_u64(&s, "runs") >= 2 && used, "4.25 MB of entries exceed 3 MiB: the sort spills: {s}");
     assert_eq!(s["input_mapped"], false, "{s}");
-    assert!(stat_u64(&s, "memory_planned_bytes") <= 4 << 20, "{s}");
+    assert!(stat_u64(&s, "memory_planned_bytes") <= 3 << 20, "{s}");
     assert_valsort_clean(&fx.path("out"), N, sum);
     fx.assert_clean();
 }

@@ -7,13 +7,15 @@
 //! An input already in the page cache is not copied into the budget: a single regular file of
 //! which at least half is cached ([`crate::input::CACHED_ENOUGH`]) is mapped read-only and sorted
 //! from the mapping in one pass whenever its entries fit, whatever its size: the budget then counts
-//! only what that path allocates, 32 bytes per record (entry and scratch) or per line (the line
-//! index), and the write pool ([`MemoryPlan::mapped_fits`]). A 10 GB cached file of 100-byte
-//! records thus sorts in one pass with 3.2 GB of entries and no copy. The pages of the mapping
-//! belong to the page cache, not to the budget (they show in the peak RSS all the same). When the
-//! entries do not fit, or the input is anything else (several files, a stream, a file mostly on
-//! disk), the plan below applies: chunks of records with their entries, spilled as runs when the
-//! data does not fit.
+//! only what that path allocates and the write pool ([`MemoryPlan::mapped_fits`]). For records
+//! that is 32 bytes a record (entry and scratch: one parallel sort), or, when those do not fit,
+//! about 17 (the entry, and scratch for one sixteenth of them: sorted in batches, then merged);
+//! for lines, 32 bytes a line (the line index). A 10 GB cached file of 100-byte records thus sorts
+//! in one pass with 3.2 GB of entries, or 1.7 GB, and no copy. The pages of the mapping belong to
+//! the page cache, not to the budget (they show in the peak RSS all the same). When the entries do
+//! not fit, or the input is anything else (several files, a stream, a file mostly on disk), the
+//! plan below applies: chunks of records with their entries, spilled as runs when the data does
+//! not fit.
 
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
@@ -99,12 +101,12 @@ impl MemoryPlan {
         })
     }
 
-    /// Whether a one-pass sort of `items` records (or lines) mapped from the page cache fits the
-    /// budget: their entries and scratch ([`ENTRY_BYTES_PER_RECORD`] each) and the write pool; the
-    /// mapped input itself is not counted (see the module's doc).
-    pub fn mapped_fits(&self, items: u64) -> bool {
+    /// Whether a one-pass sort from a mapping of the page cache that allocates `entry_bytes` of
+    /// entries and scratch fits the budget with the write pool; the mapped input itself is not
+    /// counted (see the module's doc).
+    pub fn mapped_fits(&self, entry_bytes: u64) -> bool {
         let pool = (self.write_block * self.write_buffers) as u64;
-        items.checked_mul(ENTRY_BYTES_PER_RECORD as u64).and_then(|e| e.checked_add(pool)).is_some_and(|need| need <= self.budget)
+        entry_bytes.checked_add(pool).is_some_and(|need| need <= self.budget)
     }
 
     /// Bytes the sort phase holds: buffer, entries and output pool.
@@ -241,9 +243,9 @@ mod tests {
         // 10 GB of 100-byte records: 3.2 GB of entries and scratch, far more data than the budget.
         let p = MemoryPlan::new(4 << 30, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
         assert!(!p.one_pass, "the data does not fit");
-        assert!(p.mapped_fits(100_000_000), "the entries do: {p:?}");
+        assert!(p.mapped_fits(3_200_000_000), "the entries do: {p:?}");
         let p = MemoryPlan::new(3 << 30, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
-        assert!(!p.mapped_fits(100_000_000), "3.2 GB of entries exceed 3 GiB");
+        assert!(!p.mapped_fits(3_200_000_000), "3.2 GB of entries exceed 3 GiB");
         assert!(!p.mapped_fits(u64::MAX), "never wraps");
     }
 

@@ -143,29 +143,29 @@ impl<'a> RecordSort<'a> {
     }
 
     /// The single input, mapped, when it is a regular file mostly in the page cache whose entries
-    /// fit the budget ([`MemoryPlan::mapped_fits`]), whatever its own size: sorting it in place
-    /// saves copying it into fresh memory (whose first touch is costly on virtual machines), and a
-    /// file larger than the budget sorts in one pass instead of spilling. None otherwise (and with
-    /// Nsort's `-touch`, which asks for the buffers to be faulted in).
-    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedFile, PathBuf, Instant)>> {
+    /// fit the budget ([`mapped_sort`]), whatever its own size: sorting it in place saves copying
+    /// it into fresh memory (whose first touch is costly on virtual machines), and a file larger
+    /// than the budget sorts in one pass instead of spilling. None otherwise (and with Nsort's
+    /// `-touch`, which asks for the buffers to be faulted in).
+    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<Mapped>> {
         if self.rec.touch {
             return Ok(None);
         }
         let Some((file, len, path)) = self.inputs.single_cached_file()? else { return Ok(None) };
-        if !plan.mapped_fits(len / self.rec.record_size as u64) {
+        let Some(whole) = mapped_sort(plan, (len / self.rec.record_size as u64) as usize, self.rec.folding.is_active()) else {
             return Ok(None);
-        }
+        };
         let started = Instant::now();
         // A refused mapping is read instead.
         let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
-        Ok(Some((map, path, started)))
+        Ok(Some(Mapped { map, path, started, whole }))
     }
 
-    /// One pass over a mapped input: entries extracted in parallel, sorted in batches, merged and
-    /// gathered straight from the mapping into the output. The input phase is the mapping and the
-    /// extraction of the entries, from `started`: that is when the input's bytes are read.
-    fn sort_mapped(&mut self, plan: &MemoryPlan, mapped: (&MappedFile, &Path, Instant), dest: &Destination) -> Result<Sorted> {
-        let (map, path, started) = mapped;
+    /// One pass over a mapped input: entries extracted in parallel, sorted whole (or in batches,
+    /// then merged) and gathered straight from the mapping into the output. The input phase is the
+    /// mapping and the extraction of the entries: that is when the input's bytes are read.
+    fn sort_mapped(&mut self, plan: &MemoryPlan, mapped: &Mapped, dest: &Destination) -> Result<Sorted> {
+        let (map, path, started) = (&mapped.map, mapped.path.as_path(), mapped.started);
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
         let data = map.as_slice();
@@ -180,7 +180,7 @@ impl<'a> RecordSort<'a> {
         // Every record has been read once: a file that shrank meanwhile stops the sort here.
         mapped_intact(map, path)?;
         self.counters.input.record(data.len() as u64, started, false);
-        if !rec.folding.is_active() {
+        if mapped.whole {
             // Nothing to overlap with reading: one parallel sort of all the entries, with each piece
             // of the sorted output gathered and written while the next is sorted.
             let mut scratch_buf = AlignedBuf::new(n * 16)?;
@@ -260,10 +260,10 @@ impl FormatSort for RecordSort<'_> {
     }
 
     fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
-        if let Some((map, path, started)) = self.map_cached_input(plan)? {
-            let sorted = self.sort_mapped(plan, (&map, &path, started), dest)?;
+        if let Some(mapped) = self.map_cached_input(plan)? {
+            let sorted = self.sort_mapped(plan, &mapped, dest)?;
             // The output is complete but not committed: nothing of a shrunk input may be.
-            mapped_intact(&map, &path)?;
+            mapped_intact(&mapped.map, &mapped.path)?;
             return Ok(sorted);
         }
         self.read_and_sort(plan, store, dest)
@@ -306,6 +306,29 @@ impl FormatSort for RecordSort<'_> {
             entries_bytes: self.entries_bytes,
         }
     }
+}
+
+/// A single cached input, mapped: its file, name, when the mapping began, and whether its entries
+/// are sorted whole (see [`mapped_sort`]).
+struct Mapped {
+    map: MappedFile,
+    path: PathBuf,
+    started: Instant,
+    whole: bool,
+}
+
+/// How a mapped input of `n` records is sorted within the plan's budget, which counts its entries
+/// and scratch, not its cached bytes (see [`crate::plan`]): Some(true) when its entries and a whole
+/// scratch copy fit (32 bytes a record: one parallel sort of them all, the fastest), Some(false)
+/// when its entries and one batch's scratch fit (about 17 bytes a record: batches sorted, then
+/// merged into the output, as when records are folded), None when not even those fit.
+fn mapped_sort(plan: &MemoryPlan, n: usize, folding: bool) -> Option<bool> {
+    let whole = (n as u64).saturating_mul(ENTRY_BYTES_PER_RECORD as u64);
+    let batched = (n as u64).saturating_add(BatchSorter::batch_len(n) as u64).saturating_mul(16);
+    if !folding && plan.mapped_fits(whole) {
+        return Some(true);
+    }
+    plan.mapped_fits(batched).then_some(false)
 }
 
 /// Sorts all of `entries` (records in `data`) in one parallel pass and writes the records in order
