@@ -28,9 +28,10 @@ fn cache(path: &std::path::Path) {
 fn sort_records(fx: &Fixture, budget: &str) -> (serde_json::Value, String, bool) {
     let temp = fx.mkdir("t");
     watch_dir(&temp);
-    let out = ok(fx.cmd().args(["--record-size=100", "--key-bytes=0:10", "-S", budget, "-T", "t", "--stats", "--stats-json", "s.json"]).args([
-        "-o", "out", "in",
-    ]));
+    let out = ok(fx
+        .cmd()
+        .args(["--record-size=100", "--key-bytes=0:10", "-S", budget, "-T", "t", "--stats", "--stats-json", "s.json"])
+        .args(["-o", "out", "in"]));
     assert_dir_empty(&temp);
     (read_stats(&fx.path("s.json")), String::from_utf8(out.stderr).unwrap(), dir_was_used(&temp))
 }

@@ -325,10 +325,7 @@ impl SortStats {
             format_bytes(self.peak_rss_bytes)
         );
         if self.input_mapped {
-            o += &format!(
-                "               input mapped, not copied: entries {}\n",
-                format_bytes(self.entries_bytes)
-            );
+            o += &format!("               input mapped, not copied: entries {}\n", format_bytes(self.entries_bytes));
         } else {
             o += &format!("               entries {}\n", format_bytes(self.entries_bytes));
         }

@@ -81,7 +81,18 @@ impl<'a> LineSort<'a> {
     pub fn open(cfg: &'a SortConfig, lines: &'a LineFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let reader = LineReader::new(&cfg.inputs, lines.terminator, counters.input.clone())?;
         let folding = Folding { unique: lines.unique, sums: Vec::new() };
-        Ok(LineSort { cfg, lines, reader, folding, counters, longest_line: 0, largest_chunk: 0, mapped: false, mapped_cached: false, entries_bytes: 0 })
+        Ok(LineSort {
+            cfg,
+            lines,
+            reader,
+            folding,
+            counters,
+            longest_line: 0,
+            largest_chunk: 0,
+            mapped: false,
+            mapped_cached: false,
+            entries_bytes: 0,
+        })
     }
 
     /// Makes the entries of one chunk of whole lines in `ws` and returns how many lines it has;
@@ -132,7 +143,8 @@ impl<'a> LineSort<'a> {
         }
         // Counting the lines of a mapping touches all its pages; a cached input too big for the
         // budget is mapped only when a sample says that its index may fit.
-        if len as usize > limit && estimated_lines(&file, len, self.lines.terminator).saturating_mul(BYTES_PER_LINE as u64) > limit as u64 / 4 * 5
+        if len as usize > limit
+            && estimated_lines(&file, len, self.lines.terminator).saturating_mul(BYTES_PER_LINE as u64) > limit as u64 / 4 * 5
         {
             return Ok(None);
         }
