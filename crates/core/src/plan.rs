@@ -12,7 +12,10 @@
 //! about 17 (the entry, and scratch for one sixteenth of them: sorted in batches, then merged);
 //! for lines, 32 bytes a line (the line index). A 10 GB cached file of 100-byte records thus sorts
 //! in one pass with 3.2 GB of entries, or 1.7 GB, and no copy. The pages of the mapping belong to
-//! the page cache, not to the budget (they show in the peak RSS all the same). When the entries do
+//! the page cache, not to the budget (they show in the peak RSS all the same), but they must stay
+//! there: the sort gathers records from all over the mapping, and a page evicted meanwhile is read
+//! again from the disk, one page at a time. So the file and the entries together must fit the
+//! memory available now ([`fits_in_memory`]). When the entries do
 //! not fit, or the input is anything else (several files, a stream, a file mostly on disk), the
 //! plan below applies: chunks of records with their entries, spilled as runs when the data does
 //! not fit.
@@ -144,6 +147,13 @@ impl MemoryPlan {
     }
 }
 
+/// Whether a mapped input of `len` bytes and `entry_bytes` of entries fit the memory available now
+/// (MemAvailable, which counts the input's own cached pages as free to take: the mapping needs
+/// them all and the entries beside them, so the sum must fit it; see the module's doc).
+pub fn fits_in_memory(len: u64, entry_bytes: u64) -> bool {
+    len.checked_add(entry_bytes).is_some_and(|need| need <= system_memory().1)
+}
+
 /// The smallest budget that sorts `record_size`-byte records: [`MIN_CHUNK_RECORDS`] records with
 /// their entries, and the write pool and slack beside them (never less than [`MIN_BUDGET`]). None
 /// when that exceeds [`MAX_BUDGET`]: no machine has it, and the sizes derived from it would
@@ -247,6 +257,10 @@ mod tests {
         let p = MemoryPlan::new(3 << 30, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
         assert!(!p.mapped_fits(3_200_000_000), "3.2 GB of entries exceed 3 GiB");
         assert!(!p.mapped_fits(u64::MAX), "never wraps");
+        // The mapping and the entries must also fit the memory there is.
+        assert!(fits_in_memory(1 << 20, 1 << 20));
+        assert!(!fits_in_memory(system_memory().0 + 1, 0), "a file larger than the machine's memory is read, not mapped");
+        assert!(!fits_in_memory(u64::MAX, 1), "never wraps");
     }
 
     #[test]

@@ -152,9 +152,11 @@ impl<'a> RecordSort<'a> {
             return Ok(None);
         }
         let Some((file, len, path)) = self.inputs.single_cached_file()? else { return Ok(None) };
-        let Some(whole) = mapped_sort(plan, (len / self.rec.record_size as u64) as usize, self.rec.folding.is_active()) else {
+        let n = (len / self.rec.record_size as u64) as usize;
+        let Some(whole) = mapped_sort(plan, n, self.rec.folding.is_active()) else { return Ok(None) };
+        if !crate::plan::fits_in_memory(len, n as u64 * if whole { 32 } else { 17 }) {
             return Ok(None);
-        };
+        }
         let started = Instant::now();
         // A refused mapping is read instead.
         let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };

@@ -143,10 +143,11 @@ impl<'a> LineSort<'a> {
         }
         // Counting the lines of a mapping touches all its pages; a cached input too big for the
         // budget is mapped only when a sample says that its index may fit.
-        if len as usize > limit
-            && estimated_lines(&file, len, self.lines.terminator).saturating_mul(BYTES_PER_LINE as u64) > limit as u64 / 4 * 5
-        {
-            return Ok(None);
+        if len as usize > limit {
+            let index = estimated_lines(&file, len, self.lines.terminator).saturating_mul(BYTES_PER_LINE as u64);
+            if index > limit as u64 / 4 * 5 || !crate::plan::fits_in_memory(len, index) {
+                return Ok(None);
+            }
         }
         // A refused mapping is read instead.
         let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
