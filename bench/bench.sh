@@ -51,8 +51,8 @@ check() { # check OUTPUT EXPECTED_CHECKSUM
 # Times one xsort measurement: `measure NAME PREP CHECKSUM OUTPUT ARGS...` runs PREP (a command),
 # then `xsort ARGS -o OUTPUT`, checks the output and appends the seconds to the array NAME; with
 # --baseline, the same with the baseline binary (its times in base_NAME, its output written beside
-# OUTPUT and removed), the two in alternating order from one run to the next. This build's output
-# is left at OUTPUT.
+# OUTPUT and removed, its --stats-json FILE.json as FILE.json.base), the two in alternating order
+# from one run to the next. This build's output is left at OUTPUT.
 measure() {
   local name=$1 prep=$2 sum=$3 out=$4 p o t; shift 4
   local progs=("$bin/xsort")
@@ -60,9 +60,14 @@ measure() {
     if ((i % 2)); then progs=("$bin/xsort" "$baseline"); else progs=("$baseline" "$bin/xsort"); fi
   fi
   for p in "${progs[@]}"; do
-    o=$out; [[ $p == "$bin/xsort" ]] || o=$out.base
+    local args=("$@")
+    o=$out
+    if [[ $p != "$bin/xsort" ]]; then
+      # The baseline's output and --stats-json files go beside this build's, which the report reads.
+      o=$out.base; args=("${args[@]/%.json/.json.base}")
+    fi
     rm -f "$o"; $prep
-    t=$(timed "$p" "$@" -o "$o")
+    t=$(timed "$p" "${args[@]}" -o "$o")
     check "$o" "$sum"
     if [[ $p == "$bin/xsort" ]]; then eval "$name+=($t)"; else eval "base_$name+=($t)"; rm -f "$o"; fi
   done
