@@ -4,8 +4,10 @@
 //!
 //! "memory touch" is the first touch of fresh buffers by the helper thread that faults them in
 //! ahead of the reads ([`xsort_io::Prefault`]): on virtual machines the kernel's (and the host's)
-//! cost of fresh memory is a large part of a big sort, and this phase shows it. What the reading
-//! and sorting threads fault in themselves is counted in `minor_faults`, over the whole sort.
+//! cost of fresh memory is a large part of a big sort, and this phase shows it. Memory the sort's
+//! threads fault in themselves (a mapped input's entries, a stream's buffers) has no phase: it
+//! shows in `minor_faults`, which counts every page first touched over the whole sort, by any
+//! thread, the helper's included.
 //!
 //! Phases overlap (reading overlaps key extraction, gathering overlaps writing), so a phase's CPU is
 //! the whole process's CPU during the phase's wall-clock interval, interpolated from the samples.
@@ -211,8 +213,8 @@ pub struct SortStats {
     pub input_mapped: bool,
     /// Bytes of sort entries and their scratch (32 per record or line) the sort phase held at most.
     pub entries_bytes: u64,
-    /// Minor page faults over the sort: pages first touched by the sort's own threads (fresh
-    /// memory not faulted in by the memory touch phase, and mapped pages of the input).
+    /// Minor page faults over the sort: pages of fresh memory (or of a mapped input not populated
+    /// up front) first touched by any of its threads, the memory touch's helper included.
     pub minor_faults: u64,
     /// The longest line, without its terminator (0 for fixed-size records).
     pub longest_line_bytes: u64,
