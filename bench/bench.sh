@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xsort's benchmark for fixed-size records: ratios measured in one run on this machine.
 #
-#   bash bench/bench.sh [--records N] [--dir DIR] [--runs K]
+#   bash bench/bench.sh [--records N] [--dir DIR] [--runs K] [--baseline XSORT]
 #
 # For N gensort records (default 10^7 = 1 GB) in DIR (default $TMPDIR or /tmp) it measures, K times
 # each (default 3), reporting the median:
@@ -12,17 +12,23 @@
 #   4. GNU sort vs xsort on `gensort -a` data, both with the input in the page cache:
 #      `LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 50%` vs `xsort --record-size=100 --key-bytes=0:10`,
 #      and whether the outputs are byte-identical;
-#   5. peak RSS of the spilled sort against its budget (+10% + 32 MiB).
+#   5. xsort with the input in the page cache and -S a quarter of the data: the input is sorted
+#      from its mapping in one pass, its entries sorted in batches and merged (about 17 bytes a
+#      record fit a quarter of 100-byte records; 32, for one parallel sort of them all, do not);
+#   6. peak RSS of the spilled sort against its budget (+10% + 32 MiB).
+# With --baseline XSORT (another build, e.g. main's), every xsort measurement is also taken with it,
+# right before or after this build's (alternating), and both are reported: old and new in one run.
 # Every xsort output is checked with valsort and its checksum compared with gensort's.
 # Generated files are deleted at the end.
 set -euo pipefail
-records=10000000 dir=${TMPDIR:-/tmp} runs=3
+records=10000000 dir=${TMPDIR:-/tmp} runs=3 baseline=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --records) records=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
-    *) echo "usage: $0 [--records N] [--dir DIR] [--runs K]" >&2; exit 2 ;;
+    --baseline) baseline=$(realpath "$2"); shift 2 ;;
+    *) echo "usage: $0 [--records N] [--dir DIR] [--runs K] [--baseline XSORT]" >&2; exit 2 ;;
   esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +48,33 @@ check() { # check OUTPUT EXPECTED_CHECKSUM
   [[ $sum == "$2" ]] || { echo "FAILED: checksum $sum != $2" >&2; exit 1; }
 }
 
+# Times one xsort measurement: `measure NAME PREP CHECKSUM OUTPUT ARGS...` runs PREP (a command),
+# then `xsort ARGS -o OUTPUT`, checks the output and appends the seconds to the array NAME; with
+# --baseline, the same with the baseline binary (its times in base_NAME, its output written beside
+# OUTPUT and removed, its --stats-json FILE.json as FILE.json.base), the two in alternating order
+# from one run to the next. This build's output is left at OUTPUT.
+measure() {
+  local name=$1 prep=$2 sum=$3 out=$4 p o t; shift 4
+  local progs=("$bin/xsort")
+  if [[ -n $baseline ]]; then
+    if ((i % 2)); then progs=("$bin/xsort" "$baseline"); else progs=("$baseline" "$bin/xsort"); fi
+  fi
+  for p in "${progs[@]}"; do
+    local args=("$@")
+    o=$out
+    if [[ $p != "$bin/xsort" ]]; then
+      # The baseline's output and --stats-json files go beside this build's, which the report reads.
+      o=$out.base; args=("${args[@]/%.json/.json.base}")
+    fi
+    rm -f "$o"; $prep
+    t=$(timed "$p" "${args[@]}" -o "$o")
+    check "$o" "$sum"
+    if [[ $p == "$bin/xsort" ]]; then eval "$name+=($t)"; else eval "base_$name+=($t)"; rm -f "$o"; fi
+  done
+}
+cold() { sync; evict "$work/in"; }
+warm() { cat "$work/in" > /dev/null; sync; }
+warm_a() { cat "$work/ina" > /dev/null; sync; }
 echo "# xsort benchmark, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
 echo "## Machine"
@@ -61,33 +94,29 @@ echo
 "$bin/gensort" -c "$records" "$work/in" 2> "$work/gen.txt"; sum=$(tail -1 "$work/gen.txt")
 "$bin/gensort" -a -c "$records" "$work/ina" 2> "$work/gena.txt"; suma=$(tail -1 "$work/gena.txt")
 budget=$((bytes / 8 / 1024))K   # a bare -S number would mean KiB, as in GNU sort
+quarter=$((bytes / 4 / 1024))K
 
-declare -a floor1 one floor2 spill gnu xs
+declare -a floor1 one floor2 spill gnu xs cached base_one base_spill base_xs base_cached
 for ((i = 1; i <= runs; i++)); do
   sync; evict "$work/in"
   floor1+=("$(floor "$work/in")")
 
-  evict "$work/in"
-  one+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --sync --no-progress -T "$work" -o "$work/out" "$work/in")")
-  check "$work/out" "$sum"; rm -f "$work/out"
-
-  evict "$work/in"
-  spill+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --sync --no-progress -S "$budget" -T "$work" --stats-json "$work/spill.json" -o "$work/out" "$work/in")")
-  check "$work/out" "$sum"; rm -f "$work/out"
+  measure one cold "$sum" "$work/out" --record-size=100 --key-bytes=0:10 --sync --no-progress -T "$work" "$work/in"
+  measure spill cold "$sum" "$work/out" --record-size=100 --key-bytes=0:10 --sync --no-progress -S "$budget" -T "$work" --stats-json "$work/spill.json" "$work/in"
   floor2+=("$(secs "2 * ${floor1[-1]}")")
+  measure cached warm "$sum" "$work/out" --record-size=100 --key-bytes=0:10 --sync --no-progress -S "$quarter" -T "$work" --stats-json "$work/cached.json" "$work/in"
+  rm -f "$work/out"
 
   # Warm: both sorts read from the page cache. `sync` first, so that neither pays for flushing the
   # other's output (GNU sort writes through the page cache and returns before its data is on disk).
   # Each program writes a new file: replacing last run's output would time freeing its blocks too.
   cat "$work/ina" > /dev/null; rm -f "$work/gnu" "$work/xa"; sync
   gnu+=("$(LC_ALL=C timed sort -s -k1.1,1.10 --parallel=2 -S 50% -T "$work" -o "$work/gnu" "$work/ina")")
-  sync
-  xs+=("$(timed "$bin/xsort" --record-size=100 --key-bytes=0:10 --no-progress -T "$work" -o "$work/xa" "$work/ina")")
-  check "$work/xa" "$suma"
+  measure xs warm_a "$suma" "$work/xa" --record-size=100 --key-bytes=0:10 --no-progress -T "$work" "$work/ina"
 done
 F1=$(echo "${floor1[*]}" | median); O=$(echo "${one[*]}" | median)
 F2=$(echo "${floor2[*]}" | median); S=$(echo "${spill[*]}" | median)
-G=$(echo "${gnu[*]}" | median); X=$(echo "${xs[*]}" | median)
+G=$(echo "${gnu[*]}" | median); X=$(echo "${xs[*]}" | median); C=$(echo "${cached[*]}" | median)
 
 same="identical"
 cmp -s "$work/gnu" "$work/xa" || same="DIFFERENT"
@@ -107,6 +136,18 @@ echo "| two-pass floor (2 reads + 2 writes) | $F2 | | |"
 echo "| xsort spilled, -S $budget (1/8 of data), cold, --sync | $S | $(ratio "$S" "$F2") x floor | <= 1.6 |"
 echo "| GNU sort, gensort -a, warm, LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 50% | $G | | |"
 echo "| xsort, same data as 100-byte records, key 0:10, warm | $X | GNU / xsort = $(ratio "$G" "$X") | >= 8 |"
+echo "| xsort, input in the page cache, -S $quarter (1/4 of data), --sync | $C | $(ratio "$C" "$F1") x one-pass floor | |"
+if [[ -n $baseline ]]; then
+  echo
+  echo "Against the baseline $baseline, the same measurements, interleaved (median of $runs):"
+  echo
+  echo "| measurement | baseline s | this build s | this / baseline |"
+  echo "|---|---|---|---|"
+  for m in one:"one pass, cold, --sync" spill:"spilled, -S $budget, cold, --sync" xs:"warm records (gensort -a bytes)" cached:"input cached, -S $quarter, --sync"; do
+    n=${m%%:*}; b=$(eval "echo \${base_$n[*]}" | median); t=$(eval "echo \${$n[*]}" | median)
+    echo "| $m | $b | $t | $(ratio "$t" "$b") |" | sed 's/^| [a-z]*:/| /'
+  done
+fi
 echo
 echo "- outputs of xsort and GNU sort: $same (with GNU's -t \$'\\1': $same_t)"
 python3 - "$work/spill.json" <<'PY'
@@ -125,4 +166,12 @@ for p in s["phases"]:
     print(f"  - {p['name']}: {p['elapsed_s']:.2f} s, {p['mb_per_s']:.0f} MB/s, {p['transfers']} transfers of {p['transfer_size'] / 2**20:.2f} MiB, {p['io_mode']}")
 PY
 echo
-echo "raw: floor ${floor1[*]} | one-pass ${one[*]} | spilled ${spill[*]} | gnu ${gnu[*]} | xsort-warm ${xs[*]}"
+python3 - "$work/cached.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+how = "mapped from the page cache" if s.get("input_mapped") else "read"
+print(f"- cached input under -S 1/4: {how}, {s['runs']} runs, passes {s['passes']}, entries {s.get('entries_bytes', 0) / 2**20:.0f} MiB, peak RSS {s['peak_rss_bytes'] / 2**20:.0f} MiB")
+PY
+echo
+echo "raw: floor ${floor1[*]} | one-pass ${one[*]} | spilled ${spill[*]} | gnu ${gnu[*]} | xsort-warm ${xs[*]} | cached -S 1/4 ${cached[*]}"
+[[ -z $baseline ]] || echo "raw baseline: one-pass ${base_one[*]} | spilled ${base_spill[*]} | xsort-warm ${base_xs[*]} | cached -S 1/4 ${base_cached[*]}"

@@ -12,7 +12,7 @@ use crate::merge::{merge_runs, MergeJob, MergeReport};
 use crate::output::Destination;
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
-use crate::stats::{peak_rss_bytes, phases_of, process_cpu, Sample, Sampler, SortCounters, SortStats};
+use crate::stats::{minor_faults, peak_rss_bytes, phases_of, process_cpu, Sample, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use xsort_io::{epoch, ReadService, TempSpace};
@@ -46,6 +46,10 @@ pub(crate) struct FormatStats {
     pub longest_line: u64,
     /// Why the budget was exceeded, when it was.
     pub budget_exceeded: Option<String>,
+    /// Whether the input was sorted from a mapping of the page cache.
+    pub input_mapped: bool,
+    /// Bytes of entries and scratch the sort phase held at most.
+    pub entries_bytes: u64,
 }
 
 /// What the engine needs of a format: its framing and order, how it sorts its input into the output
@@ -117,7 +121,7 @@ impl Engine {
     /// Opens the format and drives the sort, on its pool's driver thread.
     fn start(&self) -> Result<SortStats> {
         let t0 = epoch().elapsed().as_secs_f64();
-        let cpu0 = process_cpu();
+        let cpu0 = (process_cpu(), minor_faults());
         // Each format checks its settings and opens every input before anything is written.
         match &self.cfg.format {
             Format::Records(rec) => self.drive(crate::records::RecordSort::open(&self.cfg, rec, &self.counters)?, t0, cpu0),
@@ -126,7 +130,7 @@ impl Engine {
     }
 
     /// The sort of an opened format, from the destination to the statistics.
-    fn drive<F: FormatSort>(&self, mut format: F, t0: f64, cpu0: (f64, f64)) -> Result<SortStats> {
+    fn drive<F: FormatSort>(&self, mut format: F, t0: f64, cpu0: ((f64, f64), u64)) -> Result<SortStats> {
         let cfg = &self.cfg;
         // The temp directories are checked even by a sort that will fit in memory (GNU sort notices
         // only when it spills), so that a command that works on small inputs does not fail later on
@@ -205,7 +209,7 @@ impl Engine {
         &self,
         format: &F,
         t0: f64,
-        (u0, s0): (f64, f64),
+        ((u0, s0), faults0): ((f64, f64), u64),
         plan: &MemoryPlan,
         (records, runs, passes): (u64, u64, u32),
         merge: MergeReport,
@@ -234,6 +238,9 @@ impl Engine {
             memory_budget_bytes: plan.budget,
             memory_planned_bytes: own.memory_planned,
             peak_rss_bytes: peak_rss_bytes(),
+            input_mapped: own.input_mapped,
+            entries_bytes: own.entries_bytes,
+            minor_faults: minor_faults().saturating_sub(faults0),
             longest_line_bytes: own.longest_line,
             budget_exceeded: own.budget_exceeded,
             elapsed_s: elapsed,

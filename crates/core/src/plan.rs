@@ -3,6 +3,22 @@
 //!
 //! Per record the sorter needs its bytes plus 32 bytes of entries (the entry and the radix sort's
 //! scratch copy). Whatever the data, the output pool and per-file alignment slack come off the top.
+//!
+//! An input already in the page cache is not copied into the budget: a single regular file of
+//! which at least half is cached (`input::CACHED_ENOUGH`) is mapped read-only and sorted
+//! from the mapping in one pass whenever its entries fit, whatever its size: the budget then counts
+//! only what that path allocates and the write pool ([`MemoryPlan::mapped_fits`]). For records
+//! that is 32 bytes a record (entry and scratch: one parallel sort), or, when those do not fit,
+//! about 17 (the entry, and scratch for one sixteenth of them: sorted in batches, then merged);
+//! for lines, 32 bytes a line (the line index). A 10 GB cached file of 100-byte records thus sorts
+//! in one pass with 3.2 GB of entries, or 1.7 GB, and no copy. The pages of the mapping belong to
+//! the page cache, not to the budget (they show in the peak RSS all the same), but they must stay
+//! there: the sort gathers records from all over the mapping, and a page evicted meanwhile is read
+//! again from the disk, one page at a time. So the file and the entries together must fit the
+//! memory available now ([`fits_in_memory`]). When the entries do
+//! not fit, or the input is anything else (several files, a stream, a file mostly on disk), the
+//! plan below applies: chunks of records with their entries, spilled as runs when the data does
+//! not fit.
 
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
@@ -88,6 +104,14 @@ impl MemoryPlan {
         })
     }
 
+    /// Whether a one-pass sort from a mapping of the page cache that allocates `entry_bytes` of
+    /// entries and scratch fits the budget with the write pool; the mapped input itself is not
+    /// counted (see the module's doc).
+    pub fn mapped_fits(&self, entry_bytes: u64) -> bool {
+        let pool = (self.write_block * self.write_buffers) as u64;
+        entry_bytes.checked_add(pool).is_some_and(|need| need <= self.budget)
+    }
+
     /// Bytes the sort phase holds: buffer, entries and output pool.
     pub fn sort_phase_bytes(&self) -> u64 {
         (self.chunk_capacity + self.chunk_records * ENTRY_BYTES_PER_RECORD + self.write_block * self.write_buffers) as u64
@@ -121,6 +145,13 @@ impl MemoryPlan {
         let per_run = (2 * block as u64).saturating_add(self.longest_record);
         per_run.saturating_mul(fan_in as u64).saturating_add((self.write_block * self.write_buffers) as u64)
     }
+}
+
+/// Whether a mapped input of `len` bytes and `entry_bytes` of entries fit the memory available now
+/// (MemAvailable, which counts the input's own cached pages as free to take: the mapping needs
+/// them all and the entries beside them, so the sum must fit it; see the module's doc).
+pub fn fits_in_memory(len: u64, entry_bytes: u64) -> bool {
+    len.checked_add(entry_bytes).is_some_and(|need| need <= system_memory().1)
 }
 
 /// The smallest budget that sorts `record_size`-byte records: [`MIN_CHUNK_RECORDS`] records with
@@ -215,6 +246,21 @@ mod tests {
         assert!(p.one_pass);
         assert_eq!(p.chunk_records, 10_000_000);
         assert!(p.sort_phase_bytes() <= 2 << 30);
+    }
+
+    #[test]
+    fn a_cached_input_counts_only_its_entries() {
+        // 10 GB of 100-byte records: 3.2 GB of entries and scratch, far more data than the budget.
+        let p = MemoryPlan::new(4 << 30, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
+        assert!(!p.one_pass, "the data does not fit");
+        assert!(p.mapped_fits(3_200_000_000), "the entries do: {p:?}");
+        let p = MemoryPlan::new(3 << 30, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
+        assert!(!p.mapped_fits(3_200_000_000), "3.2 GB of entries exceed 3 GiB");
+        assert!(!p.mapped_fits(u64::MAX), "never wraps");
+        // The mapping and the entries must also fit the memory there is.
+        assert!(fits_in_memory(1 << 20, 1 << 20));
+        assert!(!fits_in_memory(system_memory().0 + 1, 0), "a file larger than the machine's memory is read, not mapped");
+        assert!(!fits_in_memory(u64::MAX, 1), "never wraps");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Fixed-size records as the engine sorts them ([`crate::engine`]): chunks read into one aligned
 //! buffer while an entry (normalized key prefix + record offset) is extracted per record, sorted in
-//! batches by a kernel, and gathered into the output or a run; a single cached input that fits is
-//! mapped and sorted in place instead.
+//! batches by a kernel, and gathered into the output or a run; a single cached input whose entries
+//! fit the budget is mapped and sorted in place instead, whatever its size (see [`crate::plan`]).
 
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::config::{RecordFormat, SortConfig};
@@ -20,6 +20,7 @@ use crate::stats::SortCounters;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 use xsort_io::{AlignedBuf, BlockWriter, MappedFile, Prefault, PrefaultAhead};
 
 /// How far ahead of a stream's reader its chunk's buffers are faulted in (data and entries).
@@ -32,6 +33,10 @@ pub(crate) struct RecordSort<'a> {
     key: ResolvedKey,
     inputs: InputSet,
     counters: &'a Arc<SortCounters>,
+    /// Whether the input was sorted from its mapping.
+    mapped: bool,
+    /// Bytes of entries and scratch held at most.
+    entries_bytes: u64,
 }
 
 impl<'a> RecordSort<'a> {
@@ -45,7 +50,7 @@ impl<'a> RecordSort<'a> {
         let key = rec.key.resolve(rec.record_size)?;
         rec.folding.check(rec.record_size)?;
         let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, counters.input.clone())?;
-        Ok(RecordSort { cfg, rec, key, inputs, counters })
+        Ok(RecordSort { cfg, rec, key, inputs, counters, mapped: false, entries_bytes: 0 })
     }
 
     /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
@@ -59,7 +64,9 @@ impl<'a> RecordSort<'a> {
         let whole = self.inputs.any_stream() && !rec.folding.is_active();
         let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
         if rec.touch {
+            let started = Instant::now();
             buf.touch();
+            self.counters.touch.record(buf.capacity() as u64, started, false);
         }
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
@@ -75,9 +82,13 @@ impl<'a> RecordSort<'a> {
         // in would cost time and memory that a short input never uses: there the thread stays a
         // window of records ahead of the reader (the guards are dropped before the buffers).
         let known = self.inputs.known_len().is_some();
-        let _prefault = (!rec.touch && known).then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf]));
+        let touch = &self.counters.touch;
+        let _prefault = (!rec.touch && known).then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf], touch.clone()));
         let window = (PREFAULT_WINDOW / (r + ENTRY_BYTES_PER_RECORD)).max(1);
-        let ahead = (!rec.touch && !known).then(|| PrefaultAhead::start(&[(&buf, r), (&entry_buf, 16), (&scratch_buf, 16)], window));
+        let ahead =
+            (!rec.touch && !known).then(|| PrefaultAhead::start(&[(&buf, r), (&entry_buf, 16), (&scratch_buf, 16)], window, touch.clone()));
+        // A whole chunk's scratch counts as far as its records use it (below).
+        self.entries_bytes = (entry_buf.capacity() + if whole { 0 } else { scratch_buf.capacity() }) as u64;
         let mut runs = Vec::new();
         let mut records = 0u64;
         loop {
@@ -100,6 +111,7 @@ impl<'a> RecordSort<'a> {
             let one_pass = runs.is_empty() && self.inputs.exhausted();
             if whole {
                 let scratch = &mut scratch_buf.as_u128_mut()[..n];
+                self.entries_bytes = self.entries_bytes.max((entry_buf.capacity() + n * 16) as u64);
                 let entries = &mut entry_buf.as_u128_mut()[..n];
                 if one_pass {
                     let total = (n * r) as u64;
@@ -143,24 +155,32 @@ impl<'a> RecordSort<'a> {
         }
     }
 
-    /// The single input, mapped, when it is a regular file mostly in the page cache that fits in one
-    /// pass: sorting it in place saves copying it into fresh memory (whose first touch is costly on
-    /// virtual machines). None otherwise.
-    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedFile, PathBuf)>> {
-        if !plan.one_pass || self.rec.touch {
+    /// The single input, mapped, when it is a regular file mostly in the page cache whose entries
+    /// fit the budget ([`mapped_sort`]), whatever its own size: sorting it in place saves copying
+    /// it into fresh memory (whose first touch is costly on virtual machines), and a file larger
+    /// than the budget sorts in one pass instead of spilling. None otherwise (and with Nsort's
+    /// `-touch`, which asks for the buffers to be faulted in).
+    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<Mapped>> {
+        if self.rec.touch {
             return Ok(None);
         }
         let Some((file, len, path)) = self.inputs.single_cached_file()? else { return Ok(None) };
-        let started = std::time::Instant::now();
+        let n = (len / self.rec.record_size as u64) as usize;
+        let Some(whole) = mapped_sort(plan, n, self.rec.folding.is_active()) else { return Ok(None) };
+        if !crate::plan::fits_in_memory(len, n as u64 * if whole { 32 } else { 17 }) {
+            return Ok(None);
+        }
+        let started = Instant::now();
         // A refused mapping is read instead.
         let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
-        self.counters.input.record(len, started, false);
-        Ok(Some((map, path)))
+        Ok(Some(Mapped { map, path, started, whole }))
     }
 
-    /// One pass over a mapped input: entries extracted in parallel, sorted in batches, merged and
-    /// gathered straight from the mapping into the output.
-    fn sort_mapped(&self, plan: &MemoryPlan, map: &MappedFile, path: &Path, dest: &Destination) -> Result<Sorted> {
+    /// One pass over a mapped input: entries extracted in parallel, sorted whole (or in batches,
+    /// then merged) and gathered straight from the mapping into the output. The input phase is the
+    /// mapping and the extraction of the entries: that is when the input's bytes are read.
+    fn sort_mapped(&mut self, plan: &MemoryPlan, mapped: &Mapped, dest: &Destination) -> Result<Sorted> {
+        let (map, path, started) = (&mapped.map, mapped.path.as_path(), mapped.started);
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
         let data = map.as_slice();
@@ -168,14 +188,18 @@ impl<'a> RecordSort<'a> {
         let layout = EntryLayout::new(key.len(), data.len());
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         let mut entry_buf = AlignedBuf::new(n * 16)?;
+        self.mapped = true;
+        self.entries_bytes = entry_buf.capacity() as u64;
         let entries = &mut entry_buf.as_u128_mut()[..n];
         extract(key, layout, data, 0, r, entries);
         // Every record has been read once: a file that shrank meanwhile stops the sort here.
         mapped_intact(map, path)?;
-        if !rec.folding.is_active() {
+        self.counters.input.record(data.len() as u64, started, false);
+        if mapped.whole {
             // Nothing to overlap with reading: one parallel sort of all the entries, with each piece
             // of the sorted output gathered and written while the next is sorted.
             let mut scratch_buf = AlignedBuf::new(n * 16)?;
+            self.entries_bytes += scratch_buf.capacity() as u64;
             let scratch = &mut scratch_buf.as_u128_mut()[..n];
             let mut w = dest.writer(
                 plan.write_block,
@@ -190,6 +214,7 @@ impl<'a> RecordSort<'a> {
             return Ok(Sorted::Written { records: n as u64 });
         }
         let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
+        self.entries_bytes += scratch_buf.capacity() as u64;
         let mut batches = BatchSorter::new(ctx, n);
         let scratch = scratch_buf.as_u128_mut();
         batches.sort_ready(data, entries, scratch, n);
@@ -250,10 +275,10 @@ impl FormatSort for RecordSort<'_> {
     }
 
     fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
-        if let Some((map, path)) = self.map_cached_input(plan)? {
-            let sorted = self.sort_mapped(plan, &map, &path, dest)?;
+        if let Some(mapped) = self.map_cached_input(plan)? {
+            let sorted = self.sort_mapped(plan, &mapped, dest)?;
             // The output is complete but not committed: nothing of a shrunk input may be.
-            mapped_intact(&map, &path)?;
+            mapped_intact(&mapped.map, &mapped.path)?;
             return Ok(sorted);
         }
         self.read_and_sort(plan, store, dest)
@@ -277,9 +302,14 @@ impl FormatSort for RecordSort<'_> {
 
     fn stats(&self, plan: &MemoryPlan, records: u64, _runs: u64, merge: &MergeReport) -> FormatStats {
         let r = self.rec.record_size;
-        let sort_phase = plan
-            .sort_phase_bytes()
-            .min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((r + ENTRY_BYTES_PER_RECORD) as u64)));
+        let pool = (plan.write_block * plan.write_buffers) as u64;
+        // A mapped input is the page cache's: the sort held its entries and the write pool.
+        let sort_phase = if self.mapped {
+            self.entries_bytes + pool
+        } else {
+            plan.sort_phase_bytes()
+                .min((plan.chunk_capacity as u64).saturating_add(records.saturating_mul((r + ENTRY_BYTES_PER_RECORD) as u64)))
+        };
         FormatStats {
             bytes: records * r as u64,
             record_size: r,
@@ -287,8 +317,33 @@ impl FormatSort for RecordSort<'_> {
             memory_planned: sort_phase.max(merge.memory),
             longest_line: 0,
             budget_exceeded: None,
+            input_mapped: self.mapped,
+            entries_bytes: self.entries_bytes,
         }
     }
+}
+
+/// A single cached input, mapped: its file, name, when the mapping began, and whether its entries
+/// are sorted whole (see [`mapped_sort`]).
+struct Mapped {
+    map: MappedFile,
+    path: PathBuf,
+    started: Instant,
+    whole: bool,
+}
+
+/// How a mapped input of `n` records is sorted within the plan's budget, which counts its entries
+/// and scratch, not its cached bytes (see [`crate::plan`]): Some(true) when its entries and a whole
+/// scratch copy fit (32 bytes a record: one parallel sort of them all, the fastest), Some(false)
+/// when its entries and one batch's scratch fit (about 17 bytes a record: batches sorted, then
+/// merged into the output, as when records are folded), None when not even those fit.
+fn mapped_sort(plan: &MemoryPlan, n: usize, folding: bool) -> Option<bool> {
+    let whole = (n as u64).saturating_mul(ENTRY_BYTES_PER_RECORD as u64);
+    let batched = (n as u64).saturating_add(BatchSorter::batch_len(n) as u64).saturating_mul(16);
+    if !folding && plan.mapped_fits(whole) {
+        return Some(true);
+    }
+    plan.mapped_fits(batched).then_some(false)
 }
 
 /// Sorts all of `entries` (records in `data`) in one parallel pass and writes the records in order

@@ -1,6 +1,13 @@
-//! Statistics in the spirit of Nsort's `-statistics`: per phase (input read, temp write, temp read,
-//! output write) the elapsed time, bytes, MB/s, transfers and their size, CPU seconds and
-//! utilization; plus passes, runs, memory, and a time series sampled every 100 ms.
+//! Statistics in the spirit of Nsort's `-statistics`: per phase (memory touch, input read, temp
+//! write, temp read, output write) the elapsed time, bytes, MB/s, transfers and their size, CPU
+//! seconds and utilization; plus passes, runs, memory, and a time series sampled every 100 ms.
+//!
+//! "memory touch" is the first touch of fresh buffers by the helper thread that faults them in
+//! ahead of the reads ([`xsort_io::Prefault`]): on virtual machines the kernel's (and the host's)
+//! cost of fresh memory is a large part of a big sort, and this phase shows it. Memory the sort's
+//! threads fault in themselves (a mapped input's entries, a stream's buffers) has no phase: it
+//! shows in `minor_faults`, which counts every page first touched over the whole sort, by any
+//! thread, the helper's included.
 //!
 //! Phases overlap (reading overlaps key extraction, gathering overlaps writing), so a phase's CPU is
 //! the whole process's CPU during the phase's wall-clock interval, interpolated from the samples.
@@ -22,6 +29,8 @@ pub struct SortCounters {
     pub temp_read: Arc<IoCounters>,
     /// Output writes.
     pub output: Arc<IoCounters>,
+    /// Fresh memory faulted in ahead of the reads by the prefault thread: bytes and steps.
+    pub touch: Arc<IoCounters>,
     /// Total input bytes when known in advance (0 otherwise), for progress.
     pub input_total: std::sync::atomic::AtomicU64,
     /// Set once the sort spills: the input becomes sorted runs on temp space.
@@ -63,6 +72,12 @@ pub fn peak_rss_bytes() -> u64 {
         line.split_whitespace().nth(1)?.parse::<u64>().ok()
     });
     hwm.map_or(rusage().ru_maxrss as u64, |kib| kib) * 1024
+}
+
+/// Minor page faults of the process so far: pages it touched that were not mapped yet (fresh
+/// memory, or file pages already in the page cache).
+pub fn minor_faults() -> u64 {
+    rusage().ru_minflt.max(0) as u64
 }
 
 fn rusage() -> libc::rusage {
@@ -139,7 +154,7 @@ fn push_sample(samples: &Mutex<Vec<Sample>>, c: &SortCounters, t0: f64) {
 /// Figures of one I/O phase.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct PhaseStats {
-    /// "input read", "temp write", "temp read" or "output write".
+    /// "memory touch", "input read", "temp write", "temp read" or "output write".
     pub name: &'static str,
     /// Wall-clock seconds from the phase's first transfer to the end of its last.
     pub elapsed_s: f64,
@@ -157,7 +172,7 @@ pub struct PhaseStats {
     pub cpu_s: f64,
     /// cpu_s / (elapsed_s * threads).
     pub cpu_utilization: f64,
-    /// "direct", "buffered" or "mixed".
+    /// "direct", "buffered" or "mixed"; "memory" for the memory touch.
     pub io_mode: &'static str,
 }
 
@@ -190,8 +205,17 @@ pub struct SortStats {
     pub memory_budget_bytes: u64,
     /// Bytes the plan allocates at most.
     pub memory_planned_bytes: u64,
-    /// Peak resident set size of the process.
+    /// Peak resident set size of the process (a mapped input's pages included).
     pub peak_rss_bytes: u64,
+    /// Whether the input was sorted from a read-only mapping rather than read into buffers; for an
+    /// input in the page cache, without any copy: the budget then held only its entries and the
+    /// write pool.
+    pub input_mapped: bool,
+    /// Bytes of sort entries and their scratch (32 per record or line) the sort phase held at most.
+    pub entries_bytes: u64,
+    /// Minor page faults over the sort: pages of fresh memory (or of a mapped input not populated
+    /// up front) first touched by any of its threads, the memory touch's helper included.
+    pub minor_faults: u64,
     /// The longest line, without its terminator (0 for fixed-size records).
     pub longest_line_bytes: u64,
     /// Why the sort needed more than its budget, when it did: a line longer than the budget allows
@@ -214,8 +238,8 @@ pub struct SortStats {
     pub samples: Vec<Sample>,
 }
 
-/// The figures of the four phases (input read, temp write, temp read, output write) that moved
-/// bytes, given each phase's request size.
+/// The figures of the five phases (memory touch, input read, temp write, temp read, output write)
+/// that moved bytes, given each phase's request size.
 pub fn phases_of(
     c: &SortCounters,
     input_request: usize,
@@ -226,6 +250,7 @@ pub fn phases_of(
     threads: usize,
 ) -> Vec<PhaseStats> {
     [
+        ("memory touch", xsort_io::PREFAULT_STEP, &c.touch),
         ("input read", input_request, &c.input),
         ("temp write", write_block, &c.temp_write),
         ("temp read", merge_block, &c.temp_read),
@@ -253,6 +278,7 @@ pub fn phase_stats(name: &'static str, request: u64, s: IoSnapshot, t0: f64, sam
         cpu_s: cpu,
         cpu_utilization: cpu / (elapsed * threads.max(1) as f64),
         io_mode: match (s.direct, s.buffered) {
+            _ if name == "memory touch" => "memory",
             (true, false) => "direct",
             (false, true) => "buffered",
             _ => "mixed",
@@ -300,6 +326,12 @@ impl SortStats {
             format_bytes(self.memory_planned_bytes),
             format_bytes(self.peak_rss_bytes)
         );
+        if self.input_mapped {
+            o += &format!("               input mapped, not copied: entries {}\n", format_bytes(self.entries_bytes));
+        } else {
+            o += &format!("               entries {}\n", format_bytes(self.entries_bytes));
+        }
+        o += &format!("               {} minor page faults\n", self.minor_faults);
         if let Some(why) = &self.budget_exceeded {
             o += &format!("               {why}\n");
         }

@@ -125,17 +125,21 @@ impl AlignedBuf {
 /// memory (zeroing, and on virtual machines the host's own faults) is paid while the reader threads
 /// wait for the disk rather than inside each read. Populating writes no data: the buffers may be
 /// filled concurrently. Dropping the guard stops and joins the thread.
+///
+/// Each step is recorded in the counters given to [`Prefault::start`] as one transfer, so that the
+/// statistics can report the time spent touching memory (bytes populated, from the first step's
+/// start to the last one's end) as a phase of its own.
 pub struct Prefault {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Step of the background prefault: small enough to stay just ahead of 8 MiB reads.
-const PREFAULT_STEP: usize = 4 << 20;
+pub const PREFAULT_STEP: usize = 4 << 20;
 
 impl Prefault {
-    /// Starts populating `bufs`, in order, front to back.
-    pub fn start(bufs: &[&AlignedBuf]) -> Self {
+    /// Starts populating `bufs`, in order, front to back, recording each step in `counters`.
+    pub fn start(bufs: &[&AlignedBuf], counters: std::sync::Arc<crate::IoCounters>) -> Self {
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let regions: Vec<(usize, usize)> = bufs.iter().map(|b| (b.ptr.as_ptr() as usize, b.cap)).collect();
@@ -147,6 +151,7 @@ impl Prefault {
                     let mut off = 0;
                     while off < len && !s.load(Ordering::Relaxed) {
                         let n = PREFAULT_STEP.min(len - off);
+                        let started = std::time::Instant::now();
                         // SAFETY: the range lies inside a live mapping (the guard is dropped before
                         // the buffers: see Prefault's contract), and MADV_POPULATE_WRITE only
                         // populates page tables; it never changes the contents of present pages.
@@ -154,6 +159,7 @@ impl Prefault {
                         if r != 0 {
                             return; // an old kernel without MADV_POPULATE_WRITE: nothing to gain
                         }
+                        counters.record(n as u64, started, false);
                         off += n;
                     }
                 }
@@ -190,8 +196,8 @@ struct AheadState {
 
 impl PrefaultAhead {
     /// Starts populating `bufs` (each with its bytes per record) up to `window` records ahead of
-    /// the reader, which starts at record 0.
-    pub fn start(bufs: &[(&AlignedBuf, usize)], window: usize) -> Self {
+    /// the reader, which starts at record 0, recording each step in `counters`.
+    pub fn start(bufs: &[(&AlignedBuf, usize)], window: usize, counters: std::sync::Arc<crate::IoCounters>) -> Self {
         use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
         let shared = std::sync::Arc::new(AheadState { records: AtomicUsize::new(0), stop: AtomicBool::new(false) });
         let mut regions: Vec<(usize, usize, usize, usize)> =
@@ -209,12 +215,14 @@ impl PrefaultAhead {
                             continue;
                         }
                         let n = PREFAULT_STEP.min(limit - *done);
+                        let started = std::time::Instant::now();
                         // SAFETY: as in Prefault::start: a range inside a live mapping (the guard is
                         // dropped before the buffers), populated without changing any contents.
                         let r = unsafe { libc::madvise((*base + *done) as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) };
                         if r != 0 {
                             return; // an old kernel without MADV_POPULATE_WRITE: nothing to gain
                         }
+                        counters.record(n as u64, started, false);
                         *done += n;
                         busy = true;
                     }
@@ -319,7 +327,7 @@ mod tests {
         // 64 pages of 4096-byte "records", a window of 8 records.
         let data = AlignedBuf::new(64 * 4096).unwrap();
         let entries = AlignedBuf::new(64 * 4096 / 2).unwrap();
-        let ahead = PrefaultAhead::start(&[(&data, 4096), (&entries, 2048)], 8);
+        let ahead = PrefaultAhead::start(&[(&data, 4096), (&entries, 2048)], 8, Default::default());
         let r = wait_for(&data, |r| r[..8].iter().all(|&p| p));
         assert!(r[..8].iter().all(|&p| p), "the window is faulted in: {r:?}");
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -331,6 +339,24 @@ mod tests {
         let e = wait_for(&entries, |e| e[..14].iter().all(|&p| p));
         assert!(e[..14].iter().all(|&p| p) && e[14..].iter().all(|&p| !p), "entries by their own size: {e:?}");
         drop(ahead); // joins the thread
+    }
+
+    #[test]
+    fn prefault_populates_and_counts_what_it_touched() {
+        let b = AlignedBuf::new(3 * PREFAULT_STEP + 4096).unwrap();
+        let counters = std::sync::Arc::new(crate::IoCounters::default());
+        let p = Prefault::start(&[&b], counters.clone());
+        // The thread is joined on drop; wait for it to finish its work first.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while counters.bytes() < b.capacity() as u64 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        drop(p);
+        let s = counters.snapshot();
+        assert_eq!(s.bytes, b.capacity() as u64, "{s:?}");
+        assert_eq!(s.transfers, 4, "three full steps and a last page: {s:?}");
+        assert!(s.first_start_s.is_some_and(|t| t <= s.last_end_s), "{s:?}");
+        assert!(b.as_slice().iter().all(|&x| x == 0), "populating writes no data");
     }
 
     #[test]

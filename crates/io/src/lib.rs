@@ -20,7 +20,7 @@ pub mod stdio;
 pub mod temp;
 pub mod writer;
 
-pub use buffer::{align_down, align_up, AlignedBuf, Prefault, PrefaultAhead, IO_ALIGN};
+pub use buffer::{align_down, align_up, AlignedBuf, Prefault, PrefaultAhead, IO_ALIGN, PREFAULT_STEP};
 pub use error::{os_text, IoError, Result};
 pub use file::{page_cache_fraction, read_stream, Access, DirectFile};
 pub use input::{OpenedInput, RegularInput, StreamInput, StreamReader};

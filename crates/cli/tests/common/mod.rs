@@ -95,6 +95,21 @@ impl Fixture {
     }
 }
 
+/// Drops the file at `path` from the page cache (written back first) and checks that it is gone, so
+/// that xsort reads it as it would a file on disk: a single input mostly in the page cache is
+/// sorted from a mapping of the cache in one pass whenever its entries fit the budget, whatever
+/// its size, and would never spill.
+pub fn evict(path: &Path) {
+    use std::os::unix::io::AsRawFd;
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    f.sync_all().unwrap_or_else(|e| panic!("fsync {}: {e}", path.display()));
+    // SAFETY: a valid open descriptor; fadvise only changes what is cached.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0, "posix_fadvise(DONTNEED) on {}", path.display());
+    let cached = xsort_io::page_cache_fraction(&f).unwrap_or(0.0);
+    assert!(cached < 0.5, "{} is still {:.0}% in the page cache after eviction (a tmpfs?)", path.display(), cached * 100.0);
+}
+
 /// Asserts that `dir` has no entries.
 pub fn assert_dir_empty(dir: &Path) {
     let left: Vec<_> = std::fs::read_dir(dir)

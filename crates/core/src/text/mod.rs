@@ -1,7 +1,8 @@
 //! Text lines as the engine sorts them (`crate::engine`): delimited records ordered by GNU sort's
 //! rules ([`LineOrder`]).
 //!
-//! Lines are read in chunks (`reader`) or, for a single file that fits, mapped; then indexed and
+//! Lines are read in chunks (`reader`) or, for a single file that fits (or is in the page cache and
+//! whose line index fits: see [`crate::plan`]), mapped; then indexed and
 //! sorted in memory (`chunk`): each line's entry holds a 64-bit prefix of its order (from
 //! `RecordOrder::prefix`) and its place, the kernel sorts the entries, and groups of equal
 //! prefixes are refined key by key. The kernel hands the sorted entries over in pieces, and each
@@ -54,6 +55,12 @@ pub(crate) struct LineSort<'a> {
     longest_line: u64,
     /// The most a chunk held: its lines, their bookkeeping, and what the reader held beside them.
     largest_chunk: u64,
+    /// Whether the input was sorted from its mapping, and whether that was of the page cache (its
+    /// bytes then not in the budget).
+    mapped: bool,
+    mapped_cached: bool,
+    /// Bytes of entries and scratch held at most.
+    entries_bytes: u64,
 }
 
 /// The reusable memory of the sort phase: the entries and the kernel's scratch (which then lays
@@ -74,7 +81,18 @@ impl<'a> LineSort<'a> {
     pub fn open(cfg: &'a SortConfig, lines: &'a LineFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let reader = LineReader::new(&cfg.inputs, lines.terminator, counters.input.clone())?;
         let folding = Folding { unique: lines.unique, sums: Vec::new() };
-        Ok(LineSort { cfg, lines, reader, folding, counters, longest_line: 0, largest_chunk: 0 })
+        Ok(LineSort {
+            cfg,
+            lines,
+            reader,
+            folding,
+            counters,
+            longest_line: 0,
+            largest_chunk: 0,
+            mapped: false,
+            mapped_cached: false,
+            entries_bytes: 0,
+        })
     }
 
     /// Makes the entries of one chunk of whole lines in `ws` and returns how many lines it has;
@@ -85,6 +103,7 @@ impl<'a> LineSort<'a> {
         };
         self.longest_line = self.longest_line.max(longest as u64);
         ensure_capacity(&mut ws.scratch, n * 16)?;
+        self.entries_bytes = self.entries_bytes.max((ws.entries.capacity() + ws.scratch.capacity()) as u64);
         Ok(Some(n))
     }
 
@@ -112,32 +131,49 @@ impl<'a> LineSort<'a> {
         Ok(())
     }
 
-    /// A single regular input that fits in memory and ends with a terminator, mapped rather than
-    /// read; None when the input is anything else.
-    fn map_single_input(&mut self, limit: usize) -> Result<Option<(MappedFile, PathBuf)>> {
+    /// A single regular input that ends with a terminator and either fits in memory or is mostly in
+    /// the page cache (whatever its size: its pages are the cache's, and only its line index counts
+    /// against the budget), mapped rather than read, and whether it is cached; None when the input
+    /// is anything else.
+    fn map_single_input(&mut self, limit: usize) -> Result<Option<(MappedFile, PathBuf, bool)>> {
         let Some((file, len, path)) = self.reader.single_regular()? else { return Ok(None) };
-        if len == 0 || len as usize > limit {
+        let cached = xsort_io::page_cache_fraction(&file).is_some_and(|f| f >= crate::input::CACHED_ENOUGH);
+        if len == 0 || len >= MAX_CHUNK_BYTES as u64 || (!cached && len as usize > limit) {
             return Ok(None);
+        }
+        // Counting the lines of a mapping touches all its pages; a cached input too big for the
+        // budget is mapped only when a sample says that its index may fit.
+        if len as usize > limit {
+            let index = estimated_lines(&file, len, self.lines.terminator).saturating_mul(BYTES_PER_LINE as u64);
+            if index > limit as u64 / 4 * 5 || !crate::plan::fits_in_memory(len, index) {
+                return Ok(None);
+            }
         }
         // A refused mapping is read instead.
         let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
         let data = map.as_slice();
-        Ok((data.last() == Some(&self.lines.terminator)).then_some((map, path)))
+        Ok((data.last() == Some(&self.lines.terminator)).then_some((map, path, cached)))
     }
 
-    /// The mapped fast path: a single input that fits, sorted from its mapping into the output. None
-    /// when the input is not such a file, or its lines are so short that their bookkeeping
-    /// overflows the budget (they take the chunked path).
+    /// The mapped fast path: a single input that fits, or is cached, sorted from its mapping into
+    /// the output. None when the input is not such a file, or its lines are so many that their
+    /// bookkeeping (with the bytes, for an input not cached) overflows the budget (they take the
+    /// chunked path).
     fn sort_mapped(&mut self, plan: &MemoryPlan, dest: &Destination, limit: usize, ws: &mut Workspace) -> Result<Option<Sorted>> {
         let started = std::time::Instant::now();
-        let Some((map, path)) = self.map_single_input(limit)? else { return Ok(None) };
+        let Some((map, path, cached)) = self.map_single_input(limit)? else { return Ok(None) };
         let data = map.as_slice();
         // A file that shrank while mapped reads as zeros past its new end (see xsort_io::sigbus):
         // that is an error, found after each pass over the mapping and before any commit.
         let intact = || if map.intact() { Ok(()) } else { Err(crate::input::shrank(&path, data.len() as u64)) };
         let chunk = Chunk { data, terminator: self.lines.terminator };
-        let Some(n) = self.index_chunk(chunk, limit, ws)? else { return Ok(None) };
-        self.largest_chunk = self.largest_chunk.max((data.len() + n * BYTES_PER_LINE) as u64);
+        // The index is checked against the budget with the chunk's bytes: a cached input's are the
+        // page cache's, not the budget's, so the check counts the index alone.
+        let index_limit = if cached { limit.saturating_add(data.len()) } else { limit };
+        let Some(n) = self.index_chunk(chunk, index_limit, ws)? else { return Ok(None) };
+        (self.mapped, self.mapped_cached) = (true, cached);
+        let held = if cached { 0 } else { data.len() };
+        self.largest_chunk = self.largest_chunk.max((held + n * BYTES_PER_LINE) as u64);
         intact()?;
         self.counters.input.record(data.len() as u64, started, false);
         self.write_out(plan, dest, chunk, n, ws)?;
@@ -269,13 +305,15 @@ impl FormatSort for LineSort<'_> {
     fn stats(&self, plan: &MemoryPlan, lines: u64, runs: u64, merge: &MergeReport) -> FormatStats {
         let bytes = self.counters.input.snapshot().bytes;
         let long_line_needs = long_line_needs(plan, self.largest_chunk, runs, merge);
+        // A cached input sorted from its mapping stays in the page cache: its bytes are not the budget's.
+        let held = if self.mapped_cached { 0 } else { bytes };
         FormatStats {
             bytes,
             record_size: 0,
             key: "text lines".into(),
-            // Lines, their bookkeeping and the write pool, up to the budget (a mapped input is counted
-            // although it stays in the page cache), or what the longest line needs beyond it.
-            memory_planned: (bytes + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64)
+            // Lines, their bookkeeping and the write pool, up to the budget (a mapped input not in the
+            // cache is counted, its pages read in for the sort), or what the longest line needs beyond it.
+            memory_planned: (held + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64)
                 .min(plan.budget)
                 .max(merge.memory)
                 .max(long_line_needs),
@@ -284,8 +322,27 @@ impl FormatSort for LineSort<'_> {
                 let (budget, line, needs) = (format_bytes(plan.budget), format_bytes(plan.longest_record), format_bytes(long_line_needs));
                 format!("budget {budget} exceeded: a {line} line needs {needs}")
             }),
+            input_mapped: self.mapped,
+            entries_bytes: self.entries_bytes,
         }
     }
+}
+
+/// Bytes read from each of three places of a file (start, middle, end) to estimate its lines.
+const LINE_SAMPLE: usize = 256 << 10;
+
+/// The lines of the `len`-byte `file`, estimated from samples of its start, middle and end (0 when
+/// they cannot be read: the mapping then counts them).
+fn estimated_lines(file: &std::fs::File, len: u64, terminator: u8) -> u64 {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; LINE_SAMPLE];
+    let (mut read, mut lines) = (0u64, 0u64);
+    for at in [0, len / 2, len.saturating_sub(LINE_SAMPLE as u64)] {
+        let Ok(n) = file.read_at(&mut buf, at) else { return 0 };
+        read += n as u64;
+        lines += memchr::memchr_iter(terminator, &buf[..n]).count() as u64;
+    }
+    (lines as u128 * len as u128 / read.max(1) as u128).min(u64::MAX as u128) as u64
 }
 
 /// The most the sort held by its plan: the largest chunk (`chunk`: lines, bookkeeping and the
