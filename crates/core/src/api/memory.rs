@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn scratch_lies_in_the_spare_memory_when_it_fits() {
-        let mut backing = vec![0u128; 9];
+        let mut backing = [0u128; 9];
         let bytes: &mut [u8] = {
             // SAFETY: u128 to u8 reinterprets initialized memory as bytes, always valid.
             let (_, b, _) = unsafe { backing.align_to_mut::<u8>() };
