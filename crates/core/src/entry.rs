@@ -58,7 +58,7 @@ pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize
 }
 
 /// Sorts the entries of records in `data`: the kernel on the packed integers, then, when the prefix
-/// does not hold the whole key, a comparison sort of each group of equal prefixes.
+/// does not hold the whole key, each group of equal prefixes refined by the rest of the key.
 pub fn sort(
     method: Method,
     key: &ResolvedKey,
@@ -68,8 +68,9 @@ pub fn sort(
     entries: &mut [u128],
     scratch: &mut [u128],
 ) {
-    xsort_kernels::sort_entries(method, entries, &mut scratch[..entries.len()], layout.prefix_bytes.max(1));
-    sort_ties(key, layout, record_size, data, entries);
+    let n = entries.len();
+    xsort_kernels::sort_entries(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1));
+    sort_ties(Ties { method, key, layout, record_size, data }, entries, &mut scratch[..n]);
 }
 
 /// [`sort`] that hands the sorted entries to `emit` in consecutive ascending pieces, each as soon as
@@ -83,36 +84,108 @@ pub fn sort_in_pieces<'a>(
     mut emit: impl FnMut(&'a [u128]),
 ) {
     let (n, layout) = (entries.len(), ctx.layout);
-    xsort_kernels::sort_entries_in_pieces(ctx.method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, _| {
-        sort_ties(ctx.key, layout, ctx.record_size, data, piece);
+    let ties = Ties { method: ctx.method, key: ctx.key, layout, record_size: ctx.record_size, data };
+    xsort_kernels::sort_entries_in_pieces(ctx.method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, work| {
+        sort_ties(ties, piece, work);
         emit(piece);
     });
 }
 
-/// Puts each group of sorted entries with equal prefixes in order by the full key (in parallel),
-/// unless the prefix holds the whole key.
-fn sort_ties(key: &ResolvedKey, layout: EntryLayout, record_size: usize, data: &[u8], entries: &mut [u128]) {
-    if layout.exact {
+/// Groups of tied entries at most this long are put in order by comparing their records' keys;
+/// longer ones are refined by the next bytes of the key (see [`refine`]).
+const COMPARE_MAX: usize = 16;
+
+/// What refining ties needs: the kernel, the key, where the records are.
+#[derive(Clone, Copy)]
+struct Ties<'a> {
+    method: Method,
+    key: &'a ResolvedKey,
+    layout: EntryLayout,
+    record_size: usize,
+    data: &'a [u8],
+}
+
+impl Ties<'_> {
+    fn offset_mask(&self) -> u128 {
+        (1u128 << self.layout.offset_bits) - 1
+    }
+}
+
+/// Puts each group of sorted entries with equal prefixes in order by the full key (the groups in
+/// parallel), unless the prefix holds the whole key. `scratch` is working space as long as
+/// `entries`. The entries keep their prefixes: only their offsets move.
+fn sort_ties(t: Ties, entries: &mut [u128], scratch: &mut [u128]) {
+    if t.layout.exact {
         return;
     }
-    let groups = xsort_kernels::equal_prefix_runs(entries, (layout.prefix_bytes * 8) as u32);
-    let mut rest: &mut [u128] = entries;
+    let groups = xsort_kernels::equal_prefix_runs(entries, (t.layout.prefix_bytes * 8) as u32);
+    split_groups(entries, scratch, &groups).into_par_iter().for_each(|(group, work)| {
+        let prefix = group[0] & !t.offset_mask();
+        refine(t, group, work, t.layout.prefix_bytes);
+        for e in group.iter_mut() {
+            *e = prefix | (*e & t.offset_mask());
+        }
+    });
+}
+
+/// Sorts a group of entries whose keys tie on their first `skip` bytes, MSD-style (as Nsort and
+/// psort refine ties): the next bytes of each record's key replace the entry's prefix, the group is
+/// sorted again as integers, and each run that still ties is refined from the bytes after those,
+/// until the key is used up. Offsets stay in the low bits, so full ties keep input order. Small
+/// groups are compared record by record instead. The entries are left holding the last bytes
+/// they were sorted by.
+fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
+    let r = t.record_size;
+    if group.len() <= COMPARE_MAX {
+        group.sort_unstable_by(|&a, &b| {
+            let (oa, ob) = (t.layout.offset(a), t.layout.offset(b));
+            t.key.compare(&t.data[oa..oa + r], &t.data[ob..ob + r]).then(oa.cmp(&ob))
+        });
+        return;
+    }
+    let take = t.layout.prefix_bytes.min(t.key.len() - skip);
+    for i in 0..group.len() {
+        if let Some(&ahead) = group.get(i + PREFETCH_AHEAD) {
+            let at = t.layout.offset(ahead);
+            prefetch(t.data, at);
+            prefetch(t.data, at + r - 1);
+        }
+        let off = t.layout.offset(group[i]);
+        group[i] = t.key.window(&t.data[off..off + r], skip, take) | off as u128;
+    }
+    xsort_kernels::sort_entries(t.method, group, work, take);
+    if skip + take >= t.key.len() {
+        return;
+    }
+    let runs = xsort_kernels::equal_prefix_runs(group, (take * 8) as u32);
+    let parallel = group.len() >= PAR_MIN;
+    let subgroups = split_groups(group, work, &runs);
+    if parallel {
+        subgroups.into_par_iter().for_each(|(g, w)| refine(t, g, w, skip + take));
+    } else {
+        subgroups.into_iter().for_each(|(g, w)| refine(t, g, w, skip + take));
+    }
+}
+
+/// The `groups` (ascending, disjoint index ranges) of `entries`, each with the same range of
+/// `scratch`.
+fn split_groups<'a>(
+    mut entries: &'a mut [u128],
+    mut scratch: &'a mut [u128],
+    groups: &[std::ops::Range<usize>],
+) -> Vec<(&'a mut [u128], &'a mut [u128])> {
     let mut consumed = 0;
     let mut slices = Vec::with_capacity(groups.len());
     for g in groups {
-        let tail = std::mem::take(&mut rest);
-        let (_, from_start) = tail.split_at_mut(g.start - consumed);
+        let (_, from_start) = std::mem::take(&mut entries).split_at_mut(g.start - consumed);
         let (group, after) = from_start.split_at_mut(g.len());
+        let (_, work_from) = std::mem::take(&mut scratch).split_at_mut(g.start - consumed);
+        let (work, work_after) = work_from.split_at_mut(g.len());
         consumed = g.end;
-        rest = after;
-        slices.push(group);
+        (entries, scratch) = (after, work_after);
+        slices.push((group, work));
     }
-    slices.into_par_iter().for_each(|group| {
-        group.sort_unstable_by(|&a, &b| {
-            let (oa, ob) = (layout.offset(a), layout.offset(b));
-            key.compare(&data[oa..oa + record_size], &data[ob..ob + record_size]).then(oa.cmp(&ob))
-        })
-    });
+    slices
 }
 
 /// Fills `dst` with bytes `[first_byte, first_byte + dst.len())` of the sorted output stream (the
@@ -174,6 +247,59 @@ mod tests {
         assert_eq!((l.prefix_bytes, l.exact), (12, false));
         let l = EntryLayout::new(4, 100);
         assert_eq!((l.offset_bits, l.prefix_bytes, l.exact), (7, 4, true));
+    }
+
+    /// Typed parts over 40-byte records whose key is several times the prefix.
+    fn typed_part() -> impl Strategy<Value = KeyPart> {
+        use crate::key::{ByteOrder, KeyType};
+        let kinds = prop_oneof![
+            (1usize..12).prop_map(|l| (KeyType::Char, l)),
+            Just((KeyType::Signed(ByteOrder::Little), 8)),
+            Just((KeyType::Unsigned(ByteOrder::Big), 4)),
+            Just((KeyType::Float(ByteOrder::Little), 8)),
+            Just((KeyType::Signed(ByteOrder::Big), 2)),
+            (1usize..6).prop_map(|l| (KeyType::Decimal, l)),
+        ];
+        (kinds, 0usize..40, any::<bool>()).prop_map(|((kind, len), off, d)| KeyPart::typed(off.min(40 - len), len, kind, d))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        /// Ties refined level by level (prefixes of 1 to 3 bytes, keys up to 5 parts) equal a stable
+        /// sort by the full key, and every entry keeps the prefix of its record's key (batch merges
+        /// compare them). Bytes come from tiny alphabets, so keys tie at every level and fully.
+        #[test]
+        fn refined_ties_match_stable_sort(
+            recs in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(b"\x00\x01 -5.\x80\xff".to_vec()), 40), 0..1500),
+            parts in proptest::collection::vec(typed_part(), 1..6),
+            prefix_bytes in 1usize..4,
+            method in prop_oneof![Just(Method::Radix), Just(Method::Merge)],
+            pieces in any::<bool>(),
+        ) {
+            let r = 40;
+            let key = KeySpec::new(parts).resolve(r).unwrap();
+            let data: Vec<u8> = recs.concat();
+            let layout = EntryLayout { prefix_bytes, offset_bits: 20, exact: key.len() <= prefix_bytes };
+            let n = recs.len();
+            let (mut entries, mut scratch) = (vec![0u128; n], vec![0u128; n]);
+            extract(&key, layout, &data, 0, r, &mut entries);
+            if pieces {
+                let ctx = SortContext { method, key: &key, layout, record_size: r };
+                let mut done = 0;
+                sort_in_pieces(&ctx, &data, &mut entries, &mut scratch, |p| done += p.len());
+                prop_assert_eq!(done, n);
+            } else {
+                sort(method, &key, layout, r, &data, &mut entries, &mut scratch);
+            }
+            let got: Vec<usize> = entries.iter().map(|&e| layout.offset(e) / r).collect();
+            let mut expect: Vec<usize> = (0..n).collect();
+            expect.sort_by(|&a, &b| key.compare(&recs[a], &recs[b])); // stable: ties by index
+            prop_assert_eq!(got, expect);
+            for &e in &entries {
+                let off = layout.offset(e);
+                prop_assert_eq!(e, layout.entry(&key, &data[off..off + r], off));
+            }
+        }
     }
 
     proptest! {

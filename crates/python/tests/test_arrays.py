@@ -93,6 +93,29 @@ def test_random_structured_arrays(rng):
         check(arr, order, descending)
 
 
+def test_keys_longer_than_the_entry_prefix_tie_at_every_level(rng):
+    """Keys of 24 to 43 bytes (an entry holds at most 15 of them) whose fields take two or three
+    values each, so that records tie on every prefix and window of the key and often fully:
+    the sort refines the ties level by level and must still equal numpy's stable order."""
+    fields = [("a", "<i8"), ("b", ">f8"), ("c", "<U3"), ("d", "S5"), ("e", ">u2"), ("f", "<f4")]
+    pools = {
+        "a": np.array([-(2**63), 0, 2**40], dtype="<i8"),
+        "b": np.array([np.nan, -0.5, np.inf], dtype=">f8"),
+        "c": np.array(["ab", "ab\u00e9", "b"], dtype="<U3"),
+        "d": np.array([b"", b"x\x00", b"x\xff"], dtype="S5"),
+        "e": np.array([1, 65535], dtype=">u2"),
+        "f": np.array([-1.0, 2.5], dtype="<f4"),
+    }
+    for n in (40, 5000, 60_000):
+        arr = np.zeros(n, fields)
+        for name, _ in fields:
+            arr[name] = rng.choice(pools[name], n)
+        for _ in range(4):
+            order = list(rng.permutation([f for f, _ in fields]))
+            descending = [bool(d) for d in rng.random(len(order)) < 0.5]
+            check(arr, order, descending)
+
+
 def test_special_floats(rng):
     for dtype in FLOATS:
         arr = np.array(SPECIAL * 7, dtype=dtype)[rng.permutation(70)]

@@ -3,8 +3,9 @@
 //! Every key is turned into a byte string that compares correctly with `memcmp`: the concatenation of
 //! its parts' normalized forms, each part's bytes inverted when descending. The sorter keeps only a
 //! prefix of it in the 16-byte entry ([`ResolvedKey::prefix`]); when the key is longer than the
-//! prefix, entries whose prefixes tie are put in order by [`ResolvedKey::compare`] on the records
-//! themselves.
+//! prefix, entries whose prefixes tie are sorted again by the key's next bytes
+//! ([`ResolvedKey::window`]), level by level, and small groups of them by [`ResolvedKey::compare`] on
+//! the records themselves.
 //!
 //! Each part has a [`KeyType`] whose normalized form has exactly the part's length:
 //!
@@ -368,6 +369,25 @@ impl Part {
         }
     }
 
+    /// Writes bytes `[from, from + out.len())` (within `len`) of the part's ascending normalized form.
+    #[inline]
+    fn write_range(&self, rec: &[u8], from: usize, out: &mut [u8]) {
+        match self.norm {
+            Norm::Bytes => out.copy_from_slice(&rec[self.offset + from..self.offset + from + out.len()]),
+            Norm::Int { .. } | Norm::Float { .. } => {
+                let v = self.number(rec) << (64 - 8 * self.len);
+                out.copy_from_slice(&v.to_be_bytes()[from..from + out.len()]);
+            }
+            Norm::Decimal if from == 0 => self.write(rec, out),
+            Norm::Decimal => {
+                // The encoding is written from its start: encode up to the range's end, keep the range.
+                let mut head = vec![0u8; from + out.len()];
+                decimal::encode(&rec[self.offset..self.offset + self.len], &mut head);
+                out.copy_from_slice(&head[from..]);
+            }
+        }
+    }
+
     /// Compares the part of two records, ascending.
     #[inline]
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
@@ -456,6 +476,36 @@ impl ResolvedKey {
                 u128::from_be_bytes(b)
             }
         }
+    }
+
+    /// Bytes `[skip, skip + n)` (n <= 16) of the normalized key as the top bytes of a u128, zero
+    /// below and past the key's end: [`ResolvedKey::prefix`] from byte `skip` on. The sort refines
+    /// ties of one prefix by the next bytes of the key this way (see `entry::sort_ties`).
+    #[inline]
+    pub fn window(&self, rec: &[u8], skip: usize, n: usize) -> u128 {
+        if skip == 0 {
+            return self.prefix(rec, n);
+        }
+        let end = (skip + n).min(self.len);
+        let mut b = [0u8; 16];
+        let mut start = 0; // where the current part starts in the normalized key
+        for p in &self.parts {
+            let (from, to) = (skip.max(start), end.min(start + p.len));
+            if from < to {
+                let out = &mut b[from - skip..to - skip];
+                p.write_range(rec, from - start, out);
+                if p.descending {
+                    for d in out {
+                        *d = !*d;
+                    }
+                }
+            }
+            start += p.len;
+            if start >= end {
+                break;
+            }
+        }
+        u128::from_be_bytes(b)
     }
 
     /// Full comparison of two records' keys.

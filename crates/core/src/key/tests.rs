@@ -125,6 +125,11 @@ fn check_pair(key: &ResolvedKey, a: &[u8], b: &[u8], expected: Ordering) -> std:
         if key.len() <= n {
             prop_assert_eq!(pa.cmp(&pb), expected, "prefix {} covers the key", n);
         }
+        // Every window of the key is its normalized bytes from there on.
+        for skip in 0..=key.len() {
+            prop_assert_eq!(key.window(a, skip, n), top(&na[skip..], n), "window {}+{} of a", skip, n);
+            prop_assert_eq!(key.window(b, skip, n), top(&nb[skip..], n), "window {}+{} of b", skip, n);
+        }
     }
     Ok(())
 }
