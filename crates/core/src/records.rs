@@ -23,8 +23,10 @@ use std::sync::Arc;
 use std::time::Instant;
 use xsort_io::{AlignedBuf, BlockWriter, MappedFile, Prefault, PrefaultAhead};
 
-/// How far ahead of a stream's reader its chunk's buffers are faulted in (data and entries).
-const PREFAULT_WINDOW: usize = 64 << 20;
+/// How far ahead of a stream's reader its chunk's buffers are faulted in (data, entries and
+/// scratch together): two of the reader's 8 MiB reads, so that the reads rarely fault, while a
+/// stream that ends touches at most this much that it never uses.
+const PREFAULT_WINDOW: usize = 16 << 20;
 
 /// A sort of fixed-size records, its inputs opened.
 pub(crate) struct RecordSort<'a> {
@@ -85,7 +87,7 @@ impl<'a> RecordSort<'a> {
         let touch = &self.counters.touch;
         let _prefault = (!rec.touch && known).then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf], touch.clone()));
         let window = (PREFAULT_WINDOW / (r + ENTRY_BYTES_PER_RECORD)).max(1);
-        let ahead =
+        let mut ahead =
             (!rec.touch && !known).then(|| PrefaultAhead::start(&[(&buf, r), (&entry_buf, 16), (&scratch_buf, 16)], window, touch.clone()));
         // A whole chunk's scratch counts as far as its records use it (below).
         self.entries_bytes = (entry_buf.capacity() + if whole { 0 } else { scratch_buf.capacity() }) as u64;
@@ -107,6 +109,9 @@ impl<'a> RecordSort<'a> {
                 }
             })?;
             records += n as u64;
+            if self.inputs.exhausted() {
+                ahead = None; // nothing more to read: stop faulting pages no record will use
+            }
             cfg.check_cancelled()?;
             let one_pass = runs.is_empty() && self.inputs.exhausted();
             if whole {
