@@ -402,3 +402,22 @@ fn a_full_disk_under_one_ranks_part_or_the_shared_output_publishes_nothing() {
     assert_eq!(names(&f.path("d2")), ["out"]);
     assert_nothing_left(&f, &["d0", "d1", "d2", "in0", "in1", "in2"]);
 }
+
+#[test]
+fn ranks_on_one_host_start_with_shared_memory_messaging_only() {
+    // All ranks on this host: xsort-mpi picks Open MPI's ob1 before MPI starts, so no other
+    // messaging layer (cm, and UCX beneath it) is loaded and probed (0.2 s of every start here).
+    // A pml the user names is left alone.
+    let f = Fixture::new();
+    f.records("in", 1_000, false);
+    let args = ["--record-size", "100", "--key-bytes", "0:10", "-o", "out", "in"];
+    let out = f.mpirun(2, &args, &[("OMPI_MCA_pml_base_verbose", "10")]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("component ob1 selected"), "{log}");
+    assert!(!log.contains("found loaded component cm"), "{log}");
+    let out = f.mpirun(2, &args, &[("OMPI_MCA_pml_base_verbose", "10"), ("OMPI_MCA_pml", "ob1,cm")]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("found loaded component cm"), "{log}");
+}
