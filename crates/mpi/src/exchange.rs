@@ -373,7 +373,7 @@ impl Pieces {
 /// Waits for `req` without keeping a core busy: a blocking MPI wait polls without pause, and
 /// with the ranks and their sorts' threads sharing the cores (as on one machine), the rank that
 /// waits takes the time of the one it waits for. So it polls a while, then sleeps between polls.
-fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
+pub(crate) fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
     for spins in 0u32.. {
         match req.test() {
             Ok(_) => return,

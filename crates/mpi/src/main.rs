@@ -5,6 +5,7 @@
 
 mod comm;
 mod exchange;
+mod inplace;
 mod job;
 mod options;
 mod output;
