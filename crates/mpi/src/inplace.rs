@@ -16,8 +16,9 @@
 //! sorting entries as integers is stable across ranks, as the engine's offsets are within one.
 //!
 //! The ranks first count what goes where (a pass over the share, which also makes the kept
-//! records' entries), exchange the counts, and agree that every rank's range fits its `-S`:
-//! otherwise they all take the engine's streaming path.
+//! records' entries), exchange the counts, and agree that every rank's range, its entries and the
+//! kernel's scratch fit in half its `-S` (what the engine's local sort would get): otherwise they
+//! all take the engine's streaming path.
 
 use crate::comm::{Comm, SPARE};
 use crate::exchange::{wait_politely, ExchangeStats};
@@ -28,6 +29,7 @@ use anyhow::{Context, Result};
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::traits::*;
 use mpi::Count;
+use std::cmp::Ordering;
 use std::time::Instant;
 use xsort_core::key::ResolvedKey;
 
@@ -88,17 +90,27 @@ impl<'a> InPlace<'a> {
         let (mut dest, mut entries) = arrays.ok()?;
         let mut outgoing = vec![0u64; n];
         let mut kept = 0;
+        // The splitters' order (`Splitters::rank_of`), decided by the key prefixes the entries
+        // hold where they differ (most records): the full key and position only where they are equal.
+        let (items, by_position) = splitters.items();
+        let splits: Vec<(u128, &[u8], u64)> = items.iter().map(|(it, pos)| (key.prefix(it, prefix_bytes), &it[..], *pos)).collect();
+        let exact = key.len() <= prefix_bytes;
+        let below = |s: &(u128, &[u8], u64), p: u128, rec: &[u8], pos: u64| {
+            let o = s.0.cmp(&p).then_with(|| if exact { Ordering::Equal } else { key.compare(s.1, rec) });
+            (if by_position { o.then(s.2.cmp(&pos)) } else { o }) == Ordering::Less
+        };
         {
             let (d, e) = (dest.as_mut_slice(), entries.as_mut_slice());
             let mut i = 0;
             for m in &maps {
                 for (j, rec) in m.data().chunks_exact(r).enumerate() {
                     let pos = m.global + (j * r) as u64;
-                    let to = splitters.rank_of(rec, pos);
+                    let p = key.prefix(rec, prefix_bytes);
+                    let to = splits.partition_point(|s| below(s, p, rec, pos));
                     d[i] = to as u16;
                     outgoing[to] += r as u64;
                     if to == me {
-                        e[kept] = key.prefix(rec, prefix_bytes) | pos as u128;
+                        e[kept] = p | pos as u128;
                         kept += 1;
                     }
                     i += 1;
@@ -109,10 +121,13 @@ impl<'a> InPlace<'a> {
         comm.world.all_to_all_into(&outgoing[..], &mut incoming[..]);
         incoming[me] = 0;
         let received: u64 = incoming.iter().sum();
-        let mine = (kept as u64 + received / r as u64) * 32 + received + 2 * records as u64;
+        // What the range holds (its kept records mapped, the received ones in the buffer), its
+        // entries and the kernel's scratch, and the destinations: within the half of `-S` that the
+        // engine's local sort would have (the exchange's buffers are in the other half).
+        let mine = (kept as u64 + received / r as u64) * 32 + outgoing[me] + received + 2 * records as u64;
         // The receive buffer is made before the ranks agree, so that nothing can fail between
         // that agreement and the end of the rounds (a rank leaving the collectives would hang them).
-        let recv = if mine <= memory && received < Count::MAX as u64 { Fresh::<u8>::new(received as usize + SPARE).ok() } else { None };
+        let recv = if mine <= memory / 2 && received < Count::MAX as u64 { Fresh::<u8>::new(received as usize + SPARE).ok() } else { None };
         if comm.any(recv.is_none()).is_some() {
             return None;
         }
@@ -331,10 +346,13 @@ impl<'b> Locate<'b> {
 /// Asks the CPU to bring `data`'s first byte into cache (the gather's sources are scattered).
 #[inline]
 fn prefetch(data: &[u8]) {
+    // Its first and last byte: a record may span two cache lines.
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint; it never faults and reads nothing the program sees.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(data.as_ptr() as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(data.as_ptr() as *const i8, _MM_HINT_T0);
+        _mm_prefetch(data.as_ptr().add(data.len().saturating_sub(1)) as *const i8, _MM_HINT_T0);
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = data;
