@@ -83,9 +83,9 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     };
     if let Some(mut p) = in_place {
         fault_point(rank, "exchange");
-        let sorted = p.exchange_and_sort(&share, chunk, threads);
-        comm.agree(sorted)?;
-        return finish_in_place(comm, opts, p, &output, &temp_dir, started, sample_s, stats_file);
+        let exchanged = p.exchange(&share, chunk);
+        comm.agree(exchanged)?;
+        return finish_in_place(comm, opts, p, &output, &temp_dir, threads, (started, sample_s), stats_file);
     }
     // The sort's input has no length of its own: it plans for what a rank should receive (the mean
     // share and 10% for the splitters' imbalance, a few percent; at least 64 MiB), not for all of
@@ -140,16 +140,16 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     report(comm, opts, &mine, stats_file)
 }
 
-/// Phases 4 to 6 of the in-place path: offsets, write, commit.
+/// Phases 4 to 6 of the in-place path: offsets, then the local sort and the write together, commit.
 #[allow(clippy::too_many_arguments)]
 fn finish_in_place(
     comm: &Comm,
     opts: &Options,
-    p: InPlace,
+    mut p: InPlace,
     output: &Path,
     temp_dir: &Path,
-    started: Instant,
-    sample_s: f64,
+    threads: usize,
+    (started, sample_s): (Instant, f64),
     stats_file: Option<StatsFile>,
 ) -> Result<(), Stop> {
     let size = p.size();
@@ -157,7 +157,7 @@ fn finish_in_place(
     let t = Instant::now();
     let target = comm.agree(open_target(comm, opts, output, temp_dir))?;
     let mut pull_s = 0.0;
-    let written = p.write(&target, offset, &mut pull_s);
+    let written = p.sort_and_write(&target, offset, threads, &mut pull_s);
     fault_point(comm.rank, "write");
     comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
     let output_s = t.elapsed().as_secs_f64();
