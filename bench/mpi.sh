@@ -79,8 +79,13 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 for x in r["per_rank"]:
     e = x["exchange"]
-    print(f"  rank {x['rank']} (last run): exchange {e['elapsed_s']:.3f} s (read and cut {e['input_s']:.3f} s, blocked in MPI {e['wait_s']:.3f} s), "
-          f"sort to its end {x['sort']['elapsed_s']:.3f} s, write {x['output_s']:.3f} s (of it waiting for the sort {x['output_pull_s']:.3f} s), total {x['elapsed_s']:.3f} s")
+    if x.get("sort"):  # the engine's path: exchange, then the sort's end, then the write
+        rest = (f"sort to its end {x['sort']['elapsed_s']:.3f} s, write {x['output_s']:.3f} s "
+                f"(of it waiting for the sort {x['output_pull_s']:.3f} s)")
+    else:  # sorted in place: the sort and the write overlap
+        rest = f"sort and write {x['output_s']:.3f} s (of it gathering records and waiting for the writes {x['output_pull_s']:.3f} s)"
+    print(f"  rank {x['rank']} (last run): exchange {e['elapsed_s']:.3f} s (counting {e.get('count_s', 0):.3f} s, read and cut {e['input_s']:.3f} s "
+          f"in all, blocked in MPI {e['wait_s']:.3f} s), {rest}, total {x['elapsed_s']:.3f} s")
 EOF
 rm -f "$work/in" "$work/out1" "$work/out2"
 echo
