@@ -11,7 +11,7 @@
 #   DIR holds the data (default /tmp); its files are deleted afterwards.
 #   RUNS=N sets the Datamation runs (default 20); RUNS1=N the runs of part 1 (default 3).
 #   NICE=N runs everything under `nice -n N` (default 0). MPIRUN_ARGS adds options to mpirun
-#   (e.g. "--mca pml ob1": on one machine it skips probing UCX, about 0.15 s of each start).
+#   (e.g. a hostfile; on one host xsort-mpi already chooses Open MPI's ob1 over shared memory).
 set -euo pipefail
 
 records=10000000
@@ -79,8 +79,15 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 for x in r["per_rank"]:
     e = x["exchange"]
-    print(f"  rank {x['rank']} (last run): exchange {e['elapsed_s']:.3f} s (read and cut {e['input_s']:.3f} s, blocked in MPI {e['wait_s']:.3f} s), "
-          f"sort to its end {x['sort']['elapsed_s']:.3f} s, write {x['output_s']:.3f} s (of it waiting for the sort {x['output_pull_s']:.3f} s), total {x['elapsed_s']:.3f} s")
+    if x.get("sort"):  # the engine's path: exchange, then the sort's end, then the write
+        rest = (f"sort to its end {x['sort']['elapsed_s']:.3f} s, write {x['output_s']:.3f} s "
+                f"(of it waiting for the sort {x['output_pull_s']:.3f} s)")
+    else:  # sorted in place: the sort and the write overlap
+        rest = f"sort and write {x['output_s']:.3f} s (of it gathering records and waiting for the writes {x['output_pull_s']:.3f} s)"
+    count = e.get("count_s", 0)  # the in-place path counts its share before the rounds
+    print(f"  rank {x['rank']} (last run): " + (f"counting {count:.3f} s, then " if count else "")
+          + f"exchange {e['elapsed_s']:.3f} s (read and cut {e['input_s'] - count:.3f} s, blocked in MPI {e['wait_s']:.3f} s), "
+          f"{rest}, total {x['elapsed_s']:.3f} s")
 EOF
 rm -f "$work/in" "$work/out1" "$work/out2"
 echo

@@ -53,6 +53,9 @@ pub struct ExchangeStats {
     pub mb_per_s: f64,
     /// Bytes that waited for earlier sources in a temp file.
     pub held_on_disk_bytes: u64,
+    /// Of `input_s`, seconds counting where the share's records go and making the kept records'
+    /// entries, before the rounds (the in-place path for records; 0 otherwise).
+    pub count_s: f64,
     /// Seconds of the whole exchange, reading and pushing to the local sort included.
     pub elapsed_s: f64,
 }
@@ -373,7 +376,7 @@ impl Pieces {
 /// Waits for `req` without keeping a core busy: a blocking MPI wait polls without pause, and
 /// with the ranks and their sorts' threads sharing the cores (as on one machine), the rank that
 /// waits takes the time of the one it waits for. So it polls a while, then sleeps between polls.
-fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
+pub(crate) fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
     for spins in 0u32.. {
         match req.test() {
             Ok(_) => return,

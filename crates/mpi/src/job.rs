@@ -14,6 +14,7 @@
 
 use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
+use crate::inplace::InPlace;
 use crate::options::{Options, RANK_MARKER};
 use crate::output::{RangeWriter, SharedFile, Target};
 use crate::share::{Kind, Share};
@@ -25,13 +26,13 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use xsort_core::Sorting;
+use xsort_core::{Order, Sorting};
 
 /// Samples per rank for the splitters.
 const SAMPLES: usize = 4096;
 
 /// Bytes moved at a time from the local sort to the output.
-const OUT_BLOCK: usize = 8 << 20;
+pub(crate) const OUT_BLOCK: usize = 8 << 20;
 
 /// Runs the job on this rank.
 pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
@@ -65,26 +66,38 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let t = Instant::now();
     let samples = comm.agree(share.sample(SAMPLES))?;
     let (all, _) = comm.all_gather_bytes(&split::pack(&samples));
-    let splitters = Splitters::choose(order, !opts.folds, split::unpack(&all), ranks);
+    let splitters = Splitters::choose(order.clone(), !opts.folds, split::unpack(&all), ranks);
     let sample_s = t.elapsed().as_secs_f64();
 
-    // 3. Exchange, into the local sort. Half the rank's memory is the sort's; the exchange's
+    // 3. Exchange, and the local sort: in place for records when every rank's range fits (see
+    // `inplace`), else into xsort's engine. Half the rank's memory is the engine's; the exchange's
     // chunks and held pieces share the rest.
     let memory = opts.memory_per_rank(comm.local_ranks);
+    let threads = opts.threads_per_rank(comm.local_ranks);
+    // Rounds of at most an eighth of the share too: a small share (Datamation's 25 MB on 4 ranks)
+    // then still has rounds to overlap, and touches a few MB of buffers, not 16 MB chunks' worth.
+    let chunk = (memory / 8 / ranks as u64).min(share.len() / 8).clamp(64 << 10, 16 << 20) as usize;
+    let in_place = match (&order, kind) {
+        (Order::Records(key, r), Kind::Records(_)) if !opts.folds => InPlace::count(comm, key, *r, &share, &splitters, memory),
+        _ => None,
+    };
+    if let Some(mut p) = in_place {
+        fault_point(rank, "exchange");
+        let exchanged = p.exchange(&share, chunk);
+        comm.agree(exchanged)?;
+        return finish_in_place(comm, opts, p, &output, &temp_dir, threads, (started, sample_s), stats_file);
+    }
     // The sort's input has no length of its own: it plans for what a rank should receive (the mean
     // share and 10% for the splitters' imbalance, a few percent; at least 64 MiB), not for all of
     // its budget, which it would otherwise allocate up front. A larger share spills, which is
     // correct but slower; the whole budget is left to the merge.
     let mean_share = comm.all_gather(share.len()).iter().sum::<u64>() / ranks as u64;
     let expected = mean_share.saturating_add(mean_share / 10).max(64 << 20);
-    let mut sort = opts.sort.clone().memory(memory / 2).expected_input_bytes(expected).threads(opts.threads_per_rank(comm.local_ranks));
+    let mut sort = opts.sort.clone().memory(memory / 2).expected_input_bytes(expected).threads(threads);
     for d in &opts.temp_dirs {
         sort = sort.temp_dir(d);
     }
     let mut sorting = comm.agree(sort.start().map_err(anyhow::Error::from))?;
-    // Rounds of at most an eighth of the share too: a small share (Datamation's 25 MB on 4 ranks)
-    // then still has rounds to overlap, and touches a few MB of buffers, not 16 MB chunks' worth.
-    let chunk = (memory / 8 / ranks as u64).min(share.len() / 8).clamp(64 << 10, 16 << 20) as usize;
     let mut exchange = Exchange::new(comm, &mut sorting, (memory / 4) as usize, temp_dir.clone());
     fault_point(rank, "exchange");
     let exchanged = exchange.run(&mut share, &splitters, chunk, kind);
@@ -98,11 +111,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
 
     // 5. Write.
     let t = Instant::now();
-    let target = comm.agree(if opts.output.contains(RANK_MARKER) {
-        xsort_io::output::AtomicOutput::create(&output, false, Some(&temp_dir)).map(Target::Part).map_err(anyhow::Error::from)
-    } else {
-        shared_output(comm, &output)
-    })?;
+    let target = comm.agree(open_target(comm, opts, &output, &temp_dir))?;
     let mut pull_s = 0.0;
     let written = match staged {
         Some((file, n)) => copy_staged(file, n, &target, offset),
@@ -126,8 +135,58 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
         output_s,
         output_pull_s: pull_s,
         sort: sorting.stats().cloned(),
+        local_sort_s: None,
     };
     report(comm, opts, &mine, stats_file)
+}
+
+/// Phases 4 to 6 of the in-place path: offsets, then the local sort and the write together, commit.
+#[allow(clippy::too_many_arguments)]
+fn finish_in_place(
+    comm: &Comm,
+    opts: &Options,
+    mut p: InPlace,
+    output: &Path,
+    temp_dir: &Path,
+    threads: usize,
+    (started, sample_s): (Instant, f64),
+    stats_file: Option<StatsFile>,
+) -> Result<(), Stop> {
+    let size = p.size();
+    let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
+    let t = Instant::now();
+    let target = comm.agree(open_target(comm, opts, output, temp_dir))?;
+    let mut pull_s = 0.0;
+    let written = p.sort_and_write(&target, offset, threads, &mut pull_s);
+    fault_point(comm.rank, "write");
+    comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
+    let output_s = t.elapsed().as_secs_f64();
+    commit(comm, target, opts.sync)?;
+    let mine = RankStats {
+        rank: comm.rank,
+        host: mpi::environment::processor_name().unwrap_or_default(),
+        elapsed_s: started.elapsed().as_secs_f64(),
+        sample_s,
+        exchange: p.stats.clone(),
+        sorted_bytes: size,
+        output_bytes: size,
+        output_offset: offset,
+        output_s,
+        output_pull_s: pull_s,
+        sort: None,
+        local_sort_s: Some(p.sort_s),
+    };
+    drop(p);
+    report(comm, opts, &mine, stats_file)
+}
+
+/// The rank's output: its part, or the shared file's temp name (collective).
+fn open_target(comm: &Comm, opts: &Options, output: &Path, temp_dir: &Path) -> Result<Target> {
+    if opts.output.contains(RANK_MARKER) {
+        xsort_io::output::AtomicOutput::create(output, false, Some(temp_dir)).map(Target::Part).map_err(anyhow::Error::from)
+    } else {
+        shared_output(comm, output)
+    }
 }
 
 /// Fault injection for the tests of failure across ranks: `XSORT_MPI_FAULT=kill:RANK:PHASE` makes

@@ -156,6 +156,63 @@ impl Share {
         }
     }
 
+    /// The share's segments mapped into memory (read-only, populated up front), in order, for the
+    /// records path that sorts in place ([`crate::inplace`]); None where one cannot be mapped (the
+    /// caller then reads the share). A mapping is guarded against its file shrinking
+    /// ([`xsort_io::sigbus`]): ask [`MappedSegment::check`] before committing what was made of it.
+    pub fn map(&self) -> Option<Vec<MappedSegment>> {
+        let page = 4096u64;
+        let mut out = Vec::new();
+        for seg in &self.segments {
+            let input = &self.inputs[seg.input];
+            let from = seg.start / page * page;
+            let len = usize::try_from(seg.end - from).ok()?;
+            // SAFETY: a read-only private mapping of an open file at a page-aligned offset, no
+            // address hint; the result is checked.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE | libc::MAP_POPULATE,
+                    std::os::unix::io::AsRawFd::as_raw_fd(&input.file),
+                    from as libc::off_t,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return None;
+            }
+            let Some(registration) = xsort_io::sigbus::register(p as usize, len) else {
+                // SAFETY: unmapping exactly the mapping just made, of which nothing was handed out.
+                unsafe { libc::munmap(p, len) };
+                return None;
+            };
+            out.push(MappedSegment {
+                mapping: Mapping { ptr: p as *mut u8, len, registration: Some(registration) },
+                skip: (seg.start - from) as usize,
+                global: input.base + seg.start,
+                file: input.file.try_clone().ok()?,
+                path: input.path.clone(),
+                file_len: input.len,
+            });
+        }
+        Some(out)
+    }
+
+    /// Fault injection for the tests on the mapped path: cuts the input holding the share's byte
+    /// `at` to that offset.
+    pub fn shrink_at(&self, mut at: u64) {
+        for seg in &self.segments {
+            if at < seg.end - seg.start {
+                if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&self.inputs[seg.input].path) {
+                    let _ = f.set_len(seg.start + at);
+                }
+                return;
+            }
+            at -= seg.end - seg.start;
+        }
+    }
+
     /// Whether the whole share has been read.
     pub fn is_read(&self) -> bool {
         self.cursor.0 >= self.segments.len()
@@ -319,4 +376,61 @@ fn memchr(t: u8, b: &[u8]) -> Option<usize> {
 
 fn memrchr(t: u8, b: &[u8]) -> Option<usize> {
     memchr::memrchr(t, b)
+}
+
+/// A memory map of part of a file; unmapped (and unregistered first) when dropped.
+struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+    registration: Option<xsort_io::sigbus::Registration>,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // Unregistered first: once unmapped, the range may be reused by another mapping.
+        self.registration = None;
+        // SAFETY: unmapping exactly the region mapped in `Share::map`; no slice of it outlives self.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// One segment of a share, mapped.
+pub struct MappedSegment {
+    mapping: Mapping,
+    /// Bytes of the mapping before the segment (its start rounded down to a page).
+    skip: usize,
+    /// Global position of the segment's first byte.
+    pub global: u64,
+    file: File,
+    path: PathBuf,
+    /// The file's length when the sort began.
+    file_len: u64,
+}
+
+// SAFETY: the mapping is read-only and owned by this value; sharing &[u8] across threads is sound.
+unsafe impl Send for MappedSegment {}
+// SAFETY: see above.
+unsafe impl Sync for MappedSegment {}
+
+impl MappedSegment {
+    /// The segment's bytes (zeros past the point where its file was found to have shrunk).
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: the mapping is valid for `len` bytes for the life of self and never written.
+        let all = unsafe { std::slice::from_raw_parts(self.mapping.ptr, self.mapping.len) };
+        &all[self.skip..]
+    }
+
+    /// An error if the file shrank while mapped: what was read from it may be zeros, not its bytes.
+    pub fn check(&self) -> Result<()> {
+        let shrank = self.mapping.registration.as_ref().is_none_or(|r| r.shrank());
+        let now = self.file.metadata().map_or(0, |m| m.len());
+        if shrank || now < self.file_len {
+            bail!(
+                "{}: shrank while being read: it has {now} of the {} bytes it had when the sort began",
+                self.path.display(),
+                self.file_len
+            );
+        }
+        Ok(())
+    }
 }

@@ -46,6 +46,11 @@ impl Splitters {
         Splitters { order, by_position, items }
     }
 
+    /// The splitters in order, each with its global position; whether positions break ties.
+    pub fn items(&self) -> (&[Sample], bool) {
+        (&self.items, self.by_position)
+    }
+
     /// The rank an item at global position `pos` goes to.
     pub fn rank_of(&self, item: &[u8], pos: u64) -> usize {
         self.items.partition_point(|s| compare(&self.order, self.by_position, (&s.0, s.1), (item, pos)) == Ordering::Less)

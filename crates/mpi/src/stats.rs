@@ -27,8 +27,10 @@ pub struct RankStats {
     pub output_s: f64,
     /// Of `output_s`, seconds waiting for the local sort's output (the rest is writing).
     pub output_pull_s: f64,
-    /// The local sort's own statistics.
+    /// The local sort's own statistics (the engine's path).
     pub sort: Option<SortStats>,
+    /// Seconds sorting the range's entries (the in-place path for records, which has no engine).
+    pub local_sort_s: Option<f64>,
 }
 
 /// Gathers every rank's figures; on rank 0, the whole job's report as JSON.
@@ -87,7 +89,7 @@ pub fn render(report: &Value) -> String {
     );
     for r in report["per_rank"].as_array().into_iter().flatten() {
         let x = &r["exchange"];
-        let sort_s = r["sort"]["elapsed_s"].as_f64().unwrap_or(0.0);
+        let sort_s = r["sort"]["elapsed_s"].as_f64().or(r["local_sort_s"].as_f64()).unwrap_or(0.0);
         let _ = writeln!(
             s,
             "{:>4}  {:>8.1}  {:>6.3}  {:>7.1}  {:>7.1}  {:>6.3}  {:>9.0}  {:>9.1}  {:>6.3}  {:>9.1}  {:>7.3}  {:>8.3}  {:>7.3}",

@@ -402,3 +402,75 @@ fn a_full_disk_under_one_ranks_part_or_the_shared_output_publishes_nothing() {
     assert_eq!(names(&f.path("d2")), ["out"]);
     assert_nothing_left(&f, &["d0", "d1", "d2", "in0", "in1", "in2"]);
 }
+
+#[test]
+fn ranks_on_one_host_start_with_shared_memory_messaging_only() {
+    // All ranks on this host: xsort-mpi picks Open MPI's ob1 before MPI starts, so no other
+    // messaging layer (cm, and UCX beneath it) is loaded and probed (0.2 s of every start here).
+    // A pml the user names is left alone.
+    let f = Fixture::new();
+    f.records("in", 1_000, false);
+    let args = ["--record-size", "100", "--key-bytes", "0:10", "-o", "out", "in"];
+    let out = f.mpirun(2, &args, &[("OMPI_MCA_pml_base_verbose", "10")]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("component ob1 selected"), "{log}");
+    assert!(!log.contains("found loaded component cm"), "{log}");
+    let out = f.mpirun(2, &args, &[("OMPI_MCA_pml_base_verbose", "10"), ("OMPI_MCA_pml", "ob1,cm")]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("found loaded component cm"), "{log}");
+}
+
+/// Records whose first 14 bytes are all equal, bytes 14..20 one of 50 values and the rest the
+/// record's number: with a 20-byte key, entry prefixes tie and the full key decides, and equal
+/// keys show whether they kept their input order.
+fn tied_records(f: &Fixture, name: &str, count: usize, seed: usize) {
+    let mut data = Vec::with_capacity(count * 100);
+    for i in 0..count {
+        let mut rec = [b'A'; 100];
+        rec[14..20].copy_from_slice(format!("{:06}", (i * 7919 + seed) % 50).as_bytes());
+        rec[20..40].copy_from_slice(format!("{:020}", i + seed * 1_000_000).as_bytes());
+        data.extend_from_slice(&rec);
+    }
+    std::fs::write(f.path(name), data).expect("write");
+}
+
+#[test]
+fn records_that_fit_are_sorted_in_place_stably() {
+    // The default budget: each rank sorts its range in place (no engine statistics, its own sort
+    // time). Keys longer than the entries' prefix (ties decided by the full key, then position),
+    // short keys with many equal ones, and several inputs.
+    let f = Fixture::new();
+    tied_records(&f, "a", 30_000, 0);
+    tied_records(&f, "b", 11_111, 3);
+    f.records("c", 20_000, true);
+    same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:20"], &["a", "b"]);
+    same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:20", "--key-bytes", "30:4"], &["b", "a"]);
+    same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:1"], &["c", "a"]);
+    same_as_xsort(&f, &["--spec", "-format=size:100 -key=offset:17,size:3,character,descending"], &["a", "c", "b"]);
+    f.cluster(3, &["--record-size", "100", "--key-bytes", "0:20", "--stats-json", "s.json", "-o", "out", "a", "b"]);
+    let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
+    for r in stats["per_rank"].as_array().expect("per_rank") {
+        assert!(r["sort"].is_null() && r["local_sort_s"].as_f64().is_some(), "not sorted in place: {r}");
+        assert!(r["exchange"]["received_bytes"].as_u64() > Some(0), "{r}");
+    }
+}
+
+#[test]
+fn an_input_cut_short_while_sorted_in_place_stops_every_rank() {
+    // Rank 1's input is truncated after two rounds of the exchange, while it is mapped: what it
+    // read past the cut is zeros, and it fails before anything is committed.
+    let f = Fixture::new();
+    for r in 0..3 {
+        generate_file(&f.path(&format!("in{r}")), 30_000 * r as u128, 30_000, GenOptions::default(), 1).expect("gensort");
+    }
+    std::fs::write(f.path("out"), b"old").expect("write");
+    let args = ["--record-size", "100", "--key-bytes", "0:10", "--stats-json", "s.json", "-o", "out", "in{rank}"];
+    let out = f.mpirun(3, &args, &[("XSORT_MPI_FAULT", "shrink:1:2")]);
+    let line = one_error_line(&out);
+    assert!(line.starts_with("xsort-mpi: rank 1: in1: shrank while being read: it has "), "{line}");
+    assert!(line.ends_with(" of the 3000000 bytes it had when the sort began"), "{line}");
+    assert_eq!(f.read("out"), b"old");
+    assert_nothing_left(&f, &["in0", "in1", "in2", "out"]);
+}
