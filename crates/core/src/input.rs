@@ -84,8 +84,8 @@ impl InputSet {
             .sum()
     }
 
-    /// Whether any input is a stream (a pipe, a terminal, a caller's reader), whose records are seen
-    /// only once a chunk's read has ended, not while it is in flight.
+    /// Whether any input is a stream (a pipe, a terminal, a caller's reader): read on the sorting
+    /// thread itself, with no reads in flight while records are handled, and of unknown length.
     pub fn any_stream(&self) -> bool {
         self.sources.iter().any(|s| matches!(s, Source::Stream { .. }))
     }

@@ -57,9 +57,10 @@ impl<'a> RecordSort<'a> {
 
     /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
     /// the output, otherwise each becomes a run. Files deliver records while later reads are in
-    /// flight, so their entries are sorted in batches meanwhile and merged at the end; a stream
-    /// (a pipe, a pushed input) fills the whole chunk before any record is seen, so its chunk is
-    /// sorted in one parallel pass and gathered in parallel as it is written, as a mapped file is.
+    /// flight, so their entries are sorted in batches meanwhile and merged at the end. A stream (a
+    /// pipe, a pushed input) is read on this thread, which only extracts keys between its reads; its
+    /// chunk is sorted in one parallel pass once filled and gathered in parallel as it is written,
+    /// as a mapped file is (sorting it in batches between the reads measured no faster).
     fn read_and_sort(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
