@@ -42,12 +42,6 @@ work=$(mktemp -d "$dir/xsort-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bytes=$((records * 100))
 
-check() { # check OUTPUT EXPECTED_CHECKSUM
-  "$bin/valsort" -q "$1" || { echo "FAILED: $1 is not sorted" >&2; exit 1; }
-  local sum; sum=$("$bin/valsort" "$1" 2>&1 | sed -n 's/^Checksum: //p')
-  [[ $sum == "$2" ]] || { echo "FAILED: checksum $sum != $2" >&2; exit 1; }
-}
-
 # Times one xsort measurement: `measure NAME PREP CHECKSUM OUTPUT ARGS...` runs PREP (a command),
 # then `xsort ARGS -o OUTPUT`, checks the output and appends the seconds to the array NAME; with
 # --baseline, the same with the baseline binary (its times in base_NAME, its output written beside

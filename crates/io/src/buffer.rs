@@ -137,6 +137,22 @@ pub struct Prefault {
 /// Step of the background prefault: small enough to stay just ahead of 8 MiB reads.
 pub const PREFAULT_STEP: usize = 4 << 20;
 
+/// Faults in the `n` bytes at address `at` and records the step in `counters`; false when the
+/// kernel cannot (an old kernel without MADV_POPULATE_WRITE: nothing to gain from going on).
+///
+/// # Safety
+/// `at..at + n` must lie inside a live mapping for the whole call.
+unsafe fn populate(at: usize, n: usize, counters: &crate::IoCounters) -> bool {
+    let started = std::time::Instant::now();
+    // SAFETY: the caller guarantees a live mapping; MADV_POPULATE_WRITE only populates page
+    // tables, it never changes the contents of present pages (the buffers may be filled meanwhile).
+    if unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) } != 0 {
+        return false;
+    }
+    counters.record(n as u64, started, false);
+    true
+}
+
 impl Prefault {
     /// Starts populating `bufs`, in order, front to back, recording each step in `counters`.
     pub fn start(bufs: &[&AlignedBuf], counters: std::sync::Arc<crate::IoCounters>) -> Self {
@@ -151,15 +167,11 @@ impl Prefault {
                     let mut off = 0;
                     while off < len && !s.load(Ordering::Relaxed) {
                         let n = PREFAULT_STEP.min(len - off);
-                        let started = std::time::Instant::now();
                         // SAFETY: the range lies inside a live mapping (the guard is dropped before
-                        // the buffers: see Prefault's contract), and MADV_POPULATE_WRITE only
-                        // populates page tables; it never changes the contents of present pages.
-                        let r = unsafe { libc::madvise((base + off) as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) };
-                        if r != 0 {
-                            return; // an old kernel without MADV_POPULATE_WRITE: nothing to gain
+                        // the buffers: see Prefault's contract).
+                        if !unsafe { populate(base + off, n, &counters) } {
+                            return;
                         }
-                        counters.record(n as u64, started, false);
                         off += n;
                     }
                 }
@@ -215,14 +227,11 @@ impl PrefaultAhead {
                             continue;
                         }
                         let n = PREFAULT_STEP.min(limit - *done);
-                        let started = std::time::Instant::now();
-                        // SAFETY: as in Prefault::start: a range inside a live mapping (the guard is
-                        // dropped before the buffers), populated without changing any contents.
-                        let r = unsafe { libc::madvise((*base + *done) as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) };
-                        if r != 0 {
-                            return; // an old kernel without MADV_POPULATE_WRITE: nothing to gain
+                        // SAFETY: a range inside a live mapping (the guard is dropped before the
+                        // buffers).
+                        if !unsafe { populate(*base + *done, n, &counters) } {
+                            return;
                         }
-                        counters.record(n as u64, started, false);
                         *done += n;
                         busy = true;
                     }
