@@ -229,6 +229,10 @@ pub struct FloorArgs {
     /// Print the measurement as one JSON object (seconds, bytes, MB/s, modes).
     #[arg(long)]
     pub json: bool,
+    /// Also read FILE while writing as many bytes, at once (duplex_s): each pass of a spilled sort
+    /// does that, so twice it is the two-pass floor.
+    #[arg(long)]
+    pub duplex: bool,
 }
 
 /// Everything a benchmark needs, defaults applied and checked.

@@ -41,6 +41,11 @@ pub struct Floor {
     /// "direct" or "buffered" (the file system refused O_DIRECT).
     pub read_mode: String,
     pub write_mode: String,
+    /// With `--duplex`: the time to read the input and write as many bytes (and fsync) at once,
+    /// each with `inflight` transfers in flight: what a pass of a spilled sort, which reads one
+    /// file while it writes another, needs at least. Twice it is the two-pass floor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplex_s: Option<f64>,
 }
 
 /// Measures the floor for `input`, writing (then deleting) `scratch`.
@@ -68,7 +73,33 @@ pub fn measure(input: &Path, scratch: &Path, cfg: Config) -> Result<Floor> {
         inflight,
         read_mode,
         write_mode,
+        duplex_s: None,
     })
+}
+
+/// Reads `input` while writing as many bytes to `scratch` (then deleted) and syncing them, with
+/// `cfg.inflight` transfers in flight each: the seconds until both are done.
+pub fn measure_duplex(input: &Path, scratch: &Path, cfg: Config) -> Result<f64> {
+    let transfer = cfg.transfer.div_ceil(4096).max(1) * 4096;
+    let buffers = || {
+        (0..cfg.inflight.max(1)).map(|_| AlignedBuf::new(transfer).map_err(|e| anyhow!("floor buffer: {e}"))).collect::<Result<Vec<_>>>()
+    };
+    let (mut reads, mut writes) = (buffers()?, buffers()?);
+    for b in writes.iter_mut() {
+        xsort_sortbench::fill_records(b, 0, xsort_sortbench::GenOptions::default());
+    }
+    let bytes = std::fs::metadata(input).with_context(|| format!("stat {}", input.display()))?.len();
+    let t = Instant::now();
+    let (read, write) = std::thread::scope(|s| {
+        let writer = s.spawn(|| write(scratch, bytes, &writes, transfer));
+        let read = read(input, &mut reads, transfer);
+        (read, writer.join().map_err(|_| anyhow!("floor writer panicked")).and_then(|w| w))
+    });
+    let elapsed = t.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(scratch);
+    read?;
+    write?;
+    Ok(elapsed)
 }
 
 fn open_read(path: &Path) -> Result<(File, String)> {
@@ -174,7 +205,10 @@ pub fn run_command(a: &crate::cli::FloorArgs) -> Result<()> {
     };
     let scratch = dir.join(format!(".xsort-bench-floor-{}.tmp", std::process::id()));
     let cfg = Config { transfer: usize::try_from(a.transfer).unwrap_or(usize::MAX), inflight: a.inflight };
-    let f = measure(&a.file, &scratch, cfg)?;
+    let mut f = measure(&a.file, &scratch, cfg)?;
+    if a.duplex {
+        f.duplex_s = Some(measure_duplex(&a.file, &scratch, cfg)?);
+    }
     if a.json {
         println!("{}", serde_json::to_string(&f).context("encoding the floor")?);
     } else {
@@ -198,7 +232,7 @@ fn describe(file: &Path, f: &Floor) -> String {
         f.total_s,
         f.transfer_size / 1024,
         f.inflight
-    )
+    ) + &f.duplex_s.map(|d| format!("; read and write at once {d:.3} s")).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -214,6 +248,9 @@ mod tests {
         assert_eq!(f.bytes, 300_000);
         assert!(f.read_s > 0.0 && f.write_s > 0.0);
         assert!((f.total_s - f.read_s - f.write_s).abs() < 1e-12);
+        assert!(!dir.path().join("floor").exists());
+        let both = measure_duplex(&input, &dir.path().join("floor"), Config { transfer: 65536, inflight: 2 }).expect("duplex");
+        assert!(both > 0.0);
         assert!(!dir.path().join("floor").exists());
     }
 }

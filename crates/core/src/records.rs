@@ -15,7 +15,7 @@ use crate::key::ResolvedKey;
 use crate::merge::MergeReport;
 use crate::output::{sort_while_writing, Destination};
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
-use crate::runs::{RecordSink, Run, TempStore};
+use crate::runs::{RecordSink, Run, RunWriter, TempStore};
 use crate::stats::SortCounters;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -62,103 +62,125 @@ impl<'a> RecordSort<'a> {
     /// chunk is sorted in one parallel pass once filled and gathered in parallel as it is written,
     /// as a mapped file is (sorting it in batches between the reads measured no faster).
     fn read_and_sort(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
-        let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
+        // The key is the context's for the whole sort, while the run writer threads borrow it and
+        // this thread reads on: a copy of its own, which `self` does not hold.
+        let (cfg, rec, key) = (self.cfg, self.rec, &self.key.clone());
         let r = rec.record_size;
         let whole = self.inputs.any_stream() && !rec.folding.is_active();
-        let mut buf = AlignedBuf::new(plan.chunk_capacity)?;
+        let mut chunk = Chunk::new(plan)?;
+        // A second chunk when the plan has room for it (a known input that spills): while one chunk's
+        // run is written on a thread of its own, the next is read into the other.
+        let mut spare = if plan.spill_buffers > 1 && !whole { Some(Chunk::new(plan)?) } else { None };
         if rec.touch {
             let started = Instant::now();
-            buf.touch();
-            self.counters.touch.record(buf.capacity() as u64, started, false);
+            chunk.data.touch();
+            self.counters.touch.record(chunk.data.capacity() as u64, started, false);
         }
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
-        // Entry arrays are page-aligned mappings like the data, returned to the kernel on drop.
-        let mut entry_buf = AlignedBuf::new(plan.chunk_records * 16)?;
         // Batches are sorted one at a time, so their scratch holds one batch, not the chunk; a whole
         // chunk sorted at once (a stream's) needs scratch for all its entries. Mappings cost nothing
         // until touched, so a short stream pays only for the part its records use.
         let scratch_len = if whole { plan.chunk_records } else { BatchSorter::batch_len(plan.chunk_records) };
         let mut scratch_buf = AlignedBuf::new(scratch_len * 16)?;
-        // Fresh memory is faulted in on a thread of its own, ahead of the reads. The chunk of an
-        // input of unknown length (a stream's) is sized to the whole budget, and faulting all of it
-        // in would cost time and memory that a short input never uses: there the thread stays a
-        // window of records ahead of the reader (the guards are dropped before the buffers).
+        // Fresh memory is faulted in on a thread of its own, ahead of the reads (the spare chunk
+        // last: it is filled second). The chunk of an input of unknown length (a stream's) is sized
+        // to the whole budget, and faulting all of it in would cost time and memory that a short
+        // input never uses: there the thread stays a window of records ahead of the reader. The
+        // guards are dropped before the buffers, which a run's writer thread always gives back.
         let known = self.inputs.known_len().is_some();
         let touch = &self.counters.touch;
-        let _prefault = (!rec.touch && known).then(|| Prefault::start(&[&buf, &entry_buf, &scratch_buf], touch.clone()));
+        let mut regions = vec![&chunk.data, &chunk.entries, &scratch_buf];
+        regions.extend(spare.iter().flat_map(|c| [&c.data, &c.entries]));
+        let _prefault = (!rec.touch && known).then(|| Prefault::start(&regions, touch.clone()));
+        drop(regions);
         let window = (PREFAULT_WINDOW / (r + ENTRY_BYTES_PER_RECORD)).max(1);
-        let mut ahead =
-            (!rec.touch && !known).then(|| PrefaultAhead::start(&[(&buf, r), (&entry_buf, 16), (&scratch_buf, 16)], window, touch.clone()));
+        let mut ahead = (!rec.touch && !known)
+            .then(|| PrefaultAhead::start(&[(&chunk.data, r), (&chunk.entries, 16), (&scratch_buf, 16)], window, touch.clone()));
         // A whole chunk's scratch counts as far as its records use it (below).
-        self.entries_bytes = (entry_buf.capacity() + if whole { 0 } else { scratch_buf.capacity() }) as u64;
+        self.entries_bytes = (chunk.entries.capacity() * (1 + spare.is_some() as usize) + if whole { 0 } else { scratch_buf.capacity() }) as u64;
         let mut runs = Vec::new();
         let mut records = 0u64;
-        loop {
-            cfg.check_cancelled()?;
-            let mut n = 0;
-            let mut batches = BatchSorter::new(ctx, plan.chunk_records);
-            let (all_entries, scratch) = (entry_buf.as_u128_mut(), scratch_buf.as_u128_mut());
-            self.inputs.fill(&mut buf, plan.chunk_records, |data, start, count| {
-                extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
-                n += count;
-                if let Some(ahead) = &ahead {
-                    ahead.advance(n);
+        std::thread::scope(|scope| {
+            let mut writing: Option<RunWriting> = None;
+            loop {
+                cfg.check_cancelled()?;
+                let mut n = 0;
+                let mut batches = BatchSorter::new(ctx, plan.chunk_records);
+                let (all_entries, scratch) = (chunk.entries.as_u128_mut(), scratch_buf.as_u128_mut());
+                self.inputs.fill(&mut chunk.data, plan.chunk_records, |data, start, count| {
+                    extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
+                    n += count;
+                    if let Some(ahead) = &ahead {
+                        ahead.advance(n);
+                    }
+                    if !whole {
+                        batches.sort_ready(data, all_entries, scratch, n);
+                    }
+                })?;
+                records += n as u64;
+                if self.inputs.exhausted() {
+                    ahead = None; // nothing more to read: stop faulting pages no record will use
                 }
-                if !whole {
-                    batches.sort_ready(data, all_entries, scratch, n);
+                cfg.check_cancelled()?;
+                let one_pass = runs.is_empty() && writing.is_none() && self.inputs.exhausted();
+                if whole {
+                    let scratch = &mut scratch_buf.as_u128_mut()[..n];
+                    self.entries_bytes = self.entries_bytes.max((chunk.entries.capacity() + n * 16) as u64);
+                    let entries = &mut chunk.entries.as_u128_mut()[..n];
+                    if one_pass {
+                        let total = (n * r) as u64;
+                        let mut w = dest.writer(
+                            plan.write_block,
+                            plan.write_buffers,
+                            cfg.output_io,
+                            Some(total),
+                            rec.preallocate,
+                            self.counters.output.clone(),
+                        )?;
+                        write_sorted(&ctx, cfg, chunk.data.as_slice(), entries, scratch, &mut w)?;
+                        w.finish()?;
+                        return Ok(Sorted::Written { records });
+                    }
+                    if n > 0 {
+                        self.counters.spilled.store(true, Ordering::Relaxed);
+                        let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
+                        let wrote = write_sorted(&ctx, cfg, chunk.data.as_slice(), entries, scratch, &mut w);
+                        w.finish_after(wrote)?;
+                        runs.push(run);
+                    }
+                } else {
+                    batches.finish(chunk.data.as_slice(), chunk.entries.as_u128_mut(), scratch_buf.as_u128_mut(), n);
+                    if one_pass {
+                        let mut merger = batches.merger(&chunk.entries.as_u128_mut()[..n], chunk.data.as_slice());
+                        self.write_one_pass(plan, dest, &mut merger, chunk.data.as_slice(), n)?;
+                        return Ok(Sorted::Written { records });
+                    }
+                    if n > 0 {
+                        self.counters.spilled.store(true, Ordering::Relaxed);
+                        let (run, w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
+                        // The run before this one must be written before its chunk is read into.
+                        if let Some(done) = writing.take() {
+                            spare = Some(done.join(&mut runs)?);
+                        }
+                        let job = RunJob { run, writer: w, chunk, batches, records: n };
+                        match spare.take() {
+                            Some(next) => {
+                                chunk = next;
+                                writing = Some(RunWriting::start(scope, job)?);
+                            }
+                            None => chunk = job.write(&mut runs)?,
+                        }
+                    }
                 }
-            })?;
-            records += n as u64;
-            if self.inputs.exhausted() {
-                ahead = None; // nothing more to read: stop faulting pages no record will use
+                if self.inputs.exhausted() {
+                    if let Some(done) = writing.take() {
+                        done.join(&mut runs)?;
+                    }
+                    return Ok(Sorted::Spilled { records, runs: std::mem::take(&mut runs) });
+                }
             }
-            cfg.check_cancelled()?;
-            let one_pass = runs.is_empty() && self.inputs.exhausted();
-            if whole {
-                let scratch = &mut scratch_buf.as_u128_mut()[..n];
-                self.entries_bytes = self.entries_bytes.max((entry_buf.capacity() + n * 16) as u64);
-                let entries = &mut entry_buf.as_u128_mut()[..n];
-                if one_pass {
-                    let total = (n * r) as u64;
-                    let mut w = dest.writer(
-                        plan.write_block,
-                        plan.write_buffers,
-                        cfg.output_io,
-                        Some(total),
-                        rec.preallocate,
-                        self.counters.output.clone(),
-                    )?;
-                    write_sorted(&ctx, cfg, buf.as_slice(), entries, scratch, &mut w)?;
-                    w.finish()?;
-                    return Ok(Sorted::Written { records });
-                }
-                if n > 0 {
-                    self.counters.spilled.store(true, Ordering::Relaxed);
-                    let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                    let wrote = write_sorted(&ctx, cfg, buf.as_slice(), entries, scratch, &mut w);
-                    w.finish_after(wrote)?;
-                    runs.push(run);
-                }
-            } else {
-                batches.finish(buf.as_slice(), all_entries, scratch, n);
-                let mut merger = batches.merger(&all_entries[..n], buf.as_slice());
-                if one_pass {
-                    self.write_one_pass(plan, dest, &mut merger, buf.as_slice(), n)?;
-                    return Ok(Sorted::Written { records });
-                }
-                if n > 0 {
-                    self.counters.spilled.store(true, Ordering::Relaxed);
-                    let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                    let wrote = write_merged(&mut w, &mut merger, n);
-                    w.finish_after(wrote)?;
-                    runs.push(run);
-                }
-            }
-            if self.inputs.exhausted() {
-                return Ok(Sorted::Spilled { records, runs });
-            }
-        }
+        })
     }
 
     /// The single input, mapped, when it is a regular file mostly in the page cache whose entries
@@ -326,6 +348,79 @@ impl FormatSort for RecordSort<'_> {
             input_mapped: self.mapped,
             entries_bytes: self.entries_bytes,
         }
+    }
+}
+
+/// A chunk's records and their entries.
+struct Chunk {
+    data: AlignedBuf,
+    entries: AlignedBuf,
+}
+
+impl Chunk {
+    /// The plan's chunk: mappings, faulted in when first touched.
+    fn new(plan: &MemoryPlan) -> Result<Self> {
+        // Entry arrays are page-aligned mappings like the data, returned to the kernel on drop.
+        Ok(Chunk { data: AlignedBuf::new(plan.chunk_capacity)?, entries: AlignedBuf::new(plan.chunk_records * 16)? })
+    }
+}
+
+/// A sorted chunk (its batches sorted) to be written as a run.
+struct RunJob<'k> {
+    run: Run,
+    writer: RunWriter,
+    chunk: Chunk,
+    batches: BatchSorter<'k>,
+    records: usize,
+}
+
+impl RunJob<'_> {
+    /// Merges the chunk's batches into its run and waits for the writes; gives the chunk back and
+    /// adds the run to `runs`.
+    fn write(self, runs: &mut Vec<Run>) -> Result<Chunk> {
+        let RunJob { run, mut writer, mut chunk, batches, records } = self;
+        let mut merger = batches.merger(&chunk.entries.as_u128_mut()[..records], chunk.data.as_slice());
+        let wrote = write_merged(&mut writer, &mut merger, records);
+        writer.finish_after(wrote)?;
+        runs.push(run);
+        Ok(chunk)
+    }
+}
+
+/// A run being written on a thread of its own while the next chunk is read.
+struct RunWriting<'scope> {
+    handle: std::thread::ScopedJoinHandle<'scope, (Chunk, Result<Run>)>,
+}
+
+impl<'scope> RunWriting<'scope> {
+    /// Starts writing `job` on a new thread of `scope`.
+    fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, job: RunJob<'scope>) -> Result<Self> {
+        let handle = std::thread::Builder::new()
+            .name("xsort-run-writer".into())
+            .spawn_scoped(scope, move || {
+                let RunJob { run, mut writer, mut chunk, batches, records } = job;
+                // The chunk always comes back, even from a panic, since the prefault thread may
+                // still be touching its memory (see Prefault's contract).
+                let wrote = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let mut merger = batches.merger(&chunk.entries.as_u128_mut()[..records], chunk.data.as_slice());
+                    let wrote = write_merged(&mut writer, &mut merger, records);
+                    writer.finish_after(wrote)
+                }));
+                let outcome = match wrote {
+                    Ok(done) => done.map(|()| run),
+                    Err(_) => Err(SortError::Internal("the run writer panicked".into())),
+                };
+                (chunk, outcome)
+            })
+            .map_err(|e| SortError::Resource(format!("cannot start the run writer thread: {}", xsort_io::os_text(&e))))?;
+        Ok(RunWriting { handle })
+    }
+
+    /// Waits for the run; gives its chunk back and adds the run to `runs`.
+    fn join(self, runs: &mut Vec<Run>) -> Result<Chunk> {
+        let (chunk, run) = self.handle.join().map_err(|_| SortError::Internal("the run writer panicked".into()))?;
+        runs.push(run?);
+        Ok(chunk)
     }
 }
 
