@@ -485,3 +485,61 @@ fn describe_key(k: &crate::key::KeySpec) -> String {
     }
     k.parts().iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Format, Input, Output};
+    use crate::key::{KeyPart, KeySpec};
+    use xsort_io::TempSpace;
+
+    /// A spilled sort that reads the next chunk while the last one's run is written (two chunks)
+    /// makes the same runs as one chunk at a time: each run sorted, stable, the input in order.
+    #[test]
+    fn runs_written_while_the_next_chunk_is_read_hold_the_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in");
+        // 20,000 records of 100 bytes; 2-byte keys, so many equal keys test stability.
+        let n = 20_000usize;
+        let mut data = vec![0u8; n * 100];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for (i, r) in data.chunks_mut(100).enumerate() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            r[..2].copy_from_slice(&x.to_le_bytes()[..2]);
+            r[2..10].copy_from_slice(&(i as u64).to_be_bytes());
+        }
+        std::fs::write(&input, &data).unwrap();
+        let mut rec = RecordFormat::new(100);
+        rec.key = KeySpec::new(vec![KeyPart::parse_key_bytes("0:2").unwrap()]);
+        let mut cfg = SortConfig::new(vec![Input::Path(input)], Output::Path(dir.path().join("out")), Format::Records(rec.clone()), 64 << 20);
+        cfg.temp_dirs = vec![dir.path().to_path_buf()];
+        let mut expected: Vec<&[u8]> = data.chunks(100).collect();
+        for buffers in [1, 2] {
+            let counters = Arc::default();
+            let mut sort = RecordSort::open(&cfg, &rec, &counters).unwrap();
+            let mut plan = MemoryPlan::new(cfg.memory_budget, 100, Some(data.len() as u64), 1, cfg.output_io).unwrap();
+            (plan.chunk_records, plan.spill_buffers, plan.one_pass) = (3_000, buffers, false);
+            plan.chunk_capacity = xsort_io::align_up(3_000 * 100) + crate::input::SLACK_PER_FILE;
+            let mut store = TempStore::new(TempSpace::new(cfg.temp_dirs.clone(), false).unwrap(), cfg.temp_io, Arc::default());
+            let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs).unwrap();
+            let Sorted::Spilled { records, runs } = sort.read_and_sort(&plan, &mut store, &dest).unwrap() else {
+                panic!("{buffers} chunks: the input fit")
+            };
+            assert_eq!((records, runs.len()), (n as u64, 7), "{buffers} chunks");
+            let mut start = 0;
+            for run in &runs {
+                let mut buf = AlignedBuf::new(xsort_io::align_up(run.bytes as usize)).unwrap();
+                run.open().unwrap().read_at(buf.as_mut_slice(), run.offset).unwrap();
+                let got: Vec<&[u8]> = buf.as_slice()[..run.bytes as usize].chunks(100).collect();
+                // The run is its chunk of the input, stably sorted by the key.
+                let chunk = &mut expected[start..start + got.len()];
+                chunk.sort_by_key(|r| [r[0], r[1]]);
+                assert!(got == chunk, "{buffers} chunks: the run from record {start} differs");
+                start += got.len();
+            }
+            assert_eq!(start, n);
+        }
+    }
+}
