@@ -5,10 +5,17 @@
 #
 # For N gensort records (default 10^7 = 1 GB) in DIR (default $TMPDIR or /tmp) it measures, K times
 # each (default 3), reporting the median:
-#   1. the I/O floor: O_DIRECT read of the input + O_DIRECT write and fsync of as many bytes, as
-#      `xsort-bench floor` measures it (8 MiB transfers, 4 in flight, the harness's own floor);
-#   2. xsort one pass, input evicted from the page cache, output synced: wall time / floor;
-#   3. xsort spilled with -S one eighth of the data: wall time / two-pass floor (2 reads + 2 writes);
+#   1. the I/O floors, as `xsort-bench floor --duplex` measures them (8 MiB transfers, 4 in flight,
+#      as xsort transfers): the one-pass floor, an O_DIRECT read of the input + an O_DIRECT write and
+#      fsync of as many bytes; and the two-pass floor, twice the time to read the input while
+#      writing as many bytes (each pass of a spilled sort does both at once). Beside them, the time
+#      two threads take to fault in the fresh memory a one-pass sort needs (132 bytes a record:
+#      `bench/c/touch.c`), and the best floor: the lesser of the two-pass floor and the one-pass
+#      floor plus that fault-in time;
+#   2. xsort with its default budget, input evicted from the page cache, output synced: wall time /
+#      best floor;
+#   3. xsort under -S 1/100, 1/16, 1/8, 1/4 and 1/2 of the data, cold, synced: wall time /
+#      two-pass floor (a sort under a budget smaller than the data reads and writes it twice);
 #   4. GNU sort vs xsort on `gensort -a` data, both with the input in the page cache:
 #      `LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 50%` vs `xsort --record-size=100 --key-bytes=0:10`,
 #      and whether the outputs are byte-identical;
@@ -36,10 +43,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench -p xsort-bench
 bin=$root/target/release
 evict() { "$bin/xsort-bench" evict "$@"; }
-# The one-pass floor in seconds: xsort-bench's floor, the one its reports use.
-floor() { "$bin/xsort-bench" floor --json --scratch "$work" "$1" | python3 -c "import json, sys; print('%.3f' % json.load(sys.stdin)['total_s'])"; }
+# The floors of FILE: "ONE_PASS READ WRITE DUPLEX" in seconds (xsort-bench's, as its reports use).
+floors() {
+  "$bin/xsort-bench" floor --json --duplex --scratch "$work" "$1" |
+    python3 -c "import json, sys; f = json.load(sys.stdin); print(' '.join('%.3f' % f[k] for k in ('total_s', 'read_s', 'write_s', 'duplex_s')))"
+}
 work=$(mktemp -d "$dir/xsort-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+gcc -O2 -pthread -o "$work/touch" "$root/bench/c/touch.c"
 bytes=$((records * 100))
 
 # Times one xsort measurement: `measure NAME PREP CHECKSUM OUTPUT ARGS...` runs PREP (a command),
@@ -87,17 +98,24 @@ echo
 
 "$bin/gensort" -c "$records" "$work/in" 2> "$work/gen.txt"; sum=$(tail -1 "$work/gen.txt")
 "$bin/gensort" -a -c "$records" "$work/ina" 2> "$work/gena.txt"; suma=$(tail -1 "$work/gena.txt")
-budget=$((bytes / 8 / 1024))K   # a bare -S number would mean KiB, as in GNU sort
-quarter=$((bytes / 4 / 1024))K
+quarter=$((bytes / 4 / 1024))K   # a bare -S number would mean KiB, as in GNU sort
+# The -S sweep: the array of each fraction of the data (1/8 is `spill`, whose statistics are kept).
+sweep=(100:s100 16:s16 8:spill 4:s4 2:s2)
 
-declare -a floor1 one floor2 spill gnu xs cached base_one base_spill base_xs base_cached
+declare -a floor1 reads writes floor2 touch one spill s100 s16 s4 s2 gnu xs cached
+declare -a base_one base_spill base_s100 base_s16 base_s4 base_s2 base_xs base_cached
 for ((i = 1; i <= runs; i++)); do
   sync; evict "$work/in"
-  floor1+=("$(floor "$work/in")")
+  read -r f r w d < <(floors "$work/in")
+  floor1+=("$f"); reads+=("$r"); writes+=("$w"); floor2+=("$(secs "2 * $d")")
+  touch+=("$("$work/touch" $((records * 132)))")
 
   measure one cold "$sum" "$work/out" --record-size=100 --key-bytes=0:10 --sync --no-progress -T "$work" "$work/in"
-  measure spill cold "$sum" "$work/out" --record-size=100 --key-bytes=0:10 --sync --no-progress -S "$budget" -T "$work" --stats-json "$work/spill.json" "$work/in"
-  floor2+=("$(secs "2 * ${floor1[-1]}")")
+  for f in "${sweep[@]}"; do
+    json=(); [[ ${f#*:} != spill ]] || json=(--stats-json "$work/spill.json")
+    measure "${f#*:}" cold "$sum" "$work/out" --record-size=100 --key-bytes=0:10 --sync --no-progress \
+      -S "$((bytes / ${f%%:*} / 1024))K" -T "$work" "${json[@]}" "$work/in"
+  done
   measure cached warm "$sum" "$work/out" --record-size=100 --key-bytes=0:10 --sync --no-progress -S "$quarter" -T "$work" --stats-json "$work/cached.json" "$work/in"
   rm -f "$work/out"
 
@@ -109,25 +127,38 @@ for ((i = 1; i <= runs; i++)); do
   measure xs warm_a "$suma" "$work/xa" --record-size=100 --key-bytes=0:10 --no-progress -T "$work" "$work/ina"
 done
 F1=$(echo "${floor1[*]}" | median); O=$(echo "${one[*]}" | median)
-F2=$(echo "${floor2[*]}" | median); S=$(echo "${spill[*]}" | median)
+F2=$(echo "${floor2[*]}" | median)
+R=$(echo "${reads[*]}" | median); W=$(echo "${writes[*]}" | median); T=$(echo "${touch[*]}" | median)
+FT=$(secs "$F1 + $T"); RW2=$(secs "2 * max($R, $W)"); BEST=$(secs "min($FT, $F2)")
 G=$(echo "${gnu[*]}" | median); X=$(echo "${xs[*]}" | median); C=$(echo "${cached[*]}" | median)
 
-same="identical"
-cmp -s "$work/gnu" "$work/xa" || same="DIFFERENT"
-# GNU's -k1.1,1.10 ends the key at the end of field 1, i.e. at the first blank inside the key, so
-# keys with embedded spaces tie in GNU sort where xsort compares all 10 bytes. With a field
-# separator absent from the data (-t $'\1'), field 1 is the whole line and the keys are the same.
-LC_ALL=C sort -s -t $'\1' -k1.1,1.10 --parallel=2 -S 50% -T "$work" -o "$work/gnu-t" "$work/ina"
-same_t="identical"; cmp -s "$work/gnu-t" "$work/xa" || same_t="DIFFERENT"
+same="identical" same_t="not needed"
+if ! cmp -s "$work/gnu" "$work/xa"; then
+  same="DIFFERENT"
+  # GNU's -k1.1,1.10 ends the key at the end of field 1, i.e. at the first blank inside the key, so
+  # keys with embedded spaces tie in GNU sort where xsort compares all 10 bytes. With a field
+  # separator absent from the data (-t $'\1'), field 1 is the whole line and the keys are the same.
+  rm -f "$work/gnu"
+  LC_ALL=C sort -s -t $'\1' -k1.1,1.10 --parallel=2 -S 50% -T "$work" -o "$work/gnu-t" "$work/ina"
+  same_t="identical"; cmp -s "$work/gnu-t" "$work/xa" || same_t="DIFFERENT"
+fi
+rm -f "$work/gnu" "$work/gnu-t" "$work/xa"
 
 echo "## Results (median of $runs)"
 echo
 echo "| measurement | seconds | ratio | target |"
 echo "|---|---|---|---|"
-echo "| I/O floor: direct read + direct write and fsync of $((bytes / 1000000)) MB | $F1 | | |"
-echo "| xsort one pass, cold input, --sync | $O | $(ratio "$O" "$F1") x floor | <= 1.5 (aim 1.15) |"
-echo "| two-pass floor (2 reads + 2 writes) | $F2 | | |"
-echo "| xsort spilled, -S $budget (1/8 of data), cold, --sync | $S | $(ratio "$S" "$F2") x floor | <= 1.6 |"
+echo "| one-pass floor: direct read ($R s) + direct write and fsync ($W s) of $((bytes / 1000000)) MB | $F1 | | |"
+echo "| two-pass floor: 2 x (direct read while writing as many bytes, and fsync) | $F2 | | |"
+echo "| (2 x max(read, write): a disk that reads and writes at full speed at once) | $RW2 | measured two-pass floor / this = $(ratio "$F2" "$RW2") | |"
+echo "| fault-in of $((records * 132 / 1000000)) MB of fresh memory (132 B a record), 2 threads | $T | | |"
+echo "| best floor: min(one-pass floor + fault-in = $FT, two-pass floor) | $BEST | | |"
+echo "| xsort, default budget, cold input, --sync | $O | $(ratio "$O" "$BEST") x best floor | <= 1.15 |"
+for f in "${sweep[@]}"; do
+  n=${f#*:}; t=$(eval "echo \${$n[*]}" | median)
+  case ${f%%:*} in 8) target="<= 1.1" ;; 100) target="<= 1.15" ;; *) target= ;; esac
+  echo "| xsort, -S 1/${f%%:*} of the data ($((bytes / ${f%%:*} / 1000000)) MB), cold, --sync | $t | $(ratio "$t" "$F2") x two-pass floor; default / this $(ratio "$O" "$t") | $target |"
+done
 echo "| GNU sort, gensort -a, warm, LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 50% | $G | | |"
 echo "| xsort, same data as 100-byte records, key 0:10, warm | $X | GNU / xsort = $(ratio "$G" "$X") | >= 8 |"
 echo "| xsort, input in the page cache, -S $quarter (1/4 of data), --sync | $C | $(ratio "$C" "$F1") x one-pass floor | |"
@@ -137,9 +168,9 @@ if [[ -n $baseline ]]; then
   echo
   echo "| measurement | baseline s | this build s | this / baseline |"
   echo "|---|---|---|---|"
-  for m in one:"one pass, cold, --sync" spill:"spilled, -S $budget, cold, --sync" xs:"warm records (gensort -a bytes)" cached:"input cached, -S $quarter, --sync"; do
+  for m in one:"default budget, cold, --sync" s100:"-S 1/100, cold, --sync" s16:"-S 1/16, cold, --sync" spill:"-S 1/8, cold, --sync" s4:"-S 1/4, cold, --sync" s2:"-S 1/2, cold, --sync" xs:"warm records (gensort -a bytes)" cached:"input cached, -S $quarter, --sync"; do
     n=${m%%:*}; b=$(eval "echo \${base_$n[*]}" | median); t=$(eval "echo \${$n[*]}" | median)
-    echo "| $m | $b | $t | $(ratio "$t" "$b") |" | sed 's/^| [a-z]*:/| /'
+    echo "| $m | $b | $t | $(ratio "$t" "$b") |" | sed 's/^| [a-z0-9]*:/| /'
   done
 fi
 echo
@@ -167,5 +198,5 @@ how = "mapped from the page cache" if s.get("input_mapped") else "read"
 print(f"- cached input under -S 1/4: {how}, {s['runs']} runs, passes {s['passes']}, entries {s.get('entries_bytes', 0) / 2**20:.0f} MiB, peak RSS {s['peak_rss_bytes'] / 2**20:.0f} MiB")
 PY
 echo
-echo "raw: floor ${floor1[*]} | one-pass ${one[*]} | spilled ${spill[*]} | gnu ${gnu[*]} | xsort-warm ${xs[*]} | cached -S 1/4 ${cached[*]}"
-[[ -z $baseline ]] || echo "raw baseline: one-pass ${base_one[*]} | spilled ${base_spill[*]} | xsort-warm ${base_xs[*]} | cached -S 1/4 ${base_cached[*]}"
+echo "raw: floor ${floor1[*]} | two-pass floor ${floor2[*]} | fault-in ${touch[*]} | default ${one[*]} | -S 1/100 ${s100[*]} | 1/16 ${s16[*]} | 1/8 ${spill[*]} | 1/4 ${s4[*]} | 1/2 ${s2[*]} | gnu ${gnu[*]} | xsort-warm ${xs[*]} | cached -S 1/4 ${cached[*]}"
+[[ -z $baseline ]] || echo "raw baseline: default ${base_one[*]} | -S 1/100 ${base_s100[*]} | 1/16 ${base_s16[*]} | 1/8 ${base_spill[*]} | 1/4 ${base_s4[*]} | 1/2 ${base_s2[*]} | xsort-warm ${base_xs[*]} | cached -S 1/4 ${base_cached[*]}"
