@@ -60,10 +60,11 @@ impl<'a> RecordSort<'a> {
     /// flight, so their entries are sorted in batches meanwhile and merged at the end. A stream (a
     /// pipe, a pushed input) is read on this thread, which only extracts keys between its reads; its
     /// chunk is sorted in one parallel pass once filled and gathered in parallel as it is written,
-    /// as a mapped file is (sorting it in batches between the reads measured no faster).
+    /// as a mapped file is (sorting it in batches between the reads measured no faster). A file
+    /// that spills, when the plan holds two chunks, has each run written on a thread of its own
+    /// while the next chunk is read into the other.
     fn read_and_sort(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
-        // The key is the context's for the whole sort, while the run writer threads borrow it and
-        // this thread reads on: a copy of its own, which `self` does not hold.
+        // A copy of the key, which run writer threads borrow while the loop below borrows `self`.
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key.clone());
         let r = rec.record_size;
         let whole = self.inputs.any_stream() && !rec.folding.is_active();
