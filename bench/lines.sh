@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xsort against GNU sort on text lines: ratios measured in one run on this machine.
 #
-#   bash bench/lines.sh [--lines N] [--dir DIR] [--runs K] [--cases key,ints,csv,whole]
+#   bash bench/lines.sh [--lines N] [--dir DIR] [--runs K] [--cases key,ints,csv,whole,records]
 #
 # For N lines (default 10^7) per case, in DIR (default $TMPDIR or /tmp), K runs each (default 3),
 # medians reported. Both programs read the same file from the page cache (read once before timing)
@@ -11,18 +11,20 @@
 #   2. random integers, -n                          (at least 5x)
 #   3. CSV-like lines, -t, -k3,3 -k1,1nr            (at least 5x)
 #   4. `gensort -a` lines, plain sort (whole line)  (at least 8x)
-# --cases runs only the cases named (default all four; at 10^8 lines GNU sort takes minutes a case).
+#   5. the `gensort -a` file as 100-byte records, `xsort --record-size=100 --key-bytes=0:10`,
+#      against GNU's case 1 (timed once for both)    (at least 8x)
+# --cases runs only the cases named (default all five; at 10^8 lines GNU sort takes minutes a case).
 # Each pair of outputs must be byte-identical; each run writes a new file (replacing the previous
 # output would also time freeing its blocks). Generated files are deleted at the end.
 set -euo pipefail
-lines=10000000 dir=${TMPDIR:-/tmp} runs=3 cases=key,ints,csv,whole
+lines=10000000 dir=${TMPDIR:-/tmp} runs=3 cases=key,ints,csv,whole,records
 while [[ $# -gt 0 ]]; do
   case $1 in
     --lines) lines=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
-    *) echo "usage: $0 [--lines N] [--dir DIR] [--runs K] [--cases key,ints,csv,whole]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--lines N] [--dir DIR] [--runs K] [--cases key,ints,csv,whole,records]" >&2; exit 2 ;;
   esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,25 +62,37 @@ PY
 
 echo "| case | input | GNU sort s | xsort s | GNU / xsort | target | same bytes |"
 echo "|---|---|---|---|---|---|---|"
-run_case() { # NAME FILE TARGET OPTS...
-  local name=$1 file=$2 target=$3; shift 3
+# GNU's times and last output for each file and options, so that cases sharing them time GNU once.
+declare -A gnu_times gnu_out
+gnu_runs=0
+run_case() { # NAME FILE TARGET GNU_OPTS XSORT_OPTS (option strings, split on spaces)
+  local name=$1 file=$2 target=$3 gopts xopts id
+  read -r -a gopts <<< "$4"; read -r -a xopts <<< "$5"
+  id="$file ${gopts[*]}"
   cat "$file" > /dev/null
-  local g=() x=()
-  for _ in $(seq "$runs"); do
+  local g=() x=() i
+  for i in $(seq "$runs"); do
     # Each program writes a new file: replacing last run's output would time freeing its blocks too.
-    rm -f "$work/gnu.out" "$work/xsort.out"
-    g+=("$(timed env LC_ALL=C sort --parallel=2 -S 50% "$@" -o "$work/gnu.out" "$file")")
-    x+=("$(timed "$bin/xsort" "$@" -o "$work/xsort.out" "$file")")
+    rm -f "$work/xsort.out"
+    if [[ -z ${gnu_times[$id]:-} ]]; then
+      [[ $i -gt 1 ]] || { gnu_runs=$((gnu_runs + 1)); gnu_out[$id]=$work/gnu.$gnu_runs; }
+      rm -f "${gnu_out[$id]}"
+      g+=("$(timed env LC_ALL=C sort --parallel=2 -S 50% "${gopts[@]}" -o "${gnu_out[$id]}" "$file")")
+    fi
+    x+=("$(timed "$bin/xsort" "${xopts[@]}" -o "$work/xsort.out" "$file")")
   done
+  [[ -n ${gnu_times[$id]:-} ]] || gnu_times[$id]=$(echo "${g[@]}" | median)
   local gm xm same
-  gm=$(echo "${g[@]}" | median); xm=$(echo "${x[@]}" | median)
-  if cmp -s "$work/gnu.out" "$work/xsort.out"; then same=yes; else same=NO; fi
-  echo "| $name \`$*\` | $(du -m "$file" | cut -f1) MB | $gm | $xm | $(python3 -c "print(f'{$gm / $xm:.2f}x')") | $target | $same |"
-  rm -f "$work/gnu.out" "$work/xsort.out"
+  gm=${gnu_times[$id]}; xm=$(echo "${x[@]}" | median)
+  if cmp -s "${gnu_out[$id]}" "$work/xsort.out"; then same=yes; else same=NO; fi
+  echo "| $name \`xsort ${xopts[*]}\` vs \`sort ${gopts[*]}\` | $(du -m "$file" | cut -f1) MB | $gm | $xm | $(python3 -c "print(f'{$gm / $xm:.2f}x')") | $target | $same |"
+  rm -f "$work/xsort.out"
 }
-wanted key && run_case "gensort -a, key" "$work/gensort.txt" ">= 8x" -k1.1,1.10 -s
-wanted ints && run_case "integers" "$work/ints.txt" ">= 5x" -n
-wanted csv && run_case "CSV" "$work/csv.txt" ">= 5x" -t, -k3,3 -k1,1nr
-wanted whole && run_case "gensort -a, whole line" "$work/gensort.txt" ">= 8x"
+key="-k1.1,1.10 -s" csv="-t, -k3,3 -k1,1nr"
+! wanted key || run_case "gensort -a, key" "$work/gensort.txt" ">= 8x" "$key" "$key"
+! wanted records || run_case "gensort -a as records" "$work/gensort.txt" ">= 8x" "$key" "--record-size=100 --key-bytes=0:10"
+! wanted ints || run_case "integers" "$work/ints.txt" ">= 5x" -n -n
+! wanted csv || run_case "CSV" "$work/csv.txt" ">= 5x" "$csv" "$csv"
+! wanted whole || run_case "gensort -a, whole line" "$work/gensort.txt" ">= 8x" "" ""
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
