@@ -143,6 +143,26 @@ fn merge_of_sorted_files_and_a_pipe() {
 }
 
 #[test]
+fn a_merge_reading_two_blocks_ahead_matches_gnu() {
+    // 64 KiB transfers under the default budget: each input is read in many full blocks, two ahead
+    // of the one being merged, with several runs' requests queued at once.
+    let fx = Fixture::new();
+    let mut names = Vec::new();
+    for i in 0..4 {
+        let name = format!("s{i}");
+        fx.write(&name, &random_lines(60_000 + 7_919 * i as usize, 30 + i));
+        let sorted = gnu(&fx, &["-s", "-k1,1", &name], None);
+        fx.write(&name, &sorted);
+        names.push(name);
+    }
+    let mut args = vec!["-m", "-s", "-k1,1", "--transfer-size=64K"];
+    args.extend(names.iter().map(String::as_str));
+    let out = ok(fx.cmd().args(&args));
+    assert_eq!(out.stdout, gnu(&fx, &args[..3].iter().chain(&args[4..]).copied().collect::<Vec<_>>(), None));
+    fx.assert_clean();
+}
+
+#[test]
 fn check_reports_the_first_disorder() {
     let fx = Fixture::new();
     fx.write("sorted", b"a\nb\nb\nc\n");

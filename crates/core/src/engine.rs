@@ -185,12 +185,12 @@ impl Engine {
         let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone())?;
         let job = MergeJob { order, framing, plan, temp_io: cfg.temp_io, svc: &svc, cfg };
         let mut report = MergeReport::default();
-        let (runs, block) = job.reduce(runs, store, &mut report)?;
+        let (runs, shape) = job.reduce(runs, store, &mut report)?;
         self.counters.final_merge.store(true, Ordering::Relaxed);
         let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, reserve, true, self.counters.output.clone())?;
         let mut sink = FoldSink::new(RecordSink::new(&mut w), order, framing, format.folding());
         let mut merged = 0u64;
-        merge_runs(&runs, order, framing, block, &svc, |rec| {
+        merge_runs(&runs, order, framing, shape, &svc, |rec| {
             merged += 1;
             if merged.is_multiple_of(CANCEL_CHECK_RECORDS) {
                 cfg.check_cancelled()?;

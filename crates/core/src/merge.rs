@@ -1,7 +1,8 @@
 //! K-way merge of sorted runs with a loser tree and read-ahead per run.
 //!
-//! Each run has two blocks: the one being consumed and the next one, already requested from the
-//! read service, so the merge reads in large transfers while it compares. Records that straddle two
+//! Each run has the block being consumed and the next one or more (the shape's depth), already
+//! requested from the read service, so the merge reads in large transfers while it compares, and
+//! with several requests queued the service keeps every one of its reads busy. Records that straddle two
 //! blocks are assembled in a staging buffer. Runs hold fixed-size records or delimited lines (see
 //! [`Framing`]). Each head's key prefix is cached as a u128, so most comparisons are one integer
 //! compare; ties in the prefix fall back to the full order, then to the run index, which keeps the
@@ -15,6 +16,7 @@ use crate::plan::{MemoryPlan, MergeShape};
 use crate::runs::{RecordSink, Run, TempStore};
 use crossbeam_channel::Receiver;
 use std::cmp::Ordering;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use xsort_io::{AlignedBuf, DirectFile, ReadService};
 use xsort_kernels::LoserTree;
@@ -82,8 +84,8 @@ struct RunCursor {
     cur_start: u64,
     cur_len: usize,
     pos: usize,
-    /// The block in flight, and its run-relative start.
-    pending: Option<(Pending, u64)>,
+    /// The blocks in flight, in run order, and their run-relative starts.
+    pending: VecDeque<(Pending, u64)>,
     staging: Staging,
     /// The head record: in the current block at this offset and length, or (None) in `staging`.
     head_at: Option<(usize, usize)>,
@@ -94,7 +96,8 @@ struct RunCursor {
 }
 
 impl RunCursor {
-    fn open(run: Run, block: usize, framing: Framing, svc: &ReadService) -> Result<Self> {
+    fn open(run: Run, shape: MergeShape, framing: Framing, svc: &ReadService) -> Result<Self> {
+        let block = shape.block;
         let file = run.open()?;
         let mut c = RunCursor {
             run,
@@ -106,7 +109,7 @@ impl RunCursor {
             cur_start: 0,
             cur_len: 0,
             pos: 0,
-            pending: None,
+            pending: VecDeque::new(),
             staging: Staging::default(),
             head_at: None,
             prefix: 0,
@@ -117,7 +120,9 @@ impl RunCursor {
             c.decompression = Some(compressor.decompress(&c.file)?);
         }
         if c.run.bytes > 0 {
-            c.request(AlignedBuf::new(block)?, svc)?;
+            for _ in 0..shape.depth.max(1) {
+                c.request(AlignedBuf::new(block)?, svc)?;
+            }
             c.next_block(svc, Some(AlignedBuf::new(block)?))?;
         }
         Ok(c)
@@ -134,7 +139,7 @@ impl RunCursor {
                     svc.request(self.file.clone(), self.run.offset + self.next_request, xsort_io::align_up(rest).min(self.block), buf)?
                 }
             };
-            self.pending = Some((rx, self.next_request));
+            self.pending.push_back((rx, self.next_request));
             self.next_request += self.block as u64;
         }
         Ok(())
@@ -142,7 +147,7 @@ impl RunCursor {
 
     /// Makes the block in flight current and sends the finished one (or `spare`) to be refilled.
     fn next_block(&mut self, svc: &ReadService, spare: Option<AlignedBuf>) -> Result<()> {
-        let (rx, start) = self.pending.take().ok_or_else(|| SortError::Internal("merge read past the end of a run".into()))?;
+        let (rx, start) = self.pending.pop_front().ok_or_else(|| SortError::Internal("merge read past the end of a run".into()))?;
         let (buf, n) = rx.recv().map_err(|_| SortError::Internal("read service vanished".into()))??;
         let len = (n as u64).min(self.run.bytes - start) as usize;
         if len == 0 {
@@ -268,11 +273,11 @@ pub fn merge_runs(
     runs: &[Run],
     order: &impl RecordOrder,
     framing: Framing,
-    block: usize,
+    shape: MergeShape,
     svc: &ReadService,
     mut emit: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
-    let mut cursors = runs.iter().map(|r| RunCursor::open(r.clone(), block, framing, svc)).collect::<Result<Vec<_>>>()?;
+    let mut cursors = runs.iter().map(|r| RunCursor::open(r.clone(), shape, framing, svc)).collect::<Result<Vec<_>>>()?;
     for c in &mut cursors {
         c.advance(order, svc)?;
     }
@@ -301,6 +306,8 @@ pub struct MergeReport {
     pub memory: u64,
     /// Read-ahead block per run in the last level.
     pub block: usize,
+    /// Blocks each run read ahead in the last level.
+    pub depth: usize,
 }
 
 /// Runs being merged into fewer: their order, format, and where intermediate runs go.
@@ -321,9 +328,9 @@ pub struct MergeJob<'a, O: RecordOrder> {
 
 impl<O: RecordOrder> MergeJob<'_, O> {
     /// Merges intermediate levels until one merge of at most the fan-in remains; returns those runs
-    /// and the read-ahead block for the final merge. Groups are consecutive runs, which keeps run
+    /// and the shape of the final merge. Groups are consecutive runs, which keeps run
     /// order (and so stability).
-    pub fn reduce(&self, mut runs: Vec<Run>, store: &mut TempStore, report: &mut MergeReport) -> Result<(Vec<Run>, usize)> {
+    pub fn reduce(&self, mut runs: Vec<Run>, store: &mut TempStore, report: &mut MergeReport) -> Result<(Vec<Run>, MergeShape)> {
         let plan = self.plan;
         loop {
             let mut shape = plan.merge_shape(runs.len(), self.temp_io);
@@ -339,12 +346,11 @@ impl<O: RecordOrder> MergeJob<'_, O> {
                 shape.fan_in = shape.fan_in.min((free / 2).max(2));
             }
             report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
-            report.memory =
-                report.memory.max((2 * shape.block * shape.fan_in.min(runs.len()) + plan.write_block * plan.write_buffers) as u64);
+            report.memory = report.memory.max(plan.merge_bytes(shape.fan_in.min(runs.len()), shape.block, shape.depth));
             report.levels += 1;
-            report.block = shape.block;
+            (report.block, report.depth) = (shape.block, shape.depth);
             if runs.len() <= shape.fan_in {
-                return Ok((runs, shape.block));
+                return Ok((runs, shape));
             }
             runs = self.merge_level(runs, shape, store)?;
         }
@@ -366,7 +372,7 @@ impl<O: RecordOrder> MergeJob<'_, O> {
             let (mut run, mut w) = store.create_run(bytes, self.plan.write_block, self.plan.write_buffers)?;
             let mut sink = RecordSink::new(&mut w);
             let mut merged = 0u64;
-            let wrote = merge_runs(group, self.order, self.framing, shape.block, self.svc, |rec| {
+            let wrote = merge_runs(group, self.order, self.framing, shape, self.svc, |rec| {
                 merged += 1;
                 if merged.is_multiple_of(crate::engine::CANCEL_CHECK_RECORDS) {
                     self.cfg.check_cancelled()?;

@@ -49,6 +49,10 @@ const SPILL_RUNS: u64 = 16;
 /// Bounds of a spilled input's chunk when the budget allows larger ones.
 const MIN_SPILL_CHUNK: u64 = 256 << 20;
 const MAX_SPILL_CHUNK: u64 = 1 << 30;
+/// Most blocks a run of a merge reads ahead of the one being consumed. With one, the reads of a
+/// merge of a few runs are requested one at a time, as blocks are consumed; a second keeps requests
+/// queued, so the read service keeps every one of its reads in flight, as the floor measures them.
+pub const MAX_READ_AHEAD: usize = 2;
 /// Smallest read-ahead buffer per run in a merge; below it, the fan-in shrinks instead.
 pub const MIN_MERGE_BLOCK: usize = 16 << 10;
 
@@ -140,7 +144,8 @@ impl MemoryPlan {
     /// straddles them, is assembled whole beside them: up to [`MemoryPlan::longest_record`] bytes
     /// per run. The blocks shrink, then the fan-in, to keep that within the budget; a merge needs
     /// two heads at least, so records too long for two to fit take it over the budget by two of
-    /// them (and two smallest blocks), never by one per run.
+    /// them (and two smallest blocks), never by one per run. When the budget has room for a third
+    /// full-size block per run, each run reads two blocks ahead ([`MAX_READ_AHEAD`]).
     pub fn merge_shape(&self, runs: usize, temp: IoSettings) -> MergeShape {
         let pool = (self.write_block * self.write_buffers) as u64;
         let for_runs = self.budget.saturating_sub(pool);
@@ -149,18 +154,21 @@ impl MemoryPlan {
             |room_per_run: u64| (align_down(room_per_run / 2) as usize).clamp(MIN_MERGE_BLOCK, temp.transfer_size.max(MIN_MERGE_BLOCK));
         if for_runs / 2 < (2 * MIN_MERGE_BLOCK as u64).saturating_add(longest) {
             // Not even two runs fit: two it is, with the budget's blocks and the two heads beyond.
-            return MergeShape { fan_in: 2, block: block_of(for_runs / 2) };
+            return MergeShape { fan_in: 2, block: block_of(for_runs / 2), depth: 1 };
         }
         // As many runs as fit with the smallest blocks, then the largest blocks those runs allow.
         let fits = for_runs / (2 * MIN_MERGE_BLOCK as u64 + longest);
         let fan_in = usize::try_from(fits).unwrap_or(usize::MAX).min(self.max_fan_in).clamp(2, runs.max(2));
-        MergeShape { fan_in, block: block_of((for_runs / fan_in as u64).saturating_sub(longest)) }
+        let room = (for_runs / fan_in as u64).saturating_sub(longest);
+        let block = block_of(room);
+        let depth = if block >= temp.transfer_size { (room / block as u64).saturating_sub(1).clamp(1, MAX_READ_AHEAD as u64) } else { 1 };
+        MergeShape { fan_in, block, depth: depth as usize }
     }
 
-    /// Bytes a merge of `fan_in` runs in blocks of `block` bytes holds at most: the write pool,
-    /// two blocks per run, and a head record assembled beside them per run.
-    pub fn merge_bytes(&self, fan_in: usize, block: usize) -> u64 {
-        let per_run = (2 * block as u64).saturating_add(self.longest_record);
+    /// Bytes a merge of `fan_in` runs in blocks of `block` bytes read `depth` ahead holds at most:
+    /// the write pool, the blocks of each run, and a head record assembled beside them per run.
+    pub fn merge_bytes(&self, fan_in: usize, block: usize, depth: usize) -> u64 {
+        let per_run = ((1 + depth as u64) * block as u64).saturating_add(self.longest_record);
         per_run.saturating_mul(fan_in as u64).saturating_add((self.write_block * self.write_buffers) as u64)
     }
 }
@@ -284,8 +292,10 @@ pub fn resolve_budget(requested: Option<crate::size::MemorySize>) -> (u64, Optio
 pub struct MergeShape {
     /// Most runs merged at once.
     pub fan_in: usize,
-    /// Read-ahead block per run (two per run).
+    /// Read-ahead block per run.
     pub block: usize,
+    /// Blocks each run has requested beyond the one being consumed.
+    pub depth: usize,
 }
 
 #[cfg(test)]
@@ -324,6 +334,21 @@ mod tests {
         let m = p.merge_shape(runs, IoSettings::default());
         assert!(m.fan_in >= runs, "{m:?} for {runs} runs");
         assert!(m.block >= 1 << 20, "{m:?}");
+        assert_eq!(m.depth, 1, "no room for a third block: {m:?}");
+        assert!(p.merge_bytes(m.fan_in, m.block, m.depth) <= p.budget, "{m:?}");
+    }
+
+    #[test]
+    fn a_merge_with_room_reads_two_blocks_ahead_within_the_budget() {
+        // 16 runs of 10 GB under 11.5 GiB: full 8 MiB blocks, two read ahead per run.
+        let p = MemoryPlan::new(11_500 << 20, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
+        let m = p.merge_shape(16, IoSettings::default());
+        assert_eq!((m.fan_in, m.block, m.depth), (16, 8 << 20, 2));
+        assert!(p.merge_bytes(m.fan_in, m.block, m.depth) <= p.budget);
+        // Room for exactly two full blocks a run: one ahead.
+        let room = 16 * (2 * (8 << 20) + 100 + 4096) + (p.write_block * p.write_buffers) as u64;
+        let p = MemoryPlan { budget: room, ..p };
+        assert_eq!(p.merge_shape(16, IoSettings::default()).depth, 1);
     }
 
     #[test]
@@ -386,7 +411,7 @@ mod tests {
             // Lines that fit beside the blocks shrink the blocks; longer ones, the fan-in.
             assert!(m.fan_in >= 2 && (longest < 8 << 20 || m.fan_in < short.fan_in), "{longest}: {m:?}");
             let over = if longest < 30 << 20 { 0 } else { 2 * longest };
-            assert!(p.merge_bytes(m.fan_in, m.block) <= p.budget + over, "{longest}: {m:?}");
+            assert!(p.merge_bytes(m.fan_in, m.block, m.depth) <= p.budget + over, "{longest}: {m:?}");
         }
         p.longest_record = 50 << 20;
         assert_eq!(p.merge_shape(10, IoSettings::default()).fan_in, 2, "50 MiB lines under 64 MiB");

@@ -352,7 +352,7 @@ fn estimated_lines(file: &std::fs::File, len: u64, terminator: u8) -> u64 {
 /// longest line does not fit it.
 fn long_line_needs(plan: &MemoryPlan, chunk: u64, runs: u64, merge: &MergeReport) -> u64 {
     let pool = (plan.write_block * plan.write_buffers) as u64;
-    let merged = if runs > 0 || merge.levels > 0 { plan.merge_bytes(merge.fan_in, merge.block) } else { 0 };
+    let merged = if runs > 0 || merge.levels > 0 { plan.merge_bytes(merge.fan_in, merge.block, merge.depth) } else { 0 };
     (chunk + pool).max(merged)
 }
 
