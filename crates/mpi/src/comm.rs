@@ -75,7 +75,9 @@ impl Comm {
     /// The sum of the values of the ranks below this one.
     pub fn exclusive_sum(&self, value: u64) -> u64 {
         let mut out = 0u64;
-        mpi::request::scope(|scope| wait_politely(self.world.immediate_exclusive_scan_into(scope, &value, &mut out, SystemOperation::sum())));
+        mpi::request::scope(|scope| {
+            wait_politely(self.world.immediate_exclusive_scan_into(scope, &value, &mut out, SystemOperation::sum()))
+        });
         // MPI leaves rank 0's result undefined.
         if self.rank == 0 {
             0
@@ -100,7 +102,9 @@ impl Comm {
         send.resize(bytes.len() + SPARE, 0);
         {
             let mut parts = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
-            mpi::request::scope(|scope| wait_politely(self.world.immediate_all_gather_varcount_into(scope, &send[..bytes.len()], &mut parts)));
+            mpi::request::scope(|scope| {
+                wait_politely(self.world.immediate_all_gather_varcount_into(scope, &send[..bytes.len()], &mut parts))
+            });
         }
         all.truncate(total);
         (all, counts.into_iter().map(|c| c as usize).collect())

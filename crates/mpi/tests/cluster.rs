@@ -486,9 +486,9 @@ fn a_rank_waiting_for_a_slow_one_leaves_the_cores_free() {
     f.records("in", 10_000, false);
     text(&f);
     let cases: [(&[&str], &str, usize); 3] = [
-        (&["--record-size", "100", "in"], "delay:1:write", 0),   // in place: the agreement after the write
+        (&["--record-size", "100", "in"], "delay:1:write", 0), // in place: the agreement after the write
         (&["--record-size", "100", "in"], "delay:0:exchange", 1), // in place: the first round's counts
-        (&["a.txt", "b.txt"], "delay:1:write", 0),                // lines, the engine's path
+        (&["a.txt", "b.txt"], "delay:1:write", 0),             // lines, the engine's path
     ];
     for (inputs, fault, waiting) in cases {
         let args = [&["--stats-json", "s.json", "-o", "out"][..], inputs].concat();
