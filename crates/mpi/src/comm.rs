@@ -1,6 +1,10 @@
 //! The ranks' agreements: at the end of every phase all ranks learn whether any failed, so that
 //! they stop together (no rank waits forever in a collective another has left), and the lowest
 //! failed rank says why, on one line naming itself.
+//!
+//! Every collective here waits without keeping a core busy ([`wait_politely`]): the ranks that
+//! finish a phase first would otherwise poll at full speed until the last one arrives, taking CPU
+//! from the ranks (and their sorts' and writers' threads) that share their cores.
 
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
@@ -53,17 +57,27 @@ impl Comm {
         flags.iter().position(|&f| f != 0)
     }
 
+    /// Every rank's values of `send` (`send.len()` values per rank, the one for each rank in turn),
+    /// as [`mpi::traits::CommunicatorCollectives::all_to_all_into`] gives them.
+    pub fn all_to_all(&self, send: &[u64]) -> Vec<u64> {
+        let mut recv = vec![0u64; send.len()];
+        mpi::request::scope(|scope| wait_politely(self.world.immediate_all_to_all_into(scope, send, &mut recv[..])));
+        recv
+    }
+
     /// Every rank's value.
     pub fn all_gather(&self, value: u64) -> Vec<u64> {
         let mut all = vec![0u64; self.ranks];
-        self.world.all_gather_into(&value, &mut all[..]);
+        mpi::request::scope(|scope| wait_politely(self.world.immediate_all_gather_into(scope, &value, &mut all[..])));
         all
     }
 
     /// The sum of the values of the ranks below this one.
     pub fn exclusive_sum(&self, value: u64) -> u64 {
         let mut out = 0u64;
-        self.world.exclusive_scan_into(&value, &mut out, SystemOperation::sum());
+        mpi::request::scope(|scope| {
+            wait_politely(self.world.immediate_exclusive_scan_into(scope, &value, &mut out, SystemOperation::sum()))
+        });
         // MPI leaves rank 0's result undefined.
         if self.rank == 0 {
             0
@@ -74,7 +88,7 @@ impl Comm {
 
     /// Rank 0's value, on every rank.
     pub fn broadcast(&self, mut value: u64) -> u64 {
-        self.world.process_at_rank(0).broadcast_into(&mut value);
+        mpi::request::scope(|scope| wait_politely(self.world.process_at_rank(0).immediate_broadcast_into(scope, &mut value)));
         value
     }
 
@@ -88,7 +102,9 @@ impl Comm {
         send.resize(bytes.len() + SPARE, 0);
         {
             let mut parts = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
-            self.world.all_gather_varcount_into(&send[..bytes.len()], &mut parts);
+            mpi::request::scope(|scope| {
+                wait_politely(self.world.immediate_all_gather_varcount_into(scope, &send[..bytes.len()], &mut parts))
+            });
         }
         all.truncate(total);
         (all, counts.into_iter().map(|c| c as usize).collect())
@@ -98,6 +114,27 @@ impl Comm {
 /// Buffers handed to MPI are never empty slices of nothing: an empty `Vec<u8>` points at address 1,
 /// which Open MPI reads as `MPI_IN_PLACE`. So every buffer gets one spare byte past its data.
 pub const SPARE: usize = 1;
+
+/// Waits for `req` without keeping a core busy: a blocking MPI wait polls without pause, and
+/// with the ranks and their sorts' threads sharing the cores (as on one machine), the rank that
+/// waits takes the time of the one it waits for. So it polls a while, then sleeps between polls,
+/// longer the longer it has waited (a twentieth of that, 50 us to 1 ms): a long wait then costs
+/// few wake-ups, and what the sleep adds to it stays within about 5%.
+pub(crate) fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
+    let started = std::time::Instant::now();
+    for spins in 0u32.. {
+        match req.test() {
+            Ok(_) => return,
+            Err(r) => req = r,
+        }
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else {
+            let pause = (started.elapsed() / 20).clamp(std::time::Duration::from_micros(50), std::time::Duration::from_millis(1));
+            std::thread::sleep(pause);
+        }
+    }
+}
 
 /// An error's message with its causes, on one line.
 pub fn one_line(e: &anyhow::Error) -> String {

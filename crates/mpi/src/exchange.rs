@@ -12,7 +12,7 @@
 //! Before each round's data, the ranks swap a header (bytes for each rank, and the sender's
 //! state: more to come, done, or failed), so a rank that fails stops every rank at the same round.
 
-use crate::comm::Comm;
+use crate::comm::{wait_politely, Comm};
 use crate::share::{Kind, Share};
 use crate::split::Splitters;
 use anyhow::{Context, Result};
@@ -370,23 +370,6 @@ impl Pieces {
             *a += e - s;
         }
         self.counts = sizes.into_iter().map(|c| c as Count).collect();
-    }
-}
-
-/// Waits for `req` without keeping a core busy: a blocking MPI wait polls without pause, and
-/// with the ranks and their sorts' threads sharing the cores (as on one machine), the rank that
-/// waits takes the time of the one it waits for. So it polls a while, then sleeps between polls.
-pub(crate) fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
-    for spins in 0u32.. {
-        match req.test() {
-            Ok(_) => return,
-            Err(r) => req = r,
-        }
-        if spins < 64 {
-            std::hint::spin_loop();
-        } else {
-            std::thread::sleep(std::time::Duration::from_micros(50));
-        }
     }
 }
 

@@ -20,8 +20,8 @@
 //! kernel's scratch fit in half its `-S` (what the engine's local sort would get): otherwise they
 //! all take the engine's streaming path.
 
-use crate::comm::{Comm, SPARE};
-use crate::exchange::{wait_politely, ExchangeStats};
+use crate::comm::{wait_politely, Comm, SPARE};
+use crate::exchange::ExchangeStats;
 use crate::output::{RangeWriter, Target};
 use crate::share::{MappedSegment, Share};
 use crate::split::Splitters;
@@ -117,8 +117,7 @@ impl<'a> InPlace<'a> {
                 }
             }
         }
-        let mut incoming = vec![0u64; n];
-        comm.world.all_to_all_into(&outgoing[..], &mut incoming[..]);
+        let mut incoming = comm.all_to_all(&outgoing);
         incoming[me] = 0;
         let received: u64 = incoming.iter().sum();
         // What the range holds (its kept records mapped, the received ones in the buffer), its
@@ -182,9 +181,8 @@ impl<'a> InPlace<'a> {
         self.stats.input_s += t.elapsed().as_secs_f64();
         for round in 0..rounds {
             let cur = round % 2;
-            let mut counts = vec![0u64; n];
             let t = Instant::now();
-            comm.world.all_to_all_into(&send[cur].counts[..], &mut counts[..]);
+            let counts = comm.all_to_all(&send[cur].counts);
             self.stats.wait_s += t.elapsed().as_secs_f64();
             let rcounts: Vec<Count> = counts.iter().map(|&c| c as Count).collect();
             let rdispls: Vec<Count> = at.iter().map(|&a| a as Count).collect();

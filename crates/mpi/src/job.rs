@@ -127,6 +127,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
         rank,
         host: mpi::environment::processor_name().unwrap_or_default(),
         elapsed_s: started.elapsed().as_secs_f64(),
+        cpu_s: cpu_seconds(),
         sample_s,
         exchange: xstats,
         sorted_bytes: pushed,
@@ -166,6 +167,7 @@ fn finish_in_place(
         rank: comm.rank,
         host: mpi::environment::processor_name().unwrap_or_default(),
         elapsed_s: started.elapsed().as_secs_f64(),
+        cpu_s: cpu_seconds(),
         sample_s,
         exchange: p.stats.clone(),
         sorted_bytes: size,
@@ -193,12 +195,29 @@ fn open_target(comm: &Comm, opts: &Options, output: &Path, temp_dir: &Path) -> R
 /// rank RANK die of SIGKILL as it reaches PHASE (`exchange`: before its first round; `write`: with
 /// its range written, before the ranks agree to commit), as a crashed node would. (The exchange
 /// takes `shrink:RANK:ROUND`: rank RANK cuts its input short before reading after ROUND rounds.)
+/// `delay:RANK:PHASE` makes rank RANK sleep 2 s there instead, as a slow node would: the others
+/// wait for it in the agreement that ends the phase.
 fn fault_point(rank: usize, phase: &str) {
     let Ok(fault) = std::env::var("XSORT_MPI_FAULT") else { return };
     if fault == format!("kill:{rank}:{phase}") {
         // SAFETY: raising a signal at this process has no memory-safety preconditions.
         unsafe { libc::raise(libc::SIGKILL) };
     }
+    if fault == format!("delay:{rank}:{phase}") {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+}
+
+/// Seconds of CPU this process has used so far (user and system, all its threads).
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given; all zeros is a valid rusage.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer to a rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    s(u.ru_utime) + s(u.ru_stime)
 }
 
 /// The shared output's temp file: rank 0 creates it under a name all ranks derive from a nonce it

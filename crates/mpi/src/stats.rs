@@ -15,6 +15,8 @@ pub struct RankStats {
     pub host: String,
     /// Seconds from start to commit.
     pub elapsed_s: f64,
+    /// Seconds of CPU the rank used, user and system, all its threads (to the commit).
+    pub cpu_s: f64,
     /// Seconds sampling the share and choosing splitters.
     pub sample_s: f64,
     pub exchange: ExchangeStats,

@@ -474,3 +474,30 @@ fn an_input_cut_short_while_sorted_in_place_stops_every_rank() {
     assert_eq!(f.read("out"), b"old");
     assert_nothing_left(&f, &["in0", "in1", "in2", "out"]);
 }
+
+/// A rank that waits for a slower one in an agreement or a swap of counts sleeps between polls:
+/// with MPI's blocking collectives it polled at full speed, and took the CPU the slow rank (and
+/// its sort's and writer's threads, on the same cores) needed. Rank `slow` sleeps 2 s at a phase
+/// (`XSORT_MPI_FAULT=delay:RANK:PHASE`); the rank waiting for it must use little CPU in all
+/// (blocking, about 0.9-2 s here; waiting politely, 0.02-0.06 s).
+#[test]
+fn a_rank_waiting_for_a_slow_one_leaves_the_cores_free() {
+    let f = Fixture::new();
+    f.records("in", 10_000, false);
+    text(&f);
+    let cases: [(&[&str], &str, usize); 3] = [
+        (&["--record-size", "100", "in"], "delay:1:write", 0), // in place: the agreement after the write
+        (&["--record-size", "100", "in"], "delay:0:exchange", 1), // in place: the first round's counts
+        (&["a.txt", "b.txt"], "delay:1:write", 0),             // lines, the engine's path
+    ];
+    for (inputs, fault, waiting) in cases {
+        let args = [&["--stats-json", "s.json", "-o", "out"][..], inputs].concat();
+        let out = f.mpirun(2, &args, &[("XSORT_MPI_FAULT", fault)]);
+        assert!(out.status.success(), "{fault}: {}", String::from_utf8_lossy(&out.stderr));
+        let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
+        let rank = &stats["per_rank"][waiting];
+        assert!(rank["elapsed_s"].as_f64().unwrap_or(0.0) >= 2.0, "{fault}: the job did not wait for the slow rank: {rank}");
+        let cpu = rank["cpu_s"].as_f64().expect("cpu_s");
+        assert!(cpu < 0.4, "{fault} {inputs:?}: rank {waiting} used {cpu:.2} s of CPU waiting 2 s for the other");
+    }
+}
