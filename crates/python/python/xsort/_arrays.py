@@ -146,7 +146,7 @@ def sort_array(arr: np.ndarray, order: Order = None, *, descending: Descending =
     if memory is not None and 32 * n > memory:
         from xsort._files import Sorter
 
-        with Sorter(record_size=size, keys=keys, memory=memory, threads=threads) as sorter:
+        with Sorter(record_size=size, keys=keys, memory=memory, threads=threads, expected_bytes=records.nbytes) as sorter:
             sorter.release(records)
             sorter.finish()
             filled = 0
