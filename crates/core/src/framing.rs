@@ -51,6 +51,14 @@ pub trait RecordOrder: Sync {
         self.compare(a, b) == Ordering::Equal
     }
 
+    /// The bytes of `rec` that `level` orders by, when the level compares them as plain bytes
+    /// (reversed when the bool is true), for every record or for none: lets a sorter pack a short
+    /// key of the level with the next level's prefix. None (the default) for other levels.
+    fn level_bytes<'r>(&self, rec: &'r [u8], level: usize) -> Option<(&'r [u8], bool)> {
+        let _ = (rec, level);
+        None
+    }
+
     /// A test for records equal to `first` at `level`, for testing many against one: an order may
     /// prepare `first` once (find its key) instead of at every call.
     fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> Matcher<'a> {

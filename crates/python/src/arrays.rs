@@ -3,12 +3,14 @@
 //!
 //! The buffers are found through `__array_interface__` rather than the buffer protocol, which the
 //! stable ABI offers only from Python 3.11 on; the extension keeps a reference to each array until
-//! its sort has ended, so the memory stays valid even when a KeyboardInterrupt leaves the sort to
-//! finish on its own (see [`crate::wait`]).
+//! its sort has ended. Ctrl-C sets the core's cancel flag, and the call returns once the sort has
+//! stopped (see [`crate::wait`]).
 
-use crate::wait::{self, OnInterrupt};
+use crate::wait;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use xsort_core::Sort;
 
 /// The memory of a C-contiguous array: its address and length in bytes.
@@ -69,9 +71,10 @@ impl Memory {
     }
 }
 
-/// The in-memory sort of records of `record_size` bytes by `keys` (`--key-bytes` strings).
-fn records_sort(py: Python<'_>, record_size: usize, keys: &[String], threads: Option<usize>) -> PyResult<Sort> {
-    let mut sort = Sort::records(record_size);
+/// The in-memory sort of records of `record_size` bytes by `keys` (`--key-bytes` strings), which
+/// stops when `cancel` is set.
+fn records_sort(py: Python<'_>, record_size: usize, keys: &[String], threads: Option<usize>, cancel: &Arc<AtomicBool>) -> PyResult<Sort> {
+    let mut sort = Sort::records(record_size).cancel_flag(cancel.clone());
     for key in keys {
         sort = sort.key_bytes(key).map_err(|e| crate::py_error(py, e))?;
     }
@@ -92,10 +95,11 @@ pub(crate) fn sort_records(
     keys: Vec<String>,
     threads: Option<usize>,
 ) -> PyResult<()> {
-    let sort = records_sort(py, record_size, &keys, threads)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let sort = records_sort(py, record_size, &keys, threads, &cancel)?;
     let (from, to) = (Memory::of(&src, false)?, Memory::of(&dst, true)?);
     let owners = (src.unbind(), dst.unbind());
-    let sorted = wait::run(py, OnInterrupt::Abandon, move || {
+    let sorted = wait::run(py, cancel, move || {
         let _owners = owners;
         // SAFETY: `_owners` keeps both arrays alive until the sort ends; `dst` is the caller's new
         // array, written by nothing else.
@@ -120,13 +124,14 @@ pub(crate) fn sorted_indices(
     keys: Vec<String>,
     threads: Option<usize>,
 ) -> PyResult<()> {
-    let sort = records_sort(py, record_size, &keys, threads)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let sort = records_sort(py, record_size, &keys, threads, &cancel)?;
     let (from, to) = (Memory::of(&src, false)?, Memory::of(&dst, true)?);
     if record_size == 0 || to.len() != from.len() / record_size * 8 {
         return Err(crate::raise(py, "UsageError", format!("the index array holds {} bytes, not 8 per record", to.len())));
     }
     let owners = (src.unbind(), dst.unbind());
-    let sorted = wait::run(py, OnInterrupt::Abandon, move || {
+    let sorted = wait::run(py, cancel, move || {
         let _owners = owners;
         // SAFETY: as in `sort_records`.
         let (from, to) = unsafe { (from.bytes(), to.bytes_mut()) };

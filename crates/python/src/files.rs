@@ -2,21 +2,17 @@
 //! `Sorter`: records or lines pushed in, sorted chunks pulled out), both spilling to temp
 //! directories past their memory budget as the `xsort` command does.
 //!
-//! `sort_file` pulls the sorted output into the output file itself (written beside its target and
-//! put in place when complete, by xsort-io's `AtomicOutput`, so an interrupted or failed sort leaves
-//! the target as it was), stopping between pulls when Ctrl-C has set its cancellation flag; dropping
-//! the core's session then makes the sort fail, which removes its temp files (the core has no
-//! cancellation hook of its own). Inputs that fit the memory budget are named to the core, which
-//! maps them (the fast path; Ctrl-C then waits for their in-memory sort). Inputs larger than the
-//! budget, whose reading and spilling take long, are read through readers that stop at the flag.
+//! `sort_file` names its inputs and output to the core, which sorts them as the `xsort` command
+//! does (inputs mapped or read ahead, the output written behind the sort and put in place when
+//! complete, so an interrupted or failed sort leaves the target as it was). Ctrl-C sets the core's
+//! cancel flag: the sort stops within a fraction of a second, its temp files removed.
 
 use crate::arrays::Memory;
-use crate::wait::{self, OnInterrupt};
+use crate::wait;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use std::io::Read;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use xsort_core::{Sort, SortError, SortStats, Sorting};
 
@@ -70,22 +66,6 @@ impl Options {
     }
 }
 
-/// An input file read until its end or until the sort is cancelled.
-struct CancellableFile {
-    file: std::fs::File,
-    cancel: Arc<AtomicBool>,
-}
-
-impl Read for CancellableFile {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.cancel.load(Ordering::Relaxed) {
-            // Not ErrorKind::Interrupted, which readers retry.
-            return Err(std::io::Error::other("interrupted"));
-        }
-        self.file.read(buf)
-    }
-}
-
 /// Sorts `inputs` into `output`; returns the statistics as JSON (the `--stats-json` content).
 #[pyfunction]
 #[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false))]
@@ -103,63 +83,17 @@ pub(crate) fn sort_file(
     sync: bool,
 ) -> PyResult<String> {
     let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads };
-    let sort = options.sort().map_err(|e| crate::py_error(py, e))?;
+    let mut sort = options.sort().map_err(|e| crate::py_error(py, e))?;
     if inputs.is_empty() {
         return Err(crate::raise(py, "UsageError", "no input files".into()));
     }
-    let budget = memory.unwrap_or_else(|| xsort_core::plan::resolve_budget(None).0);
+    for path in &inputs {
+        sort = sort.input_path(path);
+    }
     let cancel = Arc::new(AtomicBool::new(false));
-    let flag = cancel.clone();
-    let sorted = wait::run(py, OnInterrupt::Cancel(flag), move || files_to_file(sort, budget, &inputs, &output, sync, &cancel))?;
+    let sort = sort.output_path(output).sync(sync).cancel_flag(cancel.clone());
+    let sorted = wait::run(py, cancel, move || sort.run().and_then(|stats| stats_json(Some(&stats))))?;
     sorted.map_err(|e| crate::py_error(py, e))
-}
-
-/// The body of [`sort_file`], on its own thread.
-fn files_to_file(
-    mut sort: Sort,
-    budget: u64,
-    inputs: &[PathBuf],
-    output: &std::path::Path,
-    sync: bool,
-    cancel: &Arc<AtomicBool>,
-) -> Result<String, SortError> {
-    // Inputs that fit the budget are named to the core (mapped, sorted in one pass); larger ones
-    // are read through readers, so that Ctrl-C stops their long reading and spilling.
-    let total: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
-    if total <= budget {
-        for path in inputs {
-            sort = sort.input_path(path);
-        }
-    }
-    for path in inputs.iter().filter(|_| total > budget) {
-        // Worded as the core words an input it cannot open (the CLI's message).
-        let cannot_read =
-            |e: std::io::Error| SortError::BadInput { path: path.clone(), problem: format!("cannot read: {}", xsort_io::os_text(&e)) };
-        let file = std::fs::File::open(path).map_err(cannot_read)?;
-        if file.metadata().map_err(cannot_read)?.is_dir() {
-            return Err(cannot_read(std::io::Error::from_raw_os_error(libc::EISDIR)));
-        }
-        sort = sort.input_reader(CancellableFile { file, cancel: cancel.clone() }, &path.to_string_lossy());
-    }
-    let out = xsort_io::AtomicOutput::create(output, false, None)?;
-    let mut sorting = sort.start()?;
-    sorting.finish()?;
-    let mut buf = vec![0u8; pull_size(sorting.record_size())];
-    let mut offset = 0u64;
-    loop {
-        if cancel.load(Ordering::Relaxed) {
-            // Dropping the session (and `out`) cancels the sort and removes what it wrote.
-            return Err(SortError::Usage("interrupted".into()));
-        }
-        let n = sorting.pull(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        out.file().write_all_at(&buf[..n], offset)?;
-        offset += n as u64;
-    }
-    out.commit(sync)?;
-    stats_json(sorting.stats())
 }
 
 /// A pull buffer's size for records of `record_size` bytes (None: lines).
@@ -216,7 +150,7 @@ impl Drop for Session {
 #[pymethods]
 impl Session {
     #[new]
-    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None))]
+    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
@@ -227,9 +161,14 @@ impl Session {
         memory: Option<u64>,
         temp_dirs: Option<Vec<PathBuf>>,
         threads: Option<usize>,
+        expected_bytes: Option<u64>,
     ) -> PyResult<Session> {
         let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads };
-        let sorting = options.sort().and_then(Sort::start).map_err(|e| crate::py_error(py, e))?;
+        let sort = options.sort().map(|s| match expected_bytes {
+            Some(bytes) => s.expected_input_bytes(bytes),
+            None => s,
+        });
+        let sorting = sort.and_then(Sort::start).map_err(|e| crate::py_error(py, e))?;
         Ok(Session { record_size: sorting.record_size(), sorting: Mutex::new(Some(sorting)) })
     }
 

@@ -19,7 +19,7 @@ pub(crate) fn py_error(py: Python<'_>, e: SortError) -> PyErr {
         SortError::BadInput { .. } => "InputError",
         SortError::Config(_) | SortError::Spec(_) | SortError::Usage(_) => "UsageError",
         SortError::Io(_) | SortError::Resource(_) | SortError::Program(_) => "SortOSError",
-        // Nothing in this package cancels a sort yet: a cancelled one would be a bug.
+        // A sort is cancelled only after Ctrl-C, whose KeyboardInterrupt the caller gets instead.
         SortError::Internal(_) | SortError::Cancelled => "InternalError",
     };
     raise(py, class, xsort_io::error::without_os_error_numbers(&e.to_string()))

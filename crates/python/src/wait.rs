@@ -2,10 +2,8 @@
 //! run on, waits without the GIL and looks for Ctrl-C every [`POLL`]: a KeyboardInterrupt reaches
 //! the caller within that time, whatever the sort is doing.
 //!
-//! What happens to the sort then is the caller's choice ([`OnInterrupt`]): in-memory sorts cannot
-//! be stopped (the core has no cancellation hook for them), so they are left to finish on their
-//! thread, which owns references to the arrays it reads and writes; file sorts are told to stop
-//! through their cancellation flag and waited for, so their temp files are gone when the exception
+//! The sort is then told to stop through the core's cancel flag and waited for (it stops within a
+//! fraction of a second), so its temp files are gone and its threads idle when the exception
 //! reaches the caller.
 
 use pyo3::prelude::*;
@@ -17,17 +15,10 @@ use std::time::Duration;
 /// How often the waiting thread looks for signals.
 const POLL: Duration = Duration::from_millis(50);
 
-/// What to do with the sort when Ctrl-C comes.
-pub(crate) enum OnInterrupt {
-    /// Return at once; the sort finishes on its thread and drops what it holds.
-    Abandon,
-    /// Set the flag, then wait for the sort to stop (it stops soon: it checks the flag).
-    Cancel(Arc<AtomicBool>),
-}
-
 /// Runs `work` on a new thread and returns its result, or the KeyboardInterrupt (or any other
-/// exception a signal handler raised) that came first.
-pub(crate) fn run<T: Send + 'static>(py: Python<'_>, on_interrupt: OnInterrupt, work: impl FnOnce() -> T + Send + 'static) -> PyResult<T> {
+/// exception a signal handler raised) that came first, once `cancel` (the sort's cancel flag) has
+/// stopped the work.
+pub(crate) fn run<T: Send + 'static>(py: Python<'_>, cancel: Arc<AtomicBool>, work: impl FnOnce() -> T + Send + 'static) -> PyResult<T> {
     let (tx, mut rx) = sync_channel(1);
     std::thread::Builder::new()
         .name("xsort-python".into())
@@ -45,11 +36,9 @@ pub(crate) fn run<T: Send + 'static>(py: Python<'_>, on_interrupt: OnInterrupt, 
             Err(RecvTimeoutError::Disconnected) => break Err("the sort's thread ended without a result".into()),
         }
         if let Err(interrupt) = py.check_signals() {
-            if let OnInterrupt::Cancel(flag) = &on_interrupt {
-                flag.store(true, Ordering::SeqCst);
-                let receiver = &mut rx;
-                let _ = py.detach(move || receiver.recv());
-            }
+            cancel.store(true, Ordering::SeqCst);
+            let receiver = &mut rx;
+            let _ = py.detach(move || receiver.recv());
             return Err(interrupt);
         }
     };

@@ -221,3 +221,19 @@ def test_ctrl_c_interrupts_a_sorter(rng, tmp_path):
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(xsort.UsageError):
         sorter.release(b"x" * 100)
+
+
+def test_sorter_plans_its_memory_for_the_expected_bytes(rng):
+    arr = records(rng, 50_000)
+    with xsort.Sorter(100, "0:10", memory=1 << 30, expected_bytes=arr.nbytes) as sorter:
+        sorter.release(arr)
+        sorter.finish()
+        out = b"".join(sorter)
+        planned = sorter.stats()["memory_planned_bytes"]
+    assert out == stable_by_prefix(arr, 10).tobytes()
+    # Planned for 5 MB of records (their bookkeeping and buffers), not for the 1 GiB budget.
+    assert planned < 64 << 20, planned
+    with pytest.raises(ValueError):
+        xsort.Sorter(100, "0:10", expected_bytes=0)
+    with pytest.raises(TypeError):
+        xsort.Sorter(100, "0:10", expected_bytes="5")

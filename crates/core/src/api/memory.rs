@@ -2,8 +2,11 @@
 //! are extracted and sorted as a file sort's would be, and the records gathered in their order,
 //! on the sort's own worker threads. The memory budget does not apply: the records are already in
 //! memory, and the sort adds 32 bytes per record (the entries and the kernel's scratch), plus a
-//! copy of the records for [`Sort::sort_slice`]; the scratch lies in the output instead when the
-//! records are at least 16 bytes long (and the output is 16-byte aligned, or they are longer).
+//! copy of the records for [`Sort::sort_slice`]. Both lie in the output instead when it has room
+//! for them (records of at least 32 bytes, or 33 when the output is not 16-byte aligned): the
+//! scratch at its start, the entries at its end, gathered from in rounds that never overwrite an
+//! entry not yet read. Fresh memory's first touch costs as much as the sort on virtual machines,
+//! and the output is touched anyway. Records of 16 to 31 bytes keep the scratch in the output.
 
 use super::{Format, Sort};
 use crate::entry::{self, EntryLayout};
@@ -14,8 +17,16 @@ use rayon::prelude::*;
 /// The sorted entries of `data`'s records, and how to read them.
 struct Sorted {
     layout: EntryLayout,
-    entries: Vec<u128>,
+    entries: Placed,
     record_size: usize,
+}
+
+/// Where sorted entries lie.
+enum Placed {
+    /// In memory of their own.
+    Own(Vec<u128>),
+    /// In the output, from this byte on (16-byte aligned), one per record up to its end.
+    InOutput(usize),
 }
 
 impl Sort {
@@ -44,7 +55,8 @@ impl Sort {
     pub fn sorted_indices(&self, records: &[u8]) -> Result<Vec<u64>> {
         let sorted = self.in_memory(records, &mut [])?;
         let (layout, r) = (sorted.layout, sorted.record_size as u64);
-        self.on_pool(|| sorted.entries.par_iter().map(|&e| layout.offset(e) as u64 / r).collect())
+        let Placed::Own(entries) = &sorted.entries else { unreachable!("entries lie in the output only when there is one") };
+        self.on_pool(|| entries.par_iter().map(|&e| layout.offset(e) as u64 / r).collect())
     }
 
     /// Runs `f` on the sort's worker threads.
@@ -54,9 +66,8 @@ impl Sort {
     }
 
     /// Extracts and sorts the entries of `data`'s records. `spare` is memory the caller writes only
-    /// afterwards (the output): the sort's scratch space lies there when it fits, rather than in
-    /// fresh memory, whose first touch costs as much as the sort on virtual machines, and the
-    /// output's pages are then faulted in when the gather comes to write them.
+    /// afterwards (the output): the entries and the sort's scratch space lie there when they fit
+    /// (see the module's doc), rather than in fresh memory.
     fn in_memory(&self, data: &[u8], spare: &mut [u8]) -> Result<Sorted> {
         if let Some(refused) = &self.refused {
             return Err(SortError::Config(refused.clone()));
@@ -83,19 +94,27 @@ impl Sort {
         let sorted = self.on_pool(|| {
             let n = data.len() / r;
             let layout = EntryLayout::new(key.len(), data.len());
-            let mut entries = vec![0u128; n];
-            let mut own;
-            let scratch = match scratch_in(spare, n) {
-                Some(s) => s,
+            let mut own_entries = Vec::new();
+            let mut own_scratch: Vec<u128>;
+            let (entries, scratch, at) = match split_spare(spare, n) {
+                Some((scratch, entries, at)) => (entries, scratch, Some(at)),
                 None => {
-                    own = vec![0u128; n];
-                    &mut own[..]
+                    own_entries = vec![0u128; n];
+                    let scratch = match scratch_in(spare, n) {
+                        Some(s) => s,
+                        None => {
+                            own_scratch = vec![0u128; n];
+                            &mut own_scratch[..]
+                        }
+                    };
+                    (&mut own_entries[..], scratch, None)
                 }
             };
             self.check_cancelled()?;
-            entry::extract(&key, layout, data, 0, r, &mut entries);
+            entry::extract(&key, layout, data, 0, r, entries);
             self.check_cancelled()?;
-            entry::sort(method, &key, layout, r, data, &mut entries, scratch);
+            entry::sort(method, &key, layout, r, data, entries, scratch);
+            let entries = at.map_or(Placed::Own(own_entries), Placed::InOutput);
             Ok(Sorted { layout, entries, record_size: r })
         })?;
         self.check_cancelled()?;
@@ -119,10 +138,58 @@ fn scratch_in(spare: &mut [u8], n: usize) -> Option<&mut [u128]> {
     (middle.len() >= n).then(|| &mut middle[..n])
 }
 
+/// Room for the scratch (`n` u128 from the first 16-byte aligned byte of `spare`) and, after it,
+/// the entries (the last `n` aligned u128 of `spare`), and the byte where the entries start.
+fn split_spare(spare: &mut [u8], n: usize) -> Option<(&mut [u128], &mut [u128], usize)> {
+    let base = spare.as_ptr() as usize;
+    // SAFETY: as in `scratch_in`.
+    let (_, middle, _) = unsafe { spare.align_to_mut::<u128>() };
+    if n == 0 || middle.len() < 2 * n {
+        return None;
+    }
+    let len = middle.len();
+    let (front, back) = middle.split_at_mut(len - n);
+    let at = back.as_ptr() as usize - base;
+    Some((&mut front[..n], back, at))
+}
+
+/// Below this many entries left in the output, the last round of a gather copies them out.
+const ROUND_MIN: usize = 1 << 12;
+
 impl Sorted {
     fn gather(&self, data: &[u8], out: &mut [u8]) {
-        entry::gather(self.layout, &self.entries, data, self.record_size, 0, out);
+        let (layout, r) = (self.layout, self.record_size);
+        let at = match &self.entries {
+            Placed::Own(entries) => return entry::gather(layout, entries, data, r, 0, out),
+            Placed::InOutput(at) => *at,
+        };
+        let n = out.len() / r;
+        // Rounds: entries `done..n` lie from byte `at + 16 * done` on, so the records that end at
+        // or before that byte can be written without overwriting an entry not yet read. Each round
+        // leaves about 16/r of the entries it found (r >= 32: the scratch fitted too).
+        let mut done = 0;
+        while n - done >= ROUND_MIN {
+            let boundary = at + 16 * done;
+            let upto = (boundary / r).min(n);
+            if upto <= done {
+                break;
+            }
+            let (head, tail) = out.split_at_mut(boundary);
+            entry::gather(layout, entries_at(tail, upto - done), data, r, 0, &mut head[done * r..upto * r]);
+            done = upto;
+        }
+        let rest = entries_at(&out[at + 16 * done..], n - done).to_vec();
+        entry::gather(layout, &rest, data, r, 0, &mut out[done * r..]);
     }
+}
+
+/// The first `n` u128 of `bytes`, which starts 16-byte aligned.
+fn entries_at(bytes: &[u8], n: usize) -> &[u128] {
+    // SAFETY: as in `scratch_in`; the start is aligned (it is an entry's place), so nothing
+    // precedes the aligned middle.
+    let (prefix, middle, _) = unsafe { bytes.align_to::<u128>() };
+    debug_assert!(prefix.is_empty());
+    &middle[..n]
 }
 
 #[cfg(test)]
@@ -165,6 +232,53 @@ mod tests {
                 let out = &mut backing[skew..skew + n * r];
                 sort.sort_into(&data, out).unwrap();
                 assert_eq!(out, &want[..], "record size {r}, skew {skew}");
+            }
+        }
+    }
+
+    #[test]
+    fn entries_and_scratch_lie_in_the_output_when_both_fit() {
+        let mut backing = [0u128; 9];
+        // SAFETY: u128 to u8 reinterprets initialized memory as bytes, always valid.
+        let (_, bytes, _) = unsafe { backing.align_to_mut::<u8>() };
+        let start = bytes.as_ptr() as usize;
+        let (scratch, entries, at) = split_spare(&mut bytes[..], 4).unwrap();
+        assert_eq!((scratch.as_ptr() as usize - start, entries.as_ptr() as usize - start, at), (0, 80, 80));
+        let (scratch, entries, at) = split_spare(&mut bytes[3..131], 3).unwrap();
+        assert_eq!((scratch.as_ptr() as usize - start, entries.as_ptr() as usize - start, at), (16, 80, 77));
+        assert!(split_spare(&mut bytes[3..131], 4).is_none(), "7 aligned slots do not hold 2 x 4");
+        assert!(split_spare(&mut [], 0).is_none());
+    }
+
+    /// Enough records for several gather rounds out of the output's end, keys with many ties (kept
+    /// in input order), record sizes around the size where the entries start to fit, outputs at
+    /// every alignment: the sort equals a stable sort by key.
+    #[test]
+    fn gathering_from_entries_in_the_output_matches_a_stable_sort() {
+        for r in [31usize, 32, 33, 40, 100] {
+            let n = 40_000 + r;
+            let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ r as u64;
+            let data: Vec<u8> = (0..n * r)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 56) as u8 % 4
+                })
+                .collect();
+            let sort = Sort::records(r).key_bytes("1:3").unwrap();
+            let mut want: Vec<&[u8]> = data.chunks(r).collect();
+            want.sort_by(|a, b| a[1..4].cmp(&b[1..4]));
+            let want = want.concat();
+            let mut backing = vec![0u8; n * r + 16];
+            for skew in [0, 1, 8, 15] {
+                let out = &mut backing[skew..skew + n * r];
+                out.fill(0xee);
+                sort.sort_into(&data, out).unwrap();
+                assert!(out == &want[..], "record size {r}, skew {skew}");
+                let mut copy = data.clone();
+                sort.sort_slice(&mut copy).unwrap();
+                assert!(copy == want, "sort_slice, record size {r}");
             }
         }
     }

@@ -403,6 +403,15 @@ impl LineOrder {
         }
     }
 
+    /// The bytes of `line` a key level orders by, and whether it reverses them, when the key
+    /// compares plain bytes (text without -d, -i or -f); None for other levels.
+    #[inline]
+    pub fn level_bytes<'l>(&self, line: &'l [u8], level: usize) -> Option<(&'l [u8], bool)> {
+        let key = self.keys.get(level).filter(|k| k.kind == Kind::Text && k.ignore.is_none() && !k.fold)?;
+        let (b, e) = key.range(line, self.tab);
+        Some((&line[b..e], key.flags.reverse))
+    }
+
     /// Whether two lines are equal at one comparison level.
     #[inline]
     pub fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {

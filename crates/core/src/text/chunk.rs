@@ -3,7 +3,10 @@
 //!
 //! Each line's entry is one `u128`: the order's prefix of the line in the top 64 bits, then the
 //! line's offset in the chunk (40 bits) and its length (24 bits; longer lines are found again by
-//! their terminator). Entries are made in one parallel pass over the chunk, while its bytes are in
+//! their terminator). When the first key level compares short keys as plain bytes (`-t, -k3,3`
+//! on three-letter codes), the prefix packs that key with the top of the next level's prefix
+//! (see [`Packing`]), so that lines tied on the first key are mostly ordered by the kernel alone
+//! rather than visited again, out of memory order, to be re-keyed. Entries are made in one parallel pass over the chunk, while its bytes are in
 //! cache, and need no other table. Sorting them as integers orders by prefix with ties in input
 //! order; groups of equal prefixes are then put in order by the full comparison. For the output,
 //! each sorted line's offset and the output offset where it ends are laid out in the kernel's
@@ -79,6 +82,7 @@ impl<'a> Chunk<'a> {
         if data.len().saturating_add(n.saturating_mul(BYTES_PER_LINE)) > limit {
             return Ok(None);
         }
+        let packing = Packing::choose(order, data, t);
         ensure_capacity(entries, n * 16)?;
         let mut rest = &mut entries.as_u128_mut()[..n];
         let mut slots = Vec::with_capacity(counts.len());
@@ -93,13 +97,87 @@ impl<'a> Chunk<'a> {
             for (e, end) in slot.iter_mut().zip(memchr::memchr_iter(t, &data[w[0]..w[1]])) {
                 let end = w[0] + end;
                 let line = &data[start..end];
-                *e = (order.prefix(line) & mask) | (start as u128) << LEN_BITS | (line.len() as u128).min(LEN_MAX);
+                *e = (packing.prefix(order, line) & mask) | (start as u128) << LEN_BITS | (line.len() as u128).min(LEN_MAX);
                 longest = longest.max(line.len());
                 start = end + 1;
             }
             longest
         });
         Ok(Some((n, longest.max().unwrap_or(0))))
+    }
+}
+
+/// Longest first-level key, in bytes, that [`Packing`] packs: at least 24 bits of the entry's 64
+/// are left to the next level.
+const PACK_MAX: usize = 4;
+/// Lines sampled at each of four places of a chunk to choose the packing.
+const PACK_SAMPLE: usize = 64;
+
+/// How a chunk's entries get their prefixes: the order's own, or (`width` > 0) the first level's
+/// key (compared as plain bytes) padded to `width` bytes, then its length in one byte (`width` + 1
+/// for longer keys), then the top of the next level's prefix (none for longer keys, whose first
+/// `width` bytes are all the entry holds of them). Order-preserving as a prefix must be: keys that
+/// differ in their first `width` bytes differ there, a key that is a prefix of another is shorter,
+/// and equal keys (of at most `width` bytes) leave the order to the next level. Reversed keys
+/// invert the key and length bytes. Lines tied in the packed prefix are ordered by the level
+/// refinement of [`sort_tied`] as any others. The width is the longest key of a sample of the
+/// chunk's lines; it only sets the speed, not the order (merges of runs use the order's prefix).
+#[derive(Clone, Copy)]
+struct Packing {
+    width: usize,
+}
+
+impl Packing {
+    fn choose<O: RecordOrder>(order: &O, data: &[u8], t: u8) -> Packing {
+        let none = Packing { width: 0 };
+        if order.levels() < 2 || data.is_empty() {
+            return none;
+        }
+        let mut width = 0;
+        for k in 0..4 {
+            let from = match data.len() / 4 * k {
+                0 => 0,
+                at => match memchr::memchr(t, &data[at..]) {
+                    Some(i) => at + i + 1,
+                    None => break,
+                },
+            };
+            let mut start = from;
+            for end in memchr::memchr_iter(t, &data[from..]).take(PACK_SAMPLE) {
+                let line = &data[start..from + end];
+                match order.level_bytes(line, 0) {
+                    Some((key, _)) => width = width.max(key.len()),
+                    None => return none,
+                }
+                start = from + end + 1;
+            }
+        }
+        if width > PACK_MAX {
+            return none;
+        }
+        Packing { width: width.max(1) }
+    }
+
+    /// The prefix of `line`'s entry (in the top 64 bits; lower bits are dropped).
+    #[inline]
+    fn prefix<O: RecordOrder>(self, order: &O, line: &[u8]) -> u128 {
+        let w = self.width;
+        let Some((key, reverse)) = order.level_bytes(line, 0).filter(|_| w > 0) else {
+            return order.prefix(line);
+        };
+        let mut buf = [0u8; 16];
+        let n = key.len().min(w);
+        buf[..n].copy_from_slice(&key[..n]);
+        buf[w] = key.len().min(w + 1) as u8;
+        let bits = 8 * (w as u32 + 1);
+        let mut field = u128::from_be_bytes(buf);
+        if reverse {
+            field = !field & (!0u128 << (128 - bits));
+        }
+        if key.len() > w {
+            return field;
+        }
+        field | order.level_prefix(line, 1) >> bits
     }
 }
 
@@ -427,6 +505,104 @@ mod tests {
             let out = sort_all(&lines, unique, method, block);
             prop_assert_eq!(out, reference(&lines, unique));
         }
+    }
+
+    /// GNU's order for `args`.
+    fn gnu_order(args: &[&str]) -> crate::order::LineOrder {
+        match crate::Sort::lines().gnu_args(args).unwrap().order().unwrap() {
+            crate::Order::Lines(order, _) => order,
+            crate::Order::Records(..) => unreachable!("lines"),
+        }
+    }
+
+    /// Key-level options whose first key compares plain bytes (so entries may be packed), with and
+    /// without `-u` (which drops the last-resort level).
+    const PACKED_ARGS: [&[&str]; 5] = [
+        &["-t,", "-k3,3", "-k1,1nr"],
+        &["-t,", "-k3,3r", "-k1,1n"],
+        &["-t,", "-k2,2", "-k3,3"],
+        &["-t,", "-k3,3"],
+        &["-t,", "-u", "-k3,3", "-k1,1n"],
+    ];
+
+    /// Lines `number,word,code`: codes of 0 to 6 bytes (NUL among them: a key that is a prefix of
+    /// another once padded), numbers with ties, so every level decides some pairs.
+    fn csv_lines() -> impl Strategy<Value = Vec<Vec<u8>>> {
+        let code = proptest::collection::vec(prop_oneof![Just(0u8), Just(b'a'), Just(b'b')], 0..7);
+        let line = (0u32..6, proptest::collection::vec(b'x'..b'z', 0..3), code).prop_map(|(n, w, c)| {
+            let mut l = format!("{n},").into_bytes();
+            l.extend(w);
+            l.push(b',');
+            l.extend(c);
+            l
+        });
+        proptest::collection::vec(line, 0..300)
+    }
+
+    /// The stable sort of `lines` by `order` (the first of equal lines only, with `unique`).
+    fn order_reference(order: &crate::order::LineOrder, lines: &[Vec<u8>], unique: bool) -> Vec<u8> {
+        let mut expect = lines.to_vec();
+        expect.sort_by(|a, b| order.compare(a, b));
+        if unique {
+            expect.dedup_by(|b, a| order.compare(a, b) == Ordering::Equal);
+        }
+        expect.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect()
+    }
+
+    proptest! {
+        /// Packed prefixes of every width keep the prefix contract against GNU's comparison.
+        #[test]
+        fn packed_prefixes_respect_the_order(lines in csv_lines(), args in 0..PACKED_ARGS.len(), width in 1..=PACK_MAX) {
+            let order = gnu_order(PACKED_ARGS[args]);
+            let packing = Packing { width };
+            let top = |l: &[u8]| packing.prefix(&order, l) >> LOCATION_BITS;
+            for a in &lines {
+                for b in &lines {
+                    match order.compare(a, b) {
+                        Ordering::Less => prop_assert!(top(a) <= top(b), "{:?} {:?}", a, b),
+                        Ordering::Equal => prop_assert_eq!(top(a), top(b)),
+                        Ordering::Greater => prop_assert!(top(a) >= top(b)),
+                    }
+                }
+            }
+        }
+
+        /// Sorting chunks whose entries are packed (or not, when the sample finds long keys) equals
+        /// the stable sort by GNU's comparison.
+        #[test]
+        fn sorts_with_packed_entries_match_the_order(lines in csv_lines(), args in 0..PACKED_ARGS.len()) {
+            let order = gnu_order(PACKED_ARGS[args]);
+            let unique = PACKED_ARGS[args].contains(&"-u");
+            let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+            let chunk = Chunk { data: &data, terminator: b'\n' };
+            prop_assert_eq!(sort_whole(&order, chunk, unique, Method::Radix, 1 << 20), order_reference(&order, &lines, unique));
+        }
+    }
+
+    /// Many lines with short codes in the sampled places and longer ones (up to 6 bytes) elsewhere:
+    /// the chunk is packed at the sampled width, and sorts as GNU's order does.
+    #[test]
+    fn packed_chunks_with_keys_longer_than_the_sample_sort_right() {
+        let mut x = 7u64;
+        let lines: Vec<Vec<u8>> = (0..20_000)
+            .map(|i| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let len = if (100..4000).contains(&i) { 1 + (x >> 60) as usize % 6 } else { 3 };
+                let code: Vec<u8> = (0..len).map(|k| b"\0ab"[(x >> (20 + 2 * k)) as usize % 3]).collect();
+                [format!("{},w,", (x >> 40) % 50).into_bytes(), code].concat()
+            })
+            .collect();
+        let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+        let chunk = Chunk { data: &data, terminator: b'\n' };
+        for args in PACKED_ARGS {
+            let order = gnu_order(args);
+            let width = if args.contains(&"-k2,2") { 1 } else { 3 }; // the words are "w"
+            assert_eq!(Packing::choose(&order, &data, b'\n').width, width, "{args:?}");
+            let unique = args.contains(&"-u");
+            assert!(sort_whole(&order, chunk, unique, Method::Radix, 1 << 20) == order_reference(&order, &lines, unique), "{args:?}");
+        }
+        let numeric_first = gnu_order(&["-t,", "-k1,1n", "-k3,3"]);
+        assert_eq!(Packing::choose(&numeric_first, &data, b'\n').width, 0, "a numeric first key is not packed");
     }
 
     fn sort_all(lines: &[Vec<u8>], unique: bool, method: Method, block: usize) -> Vec<u8> {

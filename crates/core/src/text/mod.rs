@@ -385,6 +385,11 @@ impl RecordOrder for crate::order::LineOrder {
         crate::order::LineOrder::level_equal(self, a, b, level)
     }
 
+    #[inline]
+    fn level_bytes<'r>(&self, rec: &'r [u8], level: usize) -> Option<(&'r [u8], bool)> {
+        crate::order::LineOrder::level_bytes(self, rec, level)
+    }
+
     fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> crate::framing::Matcher<'a> {
         crate::order::LineOrder::level_matcher(self, first, level)
     }

@@ -127,8 +127,8 @@ def sort_array(arr: np.ndarray, order: Order = None, *, descending: Descending =
     compared: records equal in the named fields keep their input order.
 
     ``arr`` is read where it lies when C-contiguous; a strided array is copied first. The sort
-    runs on ``threads`` threads (default: one per CPU) without the GIL, and Ctrl-C stops the
-    wait at once (KeyboardInterrupt). With ``memory`` (bytes), a sort that needs more than that
+    runs on ``threads`` threads (default: one per CPU) without the GIL, and Ctrl-C stops it
+    between its steps (KeyboardInterrupt). With ``memory`` (bytes), a sort that needs more than that
     beyond the input and output arrays (about 32 bytes per record) goes through the streaming
     sorter within the budget, spilling sorted runs to the temp directory. Arrays whose float
     keys hold ``-0.0`` are sorted in memory whatever the budget.
@@ -146,7 +146,7 @@ def sort_array(arr: np.ndarray, order: Order = None, *, descending: Descending =
     if memory is not None and 32 * n > memory:
         from xsort._files import Sorter
 
-        with Sorter(record_size=size, keys=keys, memory=memory, threads=threads) as sorter:
+        with Sorter(record_size=size, keys=keys, memory=memory, threads=threads, expected_bytes=records.nbytes) as sorter:
             sorter.release(records)
             sorter.finish()
             filled = 0

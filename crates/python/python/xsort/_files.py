@@ -103,10 +103,11 @@ class Sorter:
     ``Sorter()``) text lines; ``Sorter(spec="-format=size:100 -key=...")`` whatever Nsort
     statements describe. As a context manager it closes on exit; closing (or dropping) an
     unfinished sorter cancels its sort and removes its temp files. Ctrl-C during ``release`` or
-    a read raises KeyboardInterrupt and cancels the sort.
+    a read raises KeyboardInterrupt and cancels the sort. ``expected_bytes``, the input's length
+    when known, lets the sort plan its memory for that much rather than for its whole budget.
     """
 
-    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None) -> None:
+    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None) -> None:
         if spec is not None and not isinstance(spec, str):
             raise TypeError(f"spec must be a str, not {type(spec).__name__}")
         self._session = _xsort.Session(
@@ -117,6 +118,7 @@ class Sorter:
             memory=_positive(memory, "memory"),
             temp_dirs=None if temp_dirs is None else _paths(temp_dirs, "temp_dirs"),
             threads=_positive(threads, "threads"),
+            expected_bytes=_positive(expected_bytes, "expected_bytes"),
         )
 
     @property
