@@ -242,6 +242,22 @@ fn compress_program_stores_runs_through_it() {
 }
 
 #[test]
+fn compressed_runs_read_in_many_blocks_come_back_in_order() {
+    // Runs of many 64 KiB blocks under a budget with room to read two ahead: a compressed run's
+    // blocks come from one pipe, so they must still be read one at a time, in order.
+    let fx = Fixture::new();
+    let mut rng = Rng::new(21);
+    let lines: String = (0..600_000).map(|i| format!("{:016x} {i}\n", rng.next_u64())).collect();
+    fx.write("in", lines.as_bytes());
+    fx.mkdir("t");
+    let args = ["-S", "4M", "--transfer-size=64K", "-T", "t", "--compress-program=gzip", "--stats-json", "stats.json", "-o", "out", "in"];
+    ok(fx.cmd().args(args));
+    assert!(stats(&fx)["runs"].as_u64().unwrap() >= 3, "expected runs: {}", stats(&fx));
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), gnu(&fx, &["in"], None));
+    fx.assert_clean();
+}
+
+#[test]
 fn compressed_runs_stay_within_the_descriptor_limit() {
     // More runs than descriptors (ulimit -n 32): compressed runs hold one each until merged, so
     // beyond a quarter of the limit runs are stored plain and merges take fewer at once.

@@ -120,7 +120,10 @@ impl RunCursor {
             c.decompression = Some(compressor.decompress(&c.file)?);
         }
         if c.run.bytes > 0 {
-            for _ in 0..shape.depth.max(1) {
+            // A compressed run is read from its program's pipe, whose next bytes go to whichever
+            // request a reader serves first: one request in flight at a time keeps them in order.
+            let depth = if c.decompression.is_some() { 1 } else { shape.depth.max(1) };
+            for _ in 0..depth {
                 c.request(AlignedBuf::new(block)?, svc)?;
             }
             c.next_block(svc, Some(AlignedBuf::new(block)?))?;
