@@ -29,14 +29,14 @@
 # Every xsort output is checked with valsort and its checksum compared with gensort's.
 # Generated files are deleted at the end.
 set -euo pipefail
-records=10000000 dir=${TMPDIR:-/tmp} runs=3 baseline= gnu=yes
+records=10000000 dir=${TMPDIR:-/tmp} runs=3 baseline= with_gnu=yes
 while [[ $# -gt 0 ]]; do
   case $1 in
     --records) records=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --baseline) baseline=$(realpath "$2"); shift 2 ;;
-    --no-gnu) gnu=; shift ;;
+    --no-gnu) with_gnu=; shift ;;
     *) echo "usage: $0 [--records N] [--dir DIR] [--runs K] [--baseline XSORT] [--no-gnu]" >&2; exit 2 ;;
   esac
 done
@@ -99,7 +99,7 @@ echo "- data: $records records of 100 bytes ($((bytes / 1000000)) MB), $runs run
 echo
 
 "$bin/gensort" -c "$records" "$work/in" 2> "$work/gen.txt"; sum=$(tail -1 "$work/gen.txt")
-[[ -z $gnu ]] || { "$bin/gensort" -a -c "$records" "$work/ina" 2> "$work/gena.txt"; suma=$(tail -1 "$work/gena.txt"); }
+[[ -z $with_gnu ]] || { "$bin/gensort" -a -c "$records" "$work/ina" 2> "$work/gena.txt"; suma=$(tail -1 "$work/gena.txt"); }
 quarter=$((bytes / 4 / 1024))K   # a bare -S number would mean KiB, as in GNU sort
 # The -S sweep: the array of each fraction of the data (1/8 is `spill`, whose statistics are kept).
 sweep=(100:s100 16:s16 8:spill 4:s4 2:s2)
@@ -124,7 +124,7 @@ for ((i = 1; i <= runs; i++)); do
   # Warm: both sorts read from the page cache. `sync` first, so that neither pays for flushing the
   # other's output (GNU sort writes through the page cache and returns before its data is on disk).
   # Each program writes a new file: replacing last run's output would time freeing its blocks too.
-  [[ -n $gnu ]] || continue
+  [[ -n $with_gnu ]] || continue
   cat "$work/ina" > /dev/null; rm -f "$work/gnu" "$work/xa"; sync
   gnu+=("$(LC_ALL=C timed sort -s -k1.1,1.10 --parallel=2 -S 50% -T "$work" -o "$work/gnu" "$work/ina")")
   measure xs warm_a "$suma" "$work/xa" --record-size=100 --key-bytes=0:10 --no-progress -T "$work" "$work/ina"
@@ -136,7 +136,7 @@ FT=$(secs "$F1 + $T"); RW2=$(secs "2 * max($R, $W)"); BEST=$(secs "min($FT, $F2)
 G=$(echo "${gnu[*]}" | median); X=$(echo "${xs[*]}" | median); C=$(echo "${cached[*]}" | median)
 
 same="identical" same_t="not needed"
-if [[ -n $gnu ]] && ! cmp -s "$work/gnu" "$work/xa"; then
+if [[ -n $with_gnu ]] && ! cmp -s "$work/gnu" "$work/xa"; then
   same="DIFFERENT"
   # GNU's -k1.1,1.10 ends the key at the end of field 1, i.e. at the first blank inside the key, so
   # keys with embedded spaces tie in GNU sort where xsort compares all 10 bytes. With a field
@@ -162,8 +162,8 @@ for f in "${sweep[@]}"; do
   case ${f%%:*} in 8) target="<= 1.1" ;; 100) target="<= 1.15" ;; *) target= ;; esac
   echo "| xsort, -S 1/${f%%:*} of the data ($((bytes / ${f%%:*} / 1000000)) MB), cold, --sync | $t | $(ratio "$t" "$F2") x two-pass floor; default / this $(ratio "$O" "$t") | $target |"
 done
-[[ -z $gnu ]] || echo "| GNU sort, gensort -a, warm, LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 50% | $G | | |"
-[[ -z $gnu ]] || echo "| xsort, same data as 100-byte records, key 0:10, warm | $X | GNU / xsort = $(ratio "$G" "$X") | >= 8 |"
+[[ -z $with_gnu ]] || echo "| GNU sort, gensort -a, warm, LC_ALL=C sort -s -k1.1,1.10 --parallel=2 -S 50% | $G | | |"
+[[ -z $with_gnu ]] || echo "| xsort, same data as 100-byte records, key 0:10, warm | $X | GNU / xsort = $(ratio "$G" "$X") | >= 8 |"
 echo "| xsort, input in the page cache, -S $quarter (1/4 of data), --sync | $C | $(ratio "$C" "$F1") x one-pass floor | |"
 if [[ -n $baseline ]]; then
   echo
@@ -177,7 +177,7 @@ if [[ -n $baseline ]]; then
   done
 fi
 echo
-[[ -z $gnu ]] || echo "- outputs of xsort and GNU sort: $same (with GNU's -t \$'\\1': $same_t)"
+[[ -z $with_gnu ]] || echo "- outputs of xsort and GNU sort: $same (with GNU's -t \$'\\1': $same_t)"
 python3 - "$work/spill.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))

@@ -65,7 +65,8 @@ echo "|---|---|---|---|---|---|---|"
 # GNU's times and last output for each file and options, so that cases sharing them time GNU once.
 declare -A gnu_times gnu_out
 gnu_runs=0
-run_case() { # NAME FILE TARGET GNU_OPTS XSORT_OPTS (option strings, split on spaces)
+# KEEP (optional, "keep"): GNU's output stays for a later case with the same file and options.
+run_case() { # NAME FILE TARGET GNU_OPTS XSORT_OPTS [KEEP] (option strings, split on spaces)
   local name=$1 file=$2 target=$3 gopts xopts id
   read -r -a gopts <<< "$4"; read -r -a xopts <<< "$5"
   id="$file ${gopts[*]}"
@@ -87,9 +88,11 @@ run_case() { # NAME FILE TARGET GNU_OPTS XSORT_OPTS (option strings, split on sp
   if cmp -s "${gnu_out[$id]}" "$work/xsort.out"; then same=yes; else same=NO; fi
   echo "| $name \`xsort ${xopts[*]}\` vs \`sort ${gopts[*]}\` | $(du -m "$file" | cut -f1) MB | $gm | $xm | $(python3 -c "print(f'{$gm / $xm:.2f}x')") | $target | $same |"
   rm -f "$work/xsort.out"
+  [[ ${6:-} == keep ]] || rm -f "${gnu_out[$id]}"
 }
 key="-k1.1,1.10 -s" csv="-t, -k3,3 -k1,1nr"
-! wanted key || run_case "gensort -a, key" "$work/gensort.txt" ">= 8x" "$key" "$key"
+keep=; ! wanted records || keep=keep
+! wanted key || run_case "gensort -a, key" "$work/gensort.txt" ">= 8x" "$key" "$key" $keep
 ! wanted records || run_case "gensort -a as records" "$work/gensort.txt" ">= 8x" "$key" "--record-size=100 --key-bytes=0:10"
 ! wanted ints || run_case "integers" "$work/ints.txt" ">= 5x" -n -n
 ! wanted csv || run_case "CSV" "$work/csv.txt" ">= 5x" "$csv" "$csv"

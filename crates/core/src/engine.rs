@@ -140,6 +140,11 @@ impl Engine {
         // Inputs of unknown length are planned for the caller's expected length, when given.
         let planned_len = format.known_len().or(cfg.expected_input_bytes);
         let mut plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), planned_len, format.files(), cfg.output_io)?;
+        if format.known_len().is_none() && !plan.one_pass {
+            // An expected length that does not fit is only a guess: chunks take the whole budget,
+            // so that an input shorter than expected may still sort in one pass.
+            plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), None, format.files(), cfg.output_io)?;
+        }
         if let Some(max) = cfg.max_fan_in {
             plan.max_fan_in = max.max(2);
         }

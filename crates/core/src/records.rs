@@ -68,14 +68,19 @@ impl<'a> RecordSort<'a> {
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key.clone());
         let r = rec.record_size;
         let whole = self.inputs.any_stream() && !rec.folding.is_active();
-        let mut chunk = Chunk::new(plan)?;
+        // Chunks are unmapped only when `retired` is dropped, after the prefault guards below,
+        // whichever thread or error path lets go of them first.
+        let retired = Retired::default();
+        let mut chunk = Kept::new(Chunk::new(plan)?, &retired);
         // A second chunk when the plan has room for it (a known input that spills): while one chunk's
         // run is written on a thread of its own, the next is read into the other.
-        let mut spare = if plan.spill_buffers > 1 && !whole { Some(Chunk::new(plan)?) } else { None };
+        let mut spare = if plan.spill_buffers > 1 && !whole { Some(Kept::new(Chunk::new(plan)?, &retired)) } else { None };
         if rec.touch {
             let started = Instant::now();
-            chunk.data.touch();
-            self.counters.touch.record(chunk.data.capacity() as u64, started, false);
+            for c in std::iter::once(&mut chunk).chain(spare.as_mut()) {
+                c.data.touch();
+                self.counters.touch.record(c.data.capacity() as u64, started, false);
+            }
         }
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
@@ -88,7 +93,7 @@ impl<'a> RecordSort<'a> {
         // last: it is filled second). The chunk of an input of unknown length (a stream's) is sized
         // to the whole budget, and faulting all of it in would cost time and memory that a short
         // input never uses: there the thread stays a window of records ahead of the reader. The
-        // guards are dropped before the buffers, which a run's writer thread always gives back.
+        // guards are dropped before the buffers (see `retired`).
         let known = self.inputs.known_len().is_some();
         let touch = &self.counters.touch;
         let mut regions = vec![&chunk.data, &chunk.entries, &scratch_buf];
@@ -108,8 +113,9 @@ impl<'a> RecordSort<'a> {
                 cfg.check_cancelled()?;
                 let mut n = 0;
                 let mut batches = BatchSorter::new(ctx, plan.chunk_records);
-                let (all_entries, scratch) = (chunk.entries.as_u128_mut(), scratch_buf.as_u128_mut());
-                self.inputs.fill(&mut chunk.data, plan.chunk_records, |data, start, count| {
+                let c: &mut Chunk = &mut chunk; // its fields borrowed apart
+                let (all_entries, scratch) = (c.entries.as_u128_mut(), scratch_buf.as_u128_mut());
+                self.inputs.fill(&mut c.data, plan.chunk_records, |data, start, count| {
                     extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
                     n += count;
                     if let Some(ahead) = &ahead {
@@ -127,8 +133,8 @@ impl<'a> RecordSort<'a> {
                 let one_pass = runs.is_empty() && writing.is_none() && self.inputs.exhausted();
                 if whole {
                     let scratch = &mut scratch_buf.as_u128_mut()[..n];
-                    self.entries_bytes = self.entries_bytes.max((chunk.entries.capacity() + n * 16) as u64);
-                    let entries = &mut chunk.entries.as_u128_mut()[..n];
+                    self.entries_bytes = self.entries_bytes.max((c.entries.capacity() + n * 16) as u64);
+                    let entries = &mut c.entries.as_u128_mut()[..n];
                     if one_pass {
                         let total = (n * r) as u64;
                         let mut w = dest.writer(
@@ -139,38 +145,43 @@ impl<'a> RecordSort<'a> {
                             rec.preallocate,
                             self.counters.output.clone(),
                         )?;
-                        write_sorted(&ctx, cfg, chunk.data.as_slice(), entries, scratch, &mut w)?;
+                        write_sorted(&ctx, cfg, c.data.as_slice(), entries, scratch, &mut w)?;
                         w.finish()?;
                         return Ok(Sorted::Written { records });
                     }
                     if n > 0 {
                         self.counters.spilled.store(true, Ordering::Relaxed);
                         let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                        let wrote = write_sorted(&ctx, cfg, chunk.data.as_slice(), entries, scratch, &mut w);
+                        let wrote = write_sorted(&ctx, cfg, c.data.as_slice(), entries, scratch, &mut w);
                         w.finish_after(wrote)?;
                         runs.push(run);
                     }
                 } else {
-                    batches.finish(chunk.data.as_slice(), chunk.entries.as_u128_mut(), scratch_buf.as_u128_mut(), n);
+                    batches.finish(c.data.as_slice(), c.entries.as_u128_mut(), scratch_buf.as_u128_mut(), n);
                     if one_pass {
-                        let mut merger = batches.merger(&chunk.entries.as_u128_mut()[..n], chunk.data.as_slice());
-                        self.write_one_pass(plan, dest, &mut merger, chunk.data.as_slice(), n)?;
+                        let mut merger = batches.merger(&c.entries.as_u128_mut()[..n], c.data.as_slice());
+                        self.write_one_pass(plan, dest, &mut merger, c.data.as_slice(), n)?;
                         return Ok(Sorted::Written { records });
                     }
                     if n > 0 {
                         self.counters.spilled.store(true, Ordering::Relaxed);
-                        let (run, w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                        // The run before this one must be written before its chunk is read into.
+                        // The run before this one must be written before its chunk is read into
+                        // (and before this run's writer starts: a failed join leaves none behind).
                         if let Some(done) = writing.take() {
                             spare = Some(done.join(&mut runs)?);
                         }
+                        let (run, w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
                         let job = RunJob { run, writer: w, chunk, batches, records: n };
                         match spare.take() {
                             Some(next) => {
                                 chunk = next;
                                 writing = Some(RunWriting::start(scope, job)?);
                             }
-                            None => chunk = job.write(&mut runs)?,
+                            None => {
+                                let (back, run) = job.write();
+                                chunk = back;
+                                runs.push(run?);
+                            }
                         }
                     }
                 }
@@ -366,59 +377,84 @@ impl Chunk {
     }
 }
 
+/// Chunks let go of: kept mapped until the sort's prefault threads have stopped (see
+/// [`Prefault`]'s contract), then unmapped together.
+type Retired = std::sync::Mutex<Vec<Chunk>>;
+
+/// A chunk that goes to its [`Retired`] when dropped, on any thread and any path, instead of
+/// being unmapped there.
+struct Kept<'r> {
+    chunk: Option<Chunk>,
+    retired: &'r Retired,
+}
+
+impl<'r> Kept<'r> {
+    fn new(chunk: Chunk, retired: &'r Retired) -> Self {
+        Kept { chunk: Some(chunk), retired }
+    }
+}
+
+impl std::ops::Deref for Kept<'_> {
+    type Target = Chunk;
+    fn deref(&self) -> &Chunk {
+        self.chunk.as_ref().expect("a kept chunk is present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Kept<'_> {
+    fn deref_mut(&mut self) -> &mut Chunk {
+        self.chunk.as_mut().expect("a kept chunk is present until dropped")
+    }
+}
+
+impl Drop for Kept<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = self.chunk.take() {
+            self.retired.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(c);
+        }
+    }
+}
+
 /// A sorted chunk (its batches sorted) to be written as a run.
 struct RunJob<'k> {
     run: Run,
     writer: RunWriter,
-    chunk: Chunk,
+    chunk: Kept<'k>,
     batches: BatchSorter<'k>,
     records: usize,
 }
 
-impl RunJob<'_> {
-    /// Merges the chunk's batches into its run and waits for the writes; gives the chunk back and
-    /// adds the run to `runs`.
-    fn write(self, runs: &mut Vec<Run>) -> Result<Chunk> {
+impl<'k> RunJob<'k> {
+    /// Merges the chunk's batches into its run and waits for the writes: the chunk back, and the
+    /// run or why it failed.
+    fn write(self) -> (Kept<'k>, Result<Run>) {
         let RunJob { run, mut writer, mut chunk, batches, records } = self;
-        let mut merger = batches.merger(&chunk.entries.as_u128_mut()[..records], chunk.data.as_slice());
+        let c: &mut Chunk = &mut chunk;
+        let mut merger = batches.merger(&c.entries.as_u128_mut()[..records], c.data.as_slice());
         let wrote = write_merged(&mut writer, &mut merger, records);
-        writer.finish_after(wrote)?;
-        runs.push(run);
-        Ok(chunk)
+        let outcome = writer.finish_after(wrote).map(|()| run);
+        (chunk, outcome)
     }
 }
 
-/// A run being written on a thread of its own while the next chunk is read.
-struct RunWriting<'scope> {
-    handle: std::thread::ScopedJoinHandle<'scope, (Chunk, Result<Run>)>,
+/// A run being written on a thread of `'scope` while the next chunk is read.
+struct RunWriting<'scope, 'k> {
+    handle: std::thread::ScopedJoinHandle<'scope, (Kept<'k>, Result<Run>)>,
 }
 
-impl<'scope> RunWriting<'scope> {
+impl<'scope, 'k: 'scope> RunWriting<'scope, 'k> {
     /// Starts writing `job` on a new thread of `scope`.
-    fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, job: RunJob<'scope>) -> Result<Self> {
+    fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>, job: RunJob<'k>) -> Result<Self> {
         let handle = std::thread::Builder::new()
             .name("xsort-run-writer".into())
-            .spawn_scoped(scope, move || {
-                let RunJob { run, mut writer, mut chunk, batches, records } = job;
-                // The chunk always comes back, even from a panic, since the prefault thread may
-                // still be touching its memory (see Prefault's contract).
-                let wrote = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let mut merger = batches.merger(&chunk.entries.as_u128_mut()[..records], chunk.data.as_slice());
-                    let wrote = write_merged(&mut writer, &mut merger, records);
-                    writer.finish_after(wrote)
-                }));
-                let outcome = match wrote {
-                    Ok(done) => done.map(|()| run),
-                    Err(_) => Err(SortError::Internal("the run writer panicked".into())),
-                };
-                (chunk, outcome)
-            })
+            .spawn_scoped(scope, move || job.write())
             .map_err(|e| SortError::Resource(format!("cannot start the run writer thread: {}", xsort_io::os_text(&e))))?;
         Ok(RunWriting { handle })
     }
 
     /// Waits for the run; gives its chunk back and adds the run to `runs`.
-    fn join(self, runs: &mut Vec<Run>) -> Result<Chunk> {
+    fn join(self, runs: &mut Vec<Run>) -> Result<Kept<'k>> {
+        // A panic dropped the chunk on the writer's thread, into its `Retired`.
         let (chunk, run) = self.handle.join().map_err(|_| SortError::Internal("the run writer panicked".into()))?;
         runs.push(run?);
         Ok(chunk)
