@@ -104,7 +104,8 @@ impl<'a> RecordSort<'a> {
         let mut ahead = (!rec.touch && !known)
             .then(|| PrefaultAhead::start(&[(&chunk.data, r), (&chunk.entries, 16), (&scratch_buf, 16)], window, touch.clone()));
         // A whole chunk's scratch counts as far as its records use it (below).
-        self.entries_bytes = (chunk.entries.capacity() * (1 + spare.is_some() as usize) + if whole { 0 } else { scratch_buf.capacity() }) as u64;
+        self.entries_bytes =
+            (chunk.entries.capacity() * (1 + spare.is_some() as usize) + if whole { 0 } else { scratch_buf.capacity() }) as u64;
         let mut runs = Vec::new();
         let mut records = 0u64;
         std::thread::scope(|scope| {
@@ -550,7 +551,8 @@ mod tests {
         std::fs::write(&input, &data).unwrap();
         let mut rec = RecordFormat::new(100);
         rec.key = KeySpec::new(vec![KeyPart::parse_key_bytes("0:2").unwrap()]);
-        let mut cfg = SortConfig::new(vec![Input::Path(input)], Output::Path(dir.path().join("out")), Format::Records(rec.clone()), 64 << 20);
+        let mut cfg =
+            SortConfig::new(vec![Input::Path(input)], Output::Path(dir.path().join("out")), Format::Records(rec.clone()), 64 << 20);
         cfg.temp_dirs = vec![dir.path().to_path_buf()];
         let mut expected: Vec<&[u8]> = data.chunks(100).collect();
         for buffers in [1, 2] {
