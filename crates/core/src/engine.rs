@@ -205,8 +205,8 @@ impl Engine {
         sink.finish()?;
         w.finish()?;
         // The last runs' space is not punched out here: the temp files are closed, and their space
-        // freed, once the output is committed. Punching 10 GB of runs out first took 2-4 s on the
-        // development VM, and made the commit's directory fsync carry it.
+        // freed, once the output is committed. Punching out 12 runs of 3 GB first took 0.6 s on
+        // the development VM, between the last write and the commit.
         Ok((merged, report))
     }
 
