@@ -8,33 +8,17 @@
  *   fresh_copy CHUNK INPUT
  *
  * Prints one line of JSON: {"copy_s": ...}. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <time.h>
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
+#include "common.h"
 
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: fresh_copy CHUNK INPUT\n");
         return 2;
     }
-    size_t chunk = strtoull(argv[1], NULL, 10);
-    FILE *in = fopen(argv[2], "rb");
-    if (!in || chunk == 0) { perror(argv[2]); return 2; }
-    fseek(in, 0, SEEK_END);
-    size_t len = ftell(in);
-    fseek(in, 0, SEEK_SET);
-    char *data = malloc(len + 1), *out = malloc(len + chunk);
-    if (!data || !out || fread(data, 1, len, in) != len) { perror("read"); return 2; }
-    fclose(in);
-    memset(out, 0, len + chunk);
+    size_t chunk = strtoull(argv[1], NULL, 10), len;
+    char *data, *out;
+    load_input(argv[2], chunk, &data, &out, &len);
     char *fresh = mmap(NULL, len + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (fresh == MAP_FAILED) { perror("mmap"); return 2; }
     double t0 = now();

@@ -6,17 +6,8 @@
  *   release_return STATEMENTS CHUNK INPUT OUTPUT
  *
  * Prints one line of JSON: {"release_s": ..., "return_s": ..., "total_s": ...}. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "common.h"
 #include "xsort.h"
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 static void fail(const char *what, int code, xsort_t *ctx) {
     fprintf(stderr, "release_return: %s: %d: %s\n", what, code, ctx ? xsort_message(ctx) : "");
@@ -28,16 +19,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: release_return STATEMENTS CHUNK INPUT OUTPUT\n");
         return 2;
     }
-    size_t chunk = strtoull(argv[2], NULL, 10);
-    FILE *in = fopen(argv[3], "rb");
-    if (!in) { perror(argv[3]); return 2; }
-    fseek(in, 0, SEEK_END);
-    size_t len = ftell(in);
-    fseek(in, 0, SEEK_SET);
-    char *data = malloc(len + 1), *out = malloc(len + chunk);
-    if (!data || !out || fread(data, 1, len, in) != len) { perror("read"); return 2; }
-    fclose(in);
-    memset(out, 0, len + chunk); /* touched before the clock starts, like the input */
+    size_t chunk = strtoull(argv[2], NULL, 10), len;
+    char *data, *out;
+    load_input(argv[3], chunk, &data, &out, &len); /* both touched before the clock starts */
 
     double t0 = now();
     xsort_t ctx;

@@ -3,10 +3,8 @@
  * its own contiguous share, and prints the seconds that took. bench/bench.sh adds it to the
  * one-pass floor: a one-pass sort must fault in its whole buffer and entries at least once. */
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/mman.h>
-#include <time.h>
+#include "common.h"
 
 struct share { char *base; size_t len; };
 
@@ -15,12 +13,6 @@ static void *touch(void *arg) {
     for (size_t off = 0; off < s->len; off += 4096)
         s->base[off] = 1;
     return NULL;
-}
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv) {
