@@ -1,8 +1,9 @@
 //! Sorting that overlaps reading, and merging that overlaps writing.
 //!
 //! The entries of a chunk are sorted in batches as soon as each batch has been extracted, while the
-//! reader threads go on filling the buffer; when the read ends only the last, partial batch is left
-//! to sort. The sorted batches are then merged with a loser tree one output block at a time, and
+//! reader threads go on filling the buffer. Reads finish in any order, so batches fill in any order
+//! too; when the read ends only the batches of the last blocks to arrive, and the last, partial
+//! batch, are left to sort. The sorted batches are then merged with a loser tree one output block at a time, and
 //! each block's records are gathered and handed to the write-behind pool, so the merge runs while
 //! earlier blocks are being written. A one-pass sort therefore costs little more than its read and
 //! its write.
@@ -33,17 +34,24 @@ pub struct SortContext<'k> {
     pub record_size: usize,
 }
 
-/// Sorts a chunk's entries batch by batch as they are extracted.
+/// Sorts a chunk's entries batch by batch as they are extracted. Batch `i` holds entries
+/// `i * batch..(i + 1) * batch`; entries may be extracted in any order (reads finish in any order),
+/// and each batch is sorted once all of its entries are there.
 pub struct BatchSorter<'k> {
     ctx: SortContext<'k>,
     batch: usize,
-    ends: Vec<usize>,
+    /// Entries extracted so far, per batch.
+    extracted: Vec<usize>,
+    /// Whether each batch is sorted.
+    sorted: Vec<bool>,
+    /// Entries in the chunk, once [`Self::finish`] knows it.
+    total: usize,
 }
 
 impl<'k> BatchSorter<'k> {
     /// A sorter for a chunk of at most `chunk_records` entries.
     pub fn new(ctx: SortContext<'k>, chunk_records: usize) -> Self {
-        BatchSorter { ctx, batch: Self::batch_len(chunk_records), ends: Vec::new() }
+        BatchSorter { ctx, batch: Self::batch_len(chunk_records), extracted: Vec::new(), sorted: Vec::new(), total: 0 }
     }
 
     /// Entries per batch for a chunk of `chunk_records`: the scratch space the kernel needs.
@@ -51,29 +59,81 @@ impl<'k> BatchSorter<'k> {
         (chunk_records / BATCHES_PER_CHUNK).max(MIN_BATCH).min(chunk_records.max(1))
     }
 
-    fn sorted_end(&self) -> usize {
-        self.ends.last().copied().unwrap_or(0)
-    }
-
-    /// Sorts every complete batch among the first `extracted` entries that is not sorted yet. `data`
-    /// must hold the records of those entries.
-    pub fn sort_ready(&mut self, data: &[u8], entries: &mut [u128], scratch: &mut [u128], extracted: usize) {
-        while extracted - self.sorted_end() >= self.batch {
-            self.sort_batch(data, entries, scratch, self.sorted_end() + self.batch);
+    /// Counts entries `first..first + count` as extracted and sorts each batch they complete.
+    /// `bytes` gives the records of a byte range of the chunk when all of them have been read
+    /// (a batch is sorted against its own records, the only part of the chunk known to be read
+    /// while other reads are in flight); a batch whose records it cannot give waits for
+    /// [`Self::finish`].
+    pub fn extracted<'d>(
+        &mut self,
+        first: usize,
+        count: usize,
+        entries: &mut [u128],
+        scratch: &mut [u128],
+        bytes: impl Fn(std::ops::Range<usize>) -> Option<&'d [u8]>,
+    ) {
+        let mut at = first;
+        while at < first + count {
+            let i = at / self.batch;
+            let end = ((i + 1) * self.batch).min(first + count);
+            if self.extracted.len() <= i {
+                self.extracted.resize(i + 1, 0);
+                self.sorted.resize(i + 1, false);
+            }
+            self.extracted[i] += end - at;
+            at = end;
+            if self.extracted[i] == self.batch {
+                self.sort_batch_within(i, entries, scratch, &bytes);
+            }
         }
     }
 
-    /// Sorts what remains of the first `total` entries.
+    /// Sorts every batch not sorted yet, the last (partial) one included, once all `total`
+    /// entries are extracted and `data` holds all their records.
     pub fn finish(&mut self, data: &[u8], entries: &mut [u128], scratch: &mut [u128], total: usize) {
-        if total > self.sorted_end() {
-            self.sort_batch(data, entries, scratch, total);
+        self.total = total;
+        let batches = total.div_ceil(self.batch);
+        self.sorted.resize(batches, false);
+        for i in 0..batches {
+            if !self.sorted[i] {
+                let range = self.range(i);
+                let c = &self.ctx;
+                sort(c.method, c.key, c.layout, c.record_size, data, &mut entries[range], scratch);
+                self.sorted[i] = true;
+            }
         }
     }
 
-    fn sort_batch(&mut self, data: &[u8], entries: &mut [u128], scratch: &mut [u128], end: usize) {
-        let c = &self.ctx;
-        sort(c.method, c.key, c.layout, c.record_size, data, &mut entries[self.sorted_end()..end], scratch);
-        self.ends.push(end);
+    /// Entries of batch `i` (after [`Self::finish`] for the last one).
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        i * self.batch..((i + 1) * self.batch).min(if self.total > 0 { self.total } else { usize::MAX })
+    }
+
+    /// Sorts full batch `i` against its own records, if `bytes` can give them. Their offsets are
+    /// made relative to the first record for the sort (only keys longer than the prefix read
+    /// records), which keeps their order.
+    fn sort_batch_within<'d>(
+        &mut self,
+        i: usize,
+        entries: &mut [u128],
+        scratch: &mut [u128],
+        bytes: &impl Fn(std::ops::Range<usize>) -> Option<&'d [u8]>,
+    ) {
+        let c = self.ctx;
+        let batch = &mut entries[self.range(i)];
+        if c.layout.exact {
+            sort(c.method, c.key, c.layout, c.record_size, &[], batch, scratch);
+        } else {
+            // Entries are still in extraction order here: the first and last hold the batch's
+            // lowest and highest offsets.
+            let (Some(&lo), Some(&hi)) = (batch.first(), batch.last()) else { return };
+            let base = c.layout.offset(lo);
+            let Some(data) = bytes(base..c.layout.offset(hi) + c.record_size) else { return };
+            batch.iter_mut().for_each(|e| *e -= base as u128);
+            sort(c.method, c.key, c.layout, c.record_size, data, batch, scratch);
+            batch.iter_mut().for_each(|e| *e += base as u128);
+        }
+        self.sorted[i] = true;
     }
 
     /// A merger over the sorted batches of `entries` (after [`Self::finish`]).
@@ -81,16 +141,7 @@ impl<'k> BatchSorter<'k> {
     where
         'k: 'e,
     {
-        let mut start = 0;
-        let batches = self
-            .ends
-            .iter()
-            .map(|&end| {
-                let b = &entries[start..end];
-                start = end;
-                b
-            })
-            .collect();
+        let batches = (0..self.total.div_ceil(self.batch)).map(|i| &entries[self.range(i)]).collect();
         EntryMerger::new(batches, self.ctx, data)
     }
 }
@@ -215,12 +266,14 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
-        /// Batches sorted as they arrive, merged and written in small blocks, equal a stable sort.
+        /// Batches sorted as their records arrive, in any order, merged and written in small
+        /// blocks, equal a stable sort.
         #[test]
         fn batched_sort_and_merged_write_match_stable_sort(
             recs in proptest::collection::vec(proptest::collection::vec(0u8..3, 13), 0..400),
             key_len in 1usize..13,
             arrivals in proptest::collection::vec(1usize..90, 1..20),
+            order_seed in any::<u64>(),
             short_prefix in any::<bool>(),
             block_pages in 1usize..3,
         ) {
@@ -233,13 +286,29 @@ mod tests {
             let (mut entries, mut scratch) = (vec![0u128; n], vec![0u128; n]);
             let mut sorter = BatchSorter::new(ctx, n);
             sorter.batch = 7; // many small batches
+            // Runs of records as reads deliver them, then delivered in a shuffled order.
+            let mut runs = Vec::new();
             let mut done = 0;
             for a in arrivals.iter().cycle() {
                 if done == n { break; }
                 let c = (*a).min(n - done);
-                extract(&key, layout, &data, done * r, r, &mut entries[done..done + c]);
+                runs.push(done..done + c);
                 done += c;
-                sorter.sort_ready(&data, &mut entries, &mut scratch, done);
+            }
+            let mut rng = order_seed;
+            for i in (1..runs.len()).rev() {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                runs.swap(i, (rng >> 33) as usize % (i + 1));
+            }
+            let mut arrived = vec![false; n];
+            for run in runs {
+                extract(&key, layout, &data, run.start * r, r, &mut entries[run.clone()]);
+                arrived[run.clone()].iter_mut().for_each(|a| *a = true);
+                // Only bytes of records that have arrived can be read.
+                let bytes = |b: std::ops::Range<usize>| {
+                    (b.start / r..b.end.div_ceil(r)).all(|k| arrived[k]).then(|| &data[b])
+                };
+                sorter.extracted(run.start, run.len(), &mut entries, &mut scratch, bytes);
             }
             sorter.finish(&data, &mut entries, &mut scratch, n);
             let dir = tempfile::tempdir().unwrap();
@@ -276,7 +345,7 @@ mod tests {
             extract(&key, layout, &data, 0, r, &mut entries);
             let mut sorter = BatchSorter::new(ctx, n);
             sorter.batch = batch;
-            sorter.sort_ready(&data, &mut entries, &mut scratch, n);
+            sorter.extracted(0, n, &mut entries, &mut scratch, |b| data.get(b));
             sorter.finish(&data, &mut entries, &mut scratch, n);
             let mut merger = sorter.merger(&entries, &data);
             let got: Vec<usize> = std::iter::from_fn(|| merger.next_entry()).map(|e| layout.offset(e) / r).collect();

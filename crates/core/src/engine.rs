@@ -15,7 +15,7 @@ use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{minor_faults, peak_rss_bytes, phases_of, process_cpu, Sample, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use xsort_io::{epoch, ReadService, TempSpace};
+use xsort_io::{epoch, BlockWriter, ReadService, TempSpace};
 use xsort_kernels::Method;
 
 /// Sorts according to a [`SortConfig`], records or lines alike.
@@ -26,8 +26,11 @@ pub struct Engine {
 
 /// What sorting the input produced.
 pub(crate) enum Sorted {
-    /// Everything fit one chunk: the output is written (not yet committed).
-    Written { records: u64 },
+    /// Everything fit one chunk: the output is written (not yet committed). The writer, when given,
+    /// may still have writes in flight: the engine finishes it after the sort's buffers are freed,
+    /// so that freeing them overlaps the last writes (4-5 ms for a 10^6-record sort's 150 MB on
+    /// the development VM).
+    Written { records: u64, writer: Option<BlockWriter> },
     /// Runs on temp space, in input order, to be merged into the output.
     Spilled { records: u64, runs: Vec<Run> },
 }
@@ -161,7 +164,12 @@ impl Engine {
         plan.longest_record = format.longest_record();
         sampler.mark();
         let (records, runs, merge) = match sorted {
-            Sorted::Written { records } => (records, 0, MergeReport::default()),
+            Sorted::Written { records, writer } => {
+                if let Some(w) = writer {
+                    w.finish()?;
+                }
+                (records, 0, MergeReport::default())
+            }
             Sorted::Spilled { records, runs } => {
                 let n = runs.len() as u64;
                 let (merged, report) = self.merge(&format, &plan, runs, &mut store, &dest, format.output_reserve(records))?;

@@ -48,11 +48,17 @@ const PAR_MIN: usize = 1 << 14;
 /// Writes the entries of `out.len()` consecutive `record_size`-byte records starting at byte `start`
 /// of `data` into `out`, in parallel.
 pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize, record_size: usize, out: &mut [u128]) {
+    extract_at(key, layout, &data[start..start + out.len() * record_size], start, record_size, out);
+}
+
+/// Writes the entries of the records in `records` (`out.len()` of them, consecutive), which lie at
+/// byte `offset` of their buffer, into `out`, in parallel.
+pub fn extract_at(key: &ResolvedKey, layout: EntryLayout, records: &[u8], offset: usize, record_size: usize, out: &mut [u128]) {
     out.par_chunks_mut(PAR_MIN).enumerate().for_each(|(c, chunk)| {
-        let mut off = start + c * PAR_MIN * record_size;
+        let mut at = c * PAR_MIN * record_size;
         for e in chunk {
-            *e = layout.entry(key, &data[off..off + record_size], off);
-            off += record_size;
+            *e = layout.entry(key, &records[at..at + record_size], offset + at);
+            at += record_size;
         }
     });
 }

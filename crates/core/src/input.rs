@@ -4,8 +4,9 @@
 //! large direct transfers; since O_DIRECT needs aligned file offsets and addresses, each file's
 //! records start at `file_position % 4096` past an aligned spot in the buffer, and a few KiB of slack
 //! per file keep the records of different files apart. Entries carry buffer offsets, so gaps cost
-//! nothing. Pipes and terminals are read sequentially; a partial record at the end of a chunk is
-//! carried into the next one.
+//! nothing. A file's transfers finish in any order, and its records are reported as soon as all
+//! their bytes are in (a record across two transfers with the later of them). Pipes and terminals
+//! are read sequentially; a partial record at the end of a chunk is carried into the next one.
 
 use crate::error::{Result, SortError};
 use std::fs::File;
@@ -13,8 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use xsort_io::error::os_text;
 use xsort_io::{
-    align_down, align_up, page_cache_fraction, read_region, AlignedBuf, DirectFile, IoCounters, OpenedInput, ReadConfig, RegularInput,
-    IO_ALIGN,
+    align_down, align_up, page_cache_fraction, read_region, AlignedBuf, DirectFile, Filled, IoCounters, OpenedInput, ReadConfig, Readers,
+    RegularInput, IO_ALIGN,
 };
 
 use crate::config::{Input, IoSettings};
@@ -24,6 +25,28 @@ pub const CACHED_ENOUGH: f64 = 0.5;
 
 /// Bytes of a chunk buffer that alignment may waste per input file it holds.
 pub const SLACK_PER_FILE: usize = 2 * IO_ALIGN;
+
+/// A run of consecutive records whose bytes have all been read, as [`InputSet::fill`] reports them.
+#[derive(Clone, Copy)]
+pub struct Arrived<'a> {
+    /// Index of the first of them among the records of the chunk being filled.
+    pub first: usize,
+    /// How many there are.
+    pub count: usize,
+    /// Where the first lies in the chunk buffer.
+    pub offset: usize,
+    /// Their bytes.
+    pub records: &'a [u8],
+    filled: &'a Filled<'a>,
+}
+
+impl<'a> Arrived<'a> {
+    /// Bytes of the chunk buffer, when all of them have been read (records of earlier reports
+    /// among them); None while some are still being read.
+    pub fn bytes(&self, range: std::ops::Range<usize>) -> Option<&'a [u8]> {
+        self.filled.get(range)
+    }
+}
 
 enum Source {
     File(RegularFile),
@@ -52,6 +75,8 @@ pub struct InputSet {
     current: usize,
     record_size: usize,
     read_cfg: ReadConfig,
+    /// Reader threads for the regular files, started with the inputs (see [`Readers`]).
+    readers: Option<Readers>,
     counters: Arc<IoCounters>,
 }
 
@@ -70,7 +95,9 @@ impl InputSet {
         let sources =
             inputs.iter().enumerate().map(|(i, input)| open_source(input, record_size, io.direct, i == 0)).collect::<Result<Vec<_>>>()?;
         let read_cfg = ReadConfig { transfer_size: align_up(io.transfer_size.max(IO_ALIGN)), in_flight: io.count.max(1) };
-        Ok(InputSet { sources, current: 0, record_size, read_cfg, counters })
+        let files = sources.iter().any(|s| matches!(s, Source::File(f) if f.len > 0));
+        let readers = if files { Some(Readers::start(read_cfg.in_flight)?) } else { None };
+        Ok(InputSet { sources, current: 0, record_size, read_cfg, readers, counters })
     }
 
     /// Total bytes of the inputs, if every one is a regular file.
@@ -115,19 +142,24 @@ impl InputSet {
         self.sources[self.current.min(self.sources.len())..].iter().all(|s| matches!(s, Source::File(f) if f.pos == f.len))
     }
 
-    /// Fills `buf` with as many whole records as fit, at most `max_records`, calling `on_records(data, start, count)` for each
-    /// run of newly complete records as they arrive (so keys are extracted while later blocks are
-    /// still being read). Returns the number of records read into the chunk.
-    pub fn fill(&mut self, buf: &mut AlignedBuf, max_records: usize, mut on_records: impl FnMut(&[u8], usize, usize)) -> Result<usize> {
+    /// Fills `buf` with as many whole records as fit, at most `max_records`, calling `on_records` for
+    /// each run of records as soon as all their bytes have been read, in whatever order reads finish
+    /// (so keys are extracted while other blocks are still being read). Returns the number of
+    /// records read into the chunk.
+    pub fn fill(&mut self, buf: &mut AlignedBuf, max_records: usize, mut on_records: impl FnMut(&Arrived)) -> Result<usize> {
         let r = self.record_size;
         let cap = buf.capacity();
         let mut at = 0usize;
         let mut left = max_records;
         while self.current < self.sources.len() && at < cap && left > 0 {
+            // Records of this segment follow those of the segments before it in the chunk.
+            let before = max_records - left;
+            let on_records = &mut |a: &Arrived| on_records(&Arrived { first: before + a.first, ..*a });
             let seg = match &mut self.sources[self.current] {
                 Source::File(f) => {
                     if f.pos < f.len {
-                        let Some(seg) = fill_from_file(f, r, left, buf, at, self.read_cfg, &self.counters, &mut on_records)? else {
+                        let readers = self.readers.as_ref().ok_or_else(|| SortError::Internal("no reader threads".into()))?;
+                        let Some(seg) = fill_from_file(f, r, left, buf, at, (readers, self.read_cfg), &self.counters, on_records)? else {
                             break; // chunk full
                         };
                         if f.pos == f.len {
@@ -141,7 +173,7 @@ impl InputSet {
                     }
                 }
                 Source::Stream { file, name, carry, eof } => {
-                    let seg = fill_from_stream(file, name, carry, eof, r, left, buf, at, &self.counters, &mut on_records)?;
+                    let seg = fill_from_stream(file, name, carry, eof, r, left, buf, at, &self.counters, on_records)?;
                     if *eof {
                         self.current += 1;
                     } else if seg.records == 0 {
@@ -208,9 +240,9 @@ fn fill_from_file(
     max_records: usize,
     buf: &mut AlignedBuf,
     at: usize,
-    cfg: ReadConfig,
+    (readers, cfg): (&Readers, ReadConfig),
     counters: &IoCounters,
-    on_records: &mut impl FnMut(&[u8], usize, usize),
+    on_records: &mut impl FnMut(&Arrived),
 ) -> Result<Option<Segment>> {
     let aligned_pos = align_down(f.pos);
     let skew = (f.pos - aligned_pos) as usize;
@@ -235,20 +267,23 @@ fn fill_from_file(
         }
         _ => 0,
     };
-    let mut done = 0usize;
-    let mut report = |filled: &[u8]| {
-        let complete = filled.len().min(at + want).saturating_sub(start) / r;
-        if complete > done {
-            on_records(filled, start + done * r, complete - done);
-            done = complete;
-        }
-    };
+    let segment = start..at + want;
+    // Records in the carried block need no read; the others arrive with the blocks they end in.
+    report_complete(&Filled::whole(&buf.as_slice()[..at + carried]), segment.clone(), r, on_records);
     let got = carried
-        + read_region(file, aligned_pos + carried as u64, &mut buf.as_mut_slice()[..end], at + carried, cfg, counters, &mut report)?;
+        + read_region(
+            readers,
+            file,
+            aligned_pos + carried as u64,
+            &mut buf.as_mut_slice()[..end],
+            at + carried,
+            cfg,
+            counters,
+            |filled| report_complete(filled, segment.clone(), r, on_records),
+        )?;
     if got < want {
         return Err(shrank(f.input.path(), f.len));
     }
-    report(&buf.as_slice()[..at + want]); // records wholly inside the carried block, if any
     f.pos += (records * r) as u64;
     let next_block = align_down(f.pos);
     if f.pos < f.len && next_block != f.pos {
@@ -257,6 +292,29 @@ fn fill_from_file(
         f.boundary = Some((next_block, buf.as_slice()[from..from + n].to_vec()));
     }
     Ok(Some(Segment { start, records }))
+}
+
+/// Reports the records of `segment` (buffer positions, `r` bytes each) that the block just filled
+/// completes: those it overlaps whose bytes are now all filled. A record is complete once, when the
+/// last block it lies in arrives, so each is reported exactly once.
+fn report_complete(filled: &Filled, segment: std::ops::Range<usize>, r: usize, on_records: &mut impl FnMut(&Arrived)) {
+    let just = filled.just_filled();
+    let (lo, hi) = (just.start.max(segment.start), just.end.min(segment.end));
+    if lo >= hi {
+        return;
+    }
+    let at = |k: usize| segment.start + k * r;
+    let (mut first, mut end) = ((lo - segment.start) / r, (hi - segment.start).div_ceil(r));
+    // Only the records at either edge can lie partly in blocks still being read.
+    if filled.get(at(first)..at(first + 1)).is_none() {
+        first += 1;
+    }
+    if end > first && filled.get(at(end - 1)..at(end)).is_none() {
+        end -= 1;
+    }
+    if let Some(records) = filled.get(at(first)..at(end)).filter(|_| end > first) {
+        on_records(&Arrived { first, count: end - first, offset: at(first), records, filled });
+    }
 }
 
 /// Reads a stream into `buf` from `at` until the buffer is full or the stream ends; whole records form
@@ -274,7 +332,7 @@ fn fill_from_stream(
     buf: &mut AlignedBuf,
     at: usize,
     counters: &IoCounters,
-    on_records: &mut impl FnMut(&[u8], usize, usize),
+    on_records: &mut impl FnMut(&Arrived),
 ) -> Result<Segment> {
     let room = (buf.capacity() - at).min(max_records.saturating_mul(r));
     if room < r.max(carry.len()) {
@@ -298,7 +356,10 @@ fn fill_from_stream(
                 filled += n;
                 let complete = filled / r;
                 if complete > reported {
-                    on_records(&buf.as_slice()[..at + complete * r], at + reported * r, complete - reported);
+                    let read = &buf.as_slice()[..at + complete * r];
+                    let (offset, count) = (at + reported * r, complete - reported);
+                    let records = &read[offset..];
+                    on_records(&Arrived { first: reported, count, offset, records, filled: &Filled::whole(read) });
                     reported = complete;
                 }
             }
@@ -325,4 +386,47 @@ fn fill_from_stream(
         return Err(bad(name, format!("length is not a multiple of the record size {r} ({} bytes left over)", carry.len())));
     }
     Ok(Segment { start: at, records })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records straddle the 4 KiB transfers and the files' boundaries; however the reads finish,
+    /// every record of the chunk is reported once, at its index, with its own bytes.
+    #[test]
+    fn every_record_arrives_once_with_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = 100;
+        let record = |i: usize| (0..r).map(|b| (i * 7 + b) as u8).collect::<Vec<u8>>();
+        let sizes = [1000, 0, 37, 413];
+        let mut inputs = Vec::new();
+        let mut expect = Vec::new();
+        for (f, &n) in sizes.iter().enumerate() {
+            let recs: Vec<Vec<u8>> = (0..n).map(|i| record(expect.len() + i)).collect();
+            let path = dir.path().join(format!("in{f}"));
+            std::fs::write(&path, recs.concat()).unwrap();
+            inputs.push(Input::Path(path));
+            expect.extend(recs);
+        }
+        for in_flight in [1, 4] {
+            let io = IoSettings { direct: false, transfer_size: 4096, count: in_flight };
+            let mut set = InputSet::open(&inputs, r, io, Arc::default()).unwrap();
+            let mut buf = AlignedBuf::new(expect.len() * r + 4 * SLACK_PER_FILE).unwrap();
+            let mut seen = vec![0u32; expect.len()];
+            let n = set
+                .fill(&mut buf, expect.len(), |a| {
+                    assert_eq!(a.records.len(), a.count * r);
+                    assert_eq!(a.bytes(a.offset..a.offset + a.count * r), Some(a.records));
+                    for k in 0..a.count {
+                        assert_eq!(&a.records[k * r..(k + 1) * r], &expect[a.first + k][..], "record {}", a.first + k);
+                        seen[a.first + k] += 1;
+                    }
+                })
+                .unwrap();
+            assert_eq!(n, expect.len());
+            assert!(seen.iter().all(|&s| s == 1), "{in_flight} in flight: {seen:?}");
+            assert!(set.exhausted());
+        }
+    }
 }

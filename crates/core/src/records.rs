@@ -6,7 +6,7 @@
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::config::{RecordFormat, SortConfig};
 use crate::engine::{FormatSort, FormatStats, Sorted};
-use crate::entry::{extract, gather, sort_in_pieces, EntryLayout};
+use crate::entry::{extract, extract_at, gather, sort_in_pieces, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::fold::{FoldSink, Folding};
 use crate::framing::Framing;
@@ -112,18 +112,18 @@ impl<'a> RecordSort<'a> {
             let mut writing: Option<RunWriting> = None;
             loop {
                 cfg.check_cancelled()?;
-                let mut n = 0;
+                let mut arrived = 0;
                 let mut batches = BatchSorter::new(ctx, plan.chunk_records);
                 let c: &mut Chunk = &mut chunk; // its fields borrowed apart
                 let (all_entries, scratch) = (c.entries.as_u128_mut(), scratch_buf.as_u128_mut());
-                self.inputs.fill(&mut c.data, plan.chunk_records, |data, start, count| {
-                    extract(key, layout, data, start, r, &mut all_entries[n..n + count]);
-                    n += count;
+                let n = self.inputs.fill(&mut c.data, plan.chunk_records, |a| {
+                    extract_at(key, layout, a.records, a.offset, r, &mut all_entries[a.first..a.first + a.count]);
+                    arrived += a.count;
                     if let Some(ahead) = &ahead {
-                        ahead.advance(n);
+                        ahead.advance(arrived); // a stream's records arrive in order
                     }
                     if !whole {
-                        batches.sort_ready(data, all_entries, scratch, n);
+                        batches.extracted(a.first, a.count, all_entries, scratch, |range| a.bytes(range));
                     }
                 })?;
                 records += n as u64;
@@ -147,8 +147,7 @@ impl<'a> RecordSort<'a> {
                             self.counters.output.clone(),
                         )?;
                         write_sorted(&ctx, cfg, c.data.as_slice(), entries, scratch, &mut w)?;
-                        w.finish()?;
-                        return Ok(Sorted::Written { records });
+                        return Ok(Sorted::Written { records, writer: Some(w) });
                     }
                     if n > 0 {
                         self.counters.spilled.store(true, Ordering::Relaxed);
@@ -161,8 +160,8 @@ impl<'a> RecordSort<'a> {
                     batches.finish(c.data.as_slice(), c.entries.as_u128_mut(), scratch_buf.as_u128_mut(), n);
                     if one_pass {
                         let mut merger = batches.merger(&c.entries.as_u128_mut()[..n], c.data.as_slice());
-                        self.write_one_pass(plan, dest, &mut merger, c.data.as_slice(), n)?;
-                        return Ok(Sorted::Written { records });
+                        let w = self.write_one_pass(plan, dest, &mut merger, c.data.as_slice(), n)?;
+                        return Ok(Sorted::Written { records, writer: Some(w) });
                     }
                     if n > 0 {
                         self.counters.spilled.store(true, Ordering::Relaxed);
@@ -251,22 +250,27 @@ impl<'a> RecordSort<'a> {
                 self.counters.output.clone(),
             )?;
             write_sorted(&ctx, cfg, data, entries, scratch, &mut w)?;
-            w.finish()?;
-            return Ok(Sorted::Written { records: n as u64 });
+            return Ok(Sorted::Written { records: n as u64, writer: Some(w) });
         }
         let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
         self.entries_bytes += scratch_buf.capacity() as u64;
         let mut batches = BatchSorter::new(ctx, n);
-        let scratch = scratch_buf.as_u128_mut();
-        batches.sort_ready(data, entries, scratch, n);
-        batches.finish(data, entries, scratch, n);
+        batches.finish(data, entries, scratch_buf.as_u128_mut(), n);
         let mut merger = batches.merger(entries, data);
-        self.write_one_pass(plan, dest, &mut merger, data, n)?;
-        Ok(Sorted::Written { records: n as u64 })
+        let w = self.write_one_pass(plan, dest, &mut merger, data, n)?;
+        Ok(Sorted::Written { records: n as u64, writer: Some(w) })
     }
 
-    /// Writes a one-pass sort's merged batches to the output, folding equal keys when asked.
-    fn write_one_pass(&self, plan: &MemoryPlan, dest: &Destination, merger: &mut EntryMerger, data: &[u8], n: usize) -> Result<()> {
+    /// Writes a one-pass sort's merged batches to the output, folding equal keys when asked; the
+    /// writer comes back with its last writes in flight.
+    fn write_one_pass(
+        &self,
+        plan: &MemoryPlan,
+        dest: &Destination,
+        merger: &mut EntryMerger,
+        data: &[u8],
+        n: usize,
+    ) -> Result<BlockWriter> {
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
         let total = (!rec.folding.is_active()).then_some((n * r) as u64);
@@ -283,8 +287,7 @@ impl<'a> RecordSort<'a> {
         } else {
             write_merged(&mut w, merger, n)?;
         }
-        w.finish()?;
-        Ok(())
+        Ok(w)
     }
 }
 

@@ -26,7 +26,7 @@ pub use file::{page_cache_fraction, read_stream, Access, DirectFile};
 pub use input::{OpenedInput, RegularInput, StreamInput, StreamReader};
 pub use mapped::MappedFile;
 pub use output::AtomicOutput;
-pub use reader::{read_region, ReadConfig, ReadService, ReadSource};
+pub use reader::{read_region, Filled, ReadConfig, ReadService, ReadSource, Readers};
 pub use stats::{epoch, IoCounters, IoSnapshot};
 pub use temp::TempSpace;
 pub use writer::{BlockWriter, Sink, WriterConfig};

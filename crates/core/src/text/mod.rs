@@ -178,7 +178,7 @@ impl<'a> LineSort<'a> {
         self.counters.input.record(data.len() as u64, started, false);
         self.write_out(plan, dest, chunk, n, ws)?;
         intact()?;
-        Ok(Some(Sorted::Written { records: n as u64 }))
+        Ok(Some(Sorted::Written { records: n as u64, writer: None }))
     }
 
     /// Reads chunk after chunk, sorting each: a single chunk holding all the input goes straight to
@@ -211,7 +211,7 @@ impl<'a> LineSort<'a> {
             self.cfg.check_cancelled()?;
             if runs.is_empty() && self.reader.exhausted() {
                 self.write_out(plan, dest, chunk, n, ws)?;
-                return Ok(Sorted::Written { records: total });
+                return Ok(Sorted::Written { records: total, writer: None });
             }
             if n > 0 {
                 self.counters.spilled.store(true, AtomicOrdering::Relaxed);
