@@ -92,9 +92,10 @@ fn an_input_on_disk_is_read_and_its_buffers_touched_ahead_of_the_reads() {
     let (s, report, used) = sort_records(&fx, "8M");
     assert!(stat_u64(&s, "runs") >= 2 && used, "an input on disk larger than the budget spills: {s}");
     assert_eq!(s["input_mapped"], false, "{s}");
-    // The buffers of the sort phase, faulted in by the prefault thread: the memory touch phase.
+    // The buffers of the sort phase and the writers', faulted in by the prefault thread: the
+    // memory touch phase. Each buffer is whole pages, so the planned bytes round up a little.
     let touched = phase_bytes(&s, "memory touch").unwrap_or_else(|| panic!("no memory touch phase: {s}"));
-    assert!(touched > 0 && touched <= 8 << 20, "touched {touched} bytes under an 8 MiB budget: {s}");
+    assert!(touched > 0 && touched <= (8 << 20) + 8 * 4096, "touched {touched} bytes under an 8 MiB budget: {s}");
     assert_eq!(phase_mode(&s, "memory touch"), "memory");
     assert!(report.lines().any(|l| l.trim_start().starts_with("memory touch")), "{report}");
     assert!(stat_u64(&s, "minor_faults") > 0, "{s}");

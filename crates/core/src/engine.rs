@@ -15,7 +15,7 @@ use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{minor_faults, peak_rss_bytes, phases_of, process_cpu, Sample, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use xsort_io::{epoch, BlockWriter, ReadService, TempSpace};
+use xsort_io::{epoch, BlockWriter, BufferPool, ReadService, TempSpace};
 use xsort_kernels::Method;
 
 /// Sorts according to a [`SortConfig`], records or lines alike.
@@ -139,7 +139,10 @@ impl Engine {
         // only when it spills), so that a command that works on small inputs does not fail later on
         // big ones.
         let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
-        let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs)?;
+        // Every writer of the sort (runs, merges, the output) takes its buffers from one pool and
+        // gives them back, so that each one's are the last one's, faulted in once.
+        let buffers = Arc::new(BufferPool::default());
+        let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs, buffers.clone())?;
         // Inputs of unknown length are planned for the caller's expected length, when given.
         let planned_len = format.known_len().or(cfg.expected_input_bytes);
         let mut plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), planned_len, format.files(), cfg.output_io)?;
@@ -153,7 +156,7 @@ impl Engine {
         }
         self.counters.input_total.store(format.known_len().unwrap_or(0), Ordering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
-        let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone());
+        let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone(), buffers);
         store.compress_with(cfg.compress_program.clone().map(Compressor::new));
         let presorted = format.presorted_runs(&mut store)?;
         let sorted = match presorted {

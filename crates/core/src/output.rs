@@ -6,10 +6,15 @@ use crate::error::{Result, SortError};
 use std::fs::File;
 use std::os::unix::io::FromRawFd;
 use std::sync::Arc;
-use xsort_io::{AtomicOutput, BlockWriter, IoCounters, Sink, WriterConfig};
+use xsort_io::{AtomicOutput, BlockWriter, BufferPool, IoCounters, Sink, WriterConfig};
 
-/// An opened destination.
-pub enum Destination {
+/// An opened destination, and the sort's pool of write buffers, which its writer takes from.
+pub struct Destination {
+    target: Target,
+    buffers: Arc<BufferPool>,
+}
+
+enum Target {
     /// A file written beside its target and renamed over it on commit.
     File(AtomicOutput),
     /// Standard output.
@@ -22,15 +27,16 @@ impl Destination {
     /// Opens the destination now, so that an unwritable target fails before any work is done.
     /// `temp_dirs`: where the output waits when the target's directory allows no new file (see
     /// [`AtomicOutput::create`]).
-    pub fn open(output: &Output, io: IoSettings, temp_dirs: &[std::path::PathBuf]) -> Result<Self> {
-        Ok(match output {
+    pub fn open(output: &Output, io: IoSettings, temp_dirs: &[std::path::PathBuf], buffers: Arc<BufferPool>) -> Result<Self> {
+        let target = match output {
             Output::Stdout => {
                 xsort_io::stdio::stdout_output()?;
-                Destination::Stdout
+                Target::Stdout
             }
-            Output::Path(p) => Destination::File(AtomicOutput::create(p, io.direct, temp_dirs.first().map(|d| d.as_path()))?),
-            Output::Writer(w) => Destination::Writer(w.clone()),
-        })
+            Output::Path(p) => Target::File(AtomicOutput::create(p, io.direct, temp_dirs.first().map(|d| d.as_path()))?),
+            Output::Writer(w) => Target::Writer(w.clone()),
+        };
+        Ok(Destination { target, buffers })
     }
 
     /// A write-behind pipeline into the destination; `total` (when known) is preallocated.
@@ -43,18 +49,16 @@ impl Destination {
         preallocate: bool,
         counters: Arc<IoCounters>,
     ) -> Result<BlockWriter> {
-        let sink = match self {
+        let sink = match &self.target {
             // Devices and FIFOs take plain sequential writes: no positions, padding or truncation.
-            Destination::File(o) if !o.is_regular() => {
-                Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() }
-            }
-            Destination::File(o) => {
+            Target::File(o) if !o.is_regular() => Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() },
+            Target::File(o) => {
                 if let (true, Some(n)) = (preallocate, total) {
                     o.file().preallocate(n)?;
                 }
                 Sink::File(o.file().clone())
             }
-            Destination::Stdout => {
+            Target::Stdout => {
                 // SAFETY: dup returns a new descriptor (checked) that File then owns and closes.
                 let fd = unsafe { libc::dup(1) };
                 if fd < 0 {
@@ -64,20 +68,20 @@ impl Destination {
                 let out = Box::new(unsafe { File::from_raw_fd(fd) });
                 Sink::Stream { out, name: "-".into() }
             }
-            Destination::Writer(w) => {
+            Target::Writer(w) => {
                 let out = w.take().ok_or_else(|| SortError::Internal("the output writer was already taken".into()))?;
                 Sink::Stream { out, name: w.name().to_owned() }
             }
         };
         let cfg = WriterConfig { threads: io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
-        Ok(BlockWriter::new(sink, cfg, counters)?)
+        Ok(BlockWriter::pooled(sink, cfg, self.buffers.clone(), counters)?)
     }
 
     /// Puts a complete output in place (synced first when asked).
     pub fn commit(self, sync: bool) -> Result<()> {
-        match self {
-            Destination::File(o) => Ok(o.commit(sync)?),
-            Destination::Stdout | Destination::Writer(_) => Ok(()),
+        match self.target {
+            Target::File(o) => Ok(o.commit(sync)?),
+            Target::Stdout | Target::Writer(_) => Ok(()),
         }
     }
 }

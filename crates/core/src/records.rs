@@ -98,7 +98,15 @@ impl<'a> RecordSort<'a> {
         let touch = &self.counters.touch;
         let mut regions = vec![&chunk.data, &chunk.entries, &scratch_buf];
         regions.extend(spare.iter().flat_map(|c| [&c.data, &c.entries]));
-        let _prefault = (!rec.touch && known).then(|| Prefault::start(&regions, touch.clone()));
+        let mut prefault = if !rec.touch && known {
+            // The writers' buffers last, reserved now: they are needed once the chunk is read.
+            let reserve = store.buffers().reserve(plan.write_buffers, plan.write_block, |kept| {
+                Prefault::start(&regions.iter().copied().chain(kept).collect::<Vec<_>>(), touch.clone())
+            });
+            Some(reserve?)
+        } else {
+            None
+        };
         drop(regions);
         let window = (PREFAULT_WINDOW / (r + ENTRY_BYTES_PER_RECORD)).max(1);
         let mut ahead = (!rec.touch && !known)
@@ -132,6 +140,10 @@ impl<'a> RecordSort<'a> {
                 }
                 cfg.check_cancelled()?;
                 let one_pass = runs.is_empty() && writing.is_none() && self.inputs.exhausted();
+                // Writers start now and take buffers from the pool, which the prefault may still be
+                // touching; one that a writer drops on an error would be unmapped under it. The
+                // prefault is nearly always done by the end of the first chunk's read.
+                prefault = None;
                 if whole {
                     let scratch = &mut scratch_buf.as_u128_mut()[..n];
                     self.entries_bytes = self.entries_bytes.max((c.entries.capacity() + n * 16) as u64);
@@ -564,8 +576,10 @@ mod tests {
             let mut plan = MemoryPlan::new(cfg.memory_budget, 100, Some(data.len() as u64), 1, cfg.output_io).unwrap();
             (plan.chunk_records, plan.spill_buffers, plan.one_pass) = (3_000, buffers, false);
             plan.chunk_capacity = xsort_io::align_up(3_000 * 100) + crate::input::SLACK_PER_FILE;
-            let mut store = TempStore::new(TempSpace::new(cfg.temp_dirs.clone(), false).unwrap(), cfg.temp_io, Arc::default());
-            let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs).unwrap();
+            let pool = Arc::new(xsort_io::BufferPool::default());
+            let space = TempSpace::new(cfg.temp_dirs.clone(), false).unwrap();
+            let mut store = TempStore::new(space, cfg.temp_io, Arc::default(), pool.clone());
+            let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs, pool).unwrap();
             let Sorted::Spilled { records, runs } = sort.read_and_sort(&plan, &mut store, &dest).unwrap() else {
                 panic!("{buffers} chunks: the input fit")
             };

@@ -13,7 +13,7 @@ use crate::error::{Result, SortError};
 use crate::framing::Framing;
 use std::path::PathBuf;
 use std::sync::Arc;
-use xsort_io::{align_up, AlignedBuf, BlockWriter, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
+use xsort_io::{align_up, AlignedBuf, BlockWriter, BufferPool, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
 
 /// A sorted run: on temp space, or a whole input of `-m`.
 #[derive(Clone, Debug)]
@@ -114,13 +114,21 @@ pub struct TempStore {
     io: IoSettings,
     counters: Arc<IoCounters>,
     compressor: Option<Arc<Compressor>>,
+    /// Where run writers take their buffers from and give them back to.
+    buffers: Arc<BufferPool>,
 }
 
 impl TempStore {
-    /// A store over checked temp directories; files are created on first use.
-    pub fn new(space: TempSpace, io: IoSettings, counters: Arc<IoCounters>) -> Self {
+    /// A store over checked temp directories; files are created on first use; run writers take
+    /// their buffers from `buffers`.
+    pub fn new(space: TempSpace, io: IoSettings, counters: Arc<IoCounters>, buffers: Arc<BufferPool>) -> Self {
         let files = vec![None; space.dirs().len()];
-        TempStore { space, files, next: 0, io, counters, compressor: None }
+        TempStore { space, files, next: 0, io, counters, compressor: None, buffers }
+    }
+
+    /// The pool run writers take their buffers from.
+    pub fn buffers(&self) -> &BufferPool {
+        &self.buffers
     }
 
     /// Stores the runs written from now on through `compressor`.
@@ -137,7 +145,7 @@ impl TempStore {
             let (child, stdin) = compressor.compress_into(&file)?;
             let name = PathBuf::from(format!("compress program '{}'", compressor.program()));
             let sink = Sink::Stream { out: Box::new(stdin), name };
-            let writer = BlockWriter::new(sink, WriterConfig::new(block, buffers), self.counters.clone())?;
+            let writer = BlockWriter::pooled(sink, WriterConfig::new(block, buffers), self.buffers.clone(), self.counters.clone())?;
             let run = Run::temp(file, 0, bytes, Some(compressor.clone()));
             return Ok((run, RunWriter { writer, compressing: Some((child, compressor)) }));
         }
@@ -156,7 +164,7 @@ impl TempStore {
             threads: self.io.count.clamp(1, buffers),
             ..WriterConfig::new(block, buffers)
         };
-        let writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
+        let writer = BlockWriter::pooled(Sink::File(file.clone()), cfg, self.buffers.clone(), self.counters.clone())?;
         Ok((run, RunWriter { writer, compressing: None }))
     }
 
@@ -165,7 +173,7 @@ impl TempStore {
     pub fn spool(&mut self, src: &mut dyn std::io::Read, name: &std::path::Path, block: usize, buffers: usize) -> Result<Run> {
         let file = self.space.create()?;
         let cfg = WriterConfig { cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
-        let mut writer = BlockWriter::new(Sink::File(file.clone()), cfg, self.counters.clone())?;
+        let mut writer = BlockWriter::pooled(Sink::File(file.clone()), cfg, self.buffers.clone(), self.counters.clone())?;
         let mut sink = RecordSink::new(&mut writer);
         let mut piece = vec![0u8; block];
         loop {

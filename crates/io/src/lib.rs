@@ -29,4 +29,4 @@ pub use output::AtomicOutput;
 pub use reader::{read_region, Filled, ReadConfig, ReadService, ReadSource, Readers};
 pub use stats::{epoch, IoCounters, IoSnapshot};
 pub use temp::TempSpace;
-pub use writer::{BlockWriter, Sink, WriterConfig};
+pub use writer::{BlockWriter, BufferPool, Sink, WriterConfig};
