@@ -3,10 +3,10 @@
 //! The entries of a chunk are sorted in batches as soon as each batch has been extracted, while the
 //! reader threads go on filling the buffer. Reads finish in any order, so batches fill in any order
 //! too; when the read ends only the batches of the last blocks to arrive, and the last, partial
-//! batch, are left to sort. The sorted batches are then merged with a loser tree one output block at a time, and
-//! each block's records are gathered and handed to the write-behind pool, so the merge runs while
-//! earlier blocks are being written. A one-pass sort therefore costs little more than its read and
-//! its write.
+//! batch, are left to sort. The sorted batches are then merged with a loser tree one output block
+//! at a time, and each block's records are gathered and handed to the write-behind pool, so the
+//! merge runs while earlier blocks are being written. A one-pass sort therefore costs little more
+//! than its read and its write.
 
 use crate::entry::{gather, prefetch, sort, EntryLayout, PREFETCH_AHEAD};
 use crate::error::{Result, SortError};

@@ -108,7 +108,7 @@ pub fn read_region(
                 let start = i * block;
                 let n = block.min(len - start);
                 // SAFETY: every block index is claimed by exactly one reader (fetch_add), blocks are
-                // disjoint ranges inside dst, and the consumer only views finished blocks.
+                // disjoint ranges inside buf, and the consumer only views finished blocks.
                 let part = unsafe { std::slice::from_raw_parts_mut(base.get().add(start), n) };
                 let t = Instant::now();
                 let r = file.read_at(part, file_offset + start as u64);
