@@ -38,15 +38,23 @@ impl Readers {
     pub fn start(count: usize) -> Result<Self> {
         let mut refused = None;
         for n in [count.max(1), 1] {
+            let mut started = Vec::new();
             let built = rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .spawn_handler(|thread| {
                     let spawned = std::thread::Builder::new().name("xsort-read".into()).spawn(|| thread.run());
-                    spawned.map(drop).inspect_err(|e| refused = e.raw_os_error())
+                    spawned.map(|h| started.push(h)).inspect_err(|e| refused = e.raw_os_error())
                 })
                 .build();
             if let Ok(pool) = built {
                 return Ok(Readers { pool });
+            }
+            // The threads of a refused pool have been told to end, but count against a limit on
+            // threads (`ulimit -u`) until they have: the one reader would be refused for them.
+            // The kernel releases a thread just after its join returns, hence the pause.
+            if !started.is_empty() {
+                started.into_iter().for_each(|h| drop(h.join()));
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
         let cause = refused.map_or_else(|| std::io::Error::other("refused"), std::io::Error::from_raw_os_error);
