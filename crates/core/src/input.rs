@@ -358,8 +358,9 @@ fn fill_from_stream(
             }
         }
     }
-    // A record carried whole from the last chunk (a record size of 1 and a look-ahead byte) that
-    // no read completed: the stream ended, or the chunk had room for that record alone.
+    // A record carried whole from the last chunk (its partial record and the byte read to look
+    // ahead, as with 1-byte records) that no read completed: the stream ended, or the chunk had
+    // room for that record alone.
     report_read(buf, at, r, filled, &mut reported, on_records);
     if filled == room && !*eof {
         // A chunk planned for exactly the expected length is full: whether the stream has ended
