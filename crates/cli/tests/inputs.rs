@@ -418,3 +418,38 @@ fn a_mapped_line_input_that_shrinks_is_an_error_not_a_bus_error() {
     assert_mapped(&fx, &args, &data, &sort(&data));
     truncation_race(&fx, &args, &data, |run| if run.is_multiple_of(2) { 0 } else { half }, sort);
 }
+
+/// Bytes of standard input sorted as 1-byte records to standard output under [`TINY`], and
+/// whether the sort spilled.
+fn sort_bytes_from_stdin(fx: &Fixture, data: &[u8]) -> (Vec<u8>, bool) {
+    let out = ok_with_stdin(fx.cmd().args(["--record-size=1", "-S", TINY, "--stats-json", "s.json"]), Some(data));
+    (out.stdout, stat_u64(&read_stats(&fx.path("s.json")), "runs") > 0)
+}
+
+/// A stream of 1-byte records one record longer than a chunk: the byte read to see whether the
+/// stream goes on past the full chunk is a whole record, carried into the next chunk, where no
+/// read completes it (the stream has ended). Its key was never extracted, and the record written
+/// in its place was one left in the buffer by the chunk before.
+#[test]
+fn a_stream_one_record_longer_than_a_chunk_is_sorted_whole() {
+    let fx = Fixture::new();
+    let data = random_bytes(1 << 18, 11);
+    // The most records that sort in one chunk, found by bisection (the plan decides it).
+    let (mut fits, mut spills) = (1, data.len());
+    assert!(sort_bytes_from_stdin(&fx, &data).1, "{} bytes sort in one chunk under {TINY}", data.len());
+    while spills - fits > 1 {
+        let mid = (fits + spills) / 2;
+        if sort_bytes_from_stdin(&fx, &data[..mid]).1 {
+            spills = mid;
+        } else {
+            fits = mid;
+        }
+    }
+    for n in [fits, fits + 1, fits + 2] {
+        let (out, _) = sort_bytes_from_stdin(&fx, &data[..n]);
+        let mut expected = data[..n].to_vec();
+        expected.sort_unstable();
+        assert!(out == expected, "{n} bytes, {fits} to a chunk: the output is not the input sorted");
+    }
+    fx.assert_clean();
+}

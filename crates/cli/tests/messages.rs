@@ -92,6 +92,8 @@ fn a_full_temp_disk_is_named_with_its_cause() {
 const LONELY_UID: &str = "61537";
 /// Another, for a test that runs beside the one using [`LONELY_UID`] (the limit is per user).
 const OTHER_LONELY_UID: &str = "61538";
+/// A third, for [`a_sort_refused_four_readers_reads_with_one`].
+const THIRD_LONELY_UID: &str = "61539";
 
 /// `xsort ARGS` as [`LONELY_UID`] with at most `threads` processes and threads for that user.
 fn as_lonely_user(threads: u32, args: &[&str]) -> Command {
@@ -172,6 +174,41 @@ fn every_thread_limit_gives_a_sort_or_its_cause() {
             assert!(left.is_empty(), "{threads} threads {extra:?}: left {left:?}");
         }
     }
+}
+
+/// Reader threads that the system refuses in the number asked for (four, the default `count`)
+/// leave the sort one: under any limit on threads, a sort asking four fails for its readers only
+/// where one asking one fails for its reader too. The threads of the refused pool must have ended
+/// before the one reader starts; they count against the limit until then.
+#[test]
+fn a_sort_refused_four_readers_reads_with_one() {
+    let fx = Fixture::new();
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap();
+    mode(fx.root(), 0o755);
+    let data = random_bytes(20_000 * 100, 9);
+    let input = fx.write("in", &data);
+    mode(&input, 0o644);
+    let expected = reference_sort(&data, 100, &["0:10"]);
+    let sort = |threads: u32, count: u32| {
+        let spec = format!("-in_file={},count={count}", input.display());
+        let args = ["--no-progress", "--parallel=1", "--record-size=100", "--key-bytes=0:10", "--spec", &spec];
+        let out = run(as_user(THIRD_LONELY_UID, threads, &args).current_dir(fx.root()));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        match out.status.code() {
+            Some(0) => assert!(out.stdout == expected, "{threads} threads, count={count}: wrong output"),
+            Some(2) => assert!(err.lines().count() == 1 && err.starts_with("xsort: "), "{threads} threads, count={count}: {err}"),
+            other => panic!("{threads} threads, count={count}: exit {other:?}: {err}"),
+        }
+        err.contains("reader thread")
+    };
+    let mut one_started = false;
+    for threads in 1..=16 {
+        let (four, one) = (sort(threads, 4), sort(threads, 1));
+        assert!(!four || one, "{threads} threads: refused four readers, though one could start");
+        one_started |= !one;
+    }
+    assert!(one_started, "one reader never started");
+    fx.assert_clean();
 }
 
 #[test]

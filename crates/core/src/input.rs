@@ -354,17 +354,14 @@ fn fill_from_stream(
             n => {
                 counters.record(n as u64, t, false);
                 filled += n;
-                let complete = filled / r;
-                if complete > reported {
-                    let read = &buf.as_slice()[..at + complete * r];
-                    let (offset, count) = (at + reported * r, complete - reported);
-                    let records = &read[offset..];
-                    on_records(&Arrived { first: reported, count, offset, records, filled: &Filled::whole(read) });
-                    reported = complete;
-                }
+                report_read(buf, at, r, filled, &mut reported, on_records);
             }
         }
     }
+    // A record carried whole from the last chunk (its partial record and the byte read to look
+    // ahead, as with 1-byte records) that no read completed: the stream ended, or the chunk had
+    // room for that record alone.
+    report_read(buf, at, r, filled, &mut reported, on_records);
     if filled == room && !*eof {
         // A chunk planned for exactly the expected length is full: whether the stream has ended
         // decides between one pass and a spill, so look one byte ahead (carried over: the carry
@@ -388,9 +385,45 @@ fn fill_from_stream(
     Ok(Segment { start: at, records })
 }
 
+/// Reports the records of a stream's segment at `at` that its first `filled` bytes complete, past
+/// the `reported` ones.
+fn report_read(buf: &AlignedBuf, at: usize, r: usize, filled: usize, reported: &mut usize, on_records: &mut impl FnMut(&Arrived)) {
+    let complete = filled / r;
+    if complete > *reported {
+        let read = &buf.as_slice()[..at + complete * r];
+        let (offset, count) = (at + *reported * r, complete - *reported);
+        on_records(&Arrived { first: *reported, count, offset, records: &read[offset..], filled: &Filled::whole(read) });
+        *reported = complete;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stream's record carried whole into the next chunk (a record size of 1: the byte read to
+    /// look past a full chunk) is reported even when no read completes it, because the stream ends
+    /// there or because the chunk has room for that record alone.
+    #[test]
+    fn a_record_carried_whole_from_a_stream_is_reported() {
+        for (data, chunks) in [(&b"cab"[..], &[2, 1][..]), (b"cab", &[2, 2]), (b"dcbae", &[2, 1, 2])] {
+            let reader: xsort_io::StreamReader = Box::new(std::io::Cursor::new(data.to_vec()));
+            let input = Input::Reader(crate::config::Handoff::new(reader, "(bytes)"));
+            let io = IoSettings { direct: false, transfer_size: 4096, count: 1 };
+            let mut set = InputSet::open(&[input], 1, io, Arc::default()).unwrap();
+            let mut buf = AlignedBuf::new(4096).unwrap();
+            let mut done = 0;
+            for &max in chunks {
+                let mut seen = vec![None; max];
+                let n = set.fill(&mut buf, max, |a| (0..a.count).for_each(|k| seen[a.first + k] = Some(a.records[k]))).unwrap();
+                let expected: Vec<_> = data[done..(done + max).min(data.len())].iter().map(|&b| Some(b)).collect();
+                assert_eq!((n, &seen[..n]), (expected.len(), &expected[..]), "{data:?} in chunks of {chunks:?}");
+                done += n;
+            }
+            assert_eq!(done, data.len());
+            assert!(set.exhausted());
+        }
+    }
 
     /// Records straddle the 4 KiB transfers and the files' boundaries; however the reads finish,
     /// every record of the chunk is reported once, at its index, with its own bytes.

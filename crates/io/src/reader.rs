@@ -38,15 +38,23 @@ impl Readers {
     pub fn start(count: usize) -> Result<Self> {
         let mut refused = None;
         for n in [count.max(1), 1] {
+            let mut started = Vec::new();
             let built = rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .spawn_handler(|thread| {
                     let spawned = std::thread::Builder::new().name("xsort-read".into()).spawn(|| thread.run());
-                    spawned.map(drop).inspect_err(|e| refused = e.raw_os_error())
+                    spawned.map(|h| started.push(h)).inspect_err(|e| refused = e.raw_os_error())
                 })
                 .build();
             if let Ok(pool) = built {
                 return Ok(Readers { pool });
+            }
+            // The threads of a refused pool have been told to end, but count against a limit on
+            // threads (`ulimit -u`) until they have: the one reader would be refused for them.
+            // The kernel releases a thread just after its join returns, hence the pause.
+            if !started.is_empty() {
+                started.into_iter().for_each(|h| drop(h.join()));
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
         let cause = refused.map_or_else(|| std::io::Error::other("refused"), std::io::Error::from_raw_os_error);
@@ -190,9 +198,10 @@ impl<'a> Filled<'a> {
         self.just.clone()
     }
 
-    /// `buf[range]` when every byte of it is filled, None otherwise.
+    /// `buf[range]` when every byte of it is filled, None otherwise (and for a range that is not
+    /// inside the buffer, even an empty one).
     pub fn get(&self, range: std::ops::Range<usize>) -> Option<&[u8]> {
-        if range.start > range.end {
+        if range.start > range.end || range.end > self.start + self.len {
             return None;
         }
         if range.end > self.start {
@@ -204,7 +213,7 @@ impl<'a> Filled<'a> {
                 }
             }
         }
-        // SAFETY: the range lies inside the buffer (a block's bytes never run past it) and holds
+        // SAFETY: the range lies inside the buffer (checked above: its length is `start + len`) and holds
         // only bytes filled before the call or by finished blocks, which no thread writes any more;
         // the buffer outlives 'a. (A `whole` view is a shared slice, never written through.)
         Some(unsafe { std::slice::from_raw_parts(self.origin.get().add(range.start), range.len()) })
@@ -394,6 +403,33 @@ mod tests {
         assert_eq!(seen.len(), data.len().div_ceil(8192));
         assert!(seen.windows(2).all(|w| w[0].end == w[1].start));
         assert_eq!((seen[0].start, seen.last().unwrap().end), (4096, 4096 + n));
+    }
+
+    /// A view answers only for ranges inside its buffer: an empty range past the end is no slice
+    /// (a pointer past the buffer), whether the view is of a read or of a whole buffer.
+    #[test]
+    fn filled_views_give_no_range_outside_their_buffer() {
+        let bytes = [7u8; 100];
+        let whole = Filled::whole(&bytes);
+        assert_eq!(whole.get(0..100), Some(&bytes[..]));
+        assert_eq!(whole.get(100..100), Some(&[][..]));
+        assert_eq!(whole.get(4096..4096), None);
+        assert_eq!(whole.get(50..101), None);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in");
+        std::fs::write(&p, vec![5u8; 8192]).unwrap();
+        let f = DirectFile::open(&p, Access::Read, false).unwrap();
+        let mut buf = AlignedBuf::new(8192).unwrap();
+        let cfg = ReadConfig { transfer_size: 4096, in_flight: 1 };
+        let readers = Readers::start(1).unwrap();
+        let mut views = 0;
+        read_region(&readers, &f, 0, buf.as_mut_slice(), 0, cfg, &IoCounters::default(), |filled| {
+            assert_eq!(filled.get(8192 + 4096..8192 + 4096), None);
+            assert_eq!(filled.get(3 * 4096..3 * 4096), None);
+            views += 1;
+        })
+        .unwrap();
+        assert_eq!(views, 2);
     }
 
     #[test]
