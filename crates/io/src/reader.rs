@@ -99,7 +99,8 @@ pub fn read_region(
         return Ok(0);
     }
     let origin = SendPtr(buf.as_mut_ptr());
-    // SAFETY: start <= buf.len(), checked above; derived from `origin`, so both pointers share one borrow of `buf`.
+    // SAFETY: start <= buf.len(), checked above. Derived from `origin`, so that both pointers come
+    // from one borrow of `buf`.
     let base = SendPtr(unsafe { origin.get().add(start) });
     let next = AtomicUsize::new(0);
     let (done_tx, done_rx) = unbounded::<Result<(usize, usize)>>();
