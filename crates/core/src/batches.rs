@@ -49,14 +49,14 @@ pub struct BatchSorter<'k> {
     extracted: Vec<usize>,
     /// Whether each batch is sorted.
     sorted: Vec<bool>,
-    /// Entries in the chunk, once [`Self::finish`] knows it.
+    /// Entries in the chunk, once [`Self::finish`] knows it (unbounded before).
     total: usize,
 }
 
 impl<'k> BatchSorter<'k> {
     /// A sorter for a chunk of at most `chunk_records` entries.
     pub fn new(ctx: SortContext<'k>, chunk_records: usize) -> Self {
-        BatchSorter { ctx, batch: Self::batch_len(chunk_records), extracted: Vec::new(), sorted: Vec::new(), total: 0 }
+        BatchSorter { ctx, batch: Self::batch_len(chunk_records), extracted: Vec::new(), sorted: Vec::new(), total: usize::MAX }
     }
 
     /// Entries per batch for a chunk of `chunk_records`: the scratch space the kernel needs.
@@ -111,7 +111,7 @@ impl<'k> BatchSorter<'k> {
 
     /// Entries of batch `i` (after [`Self::finish`] for the last one).
     fn range(&self, i: usize) -> std::ops::Range<usize> {
-        i * self.batch..((i + 1) * self.batch).min(if self.total > 0 { self.total } else { usize::MAX })
+        i * self.batch..((i + 1) * self.batch).min(self.total)
     }
 
     /// Sorts full batch `i` against its own records, if `bytes` can give them. Their offsets are

@@ -100,10 +100,9 @@ impl<'a> RecordSort<'a> {
         regions.extend(spare.iter().flat_map(|c| [&c.data, &c.entries]));
         let mut prefault = if !rec.touch && known {
             // The writers' buffers last, reserved now: they are needed once the chunk is read.
-            let reserve = store.buffers().reserve(plan.write_buffers, plan.write_block, |kept| {
+            Some(store.buffers().reserve(plan.write_buffers, plan.write_block, |kept| {
                 Prefault::start(&regions.iter().copied().chain(kept).collect::<Vec<_>>(), touch.clone())
-            });
-            Some(reserve?)
+            })?)
         } else {
             None
         };

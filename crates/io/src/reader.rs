@@ -214,9 +214,9 @@ impl<'a> Filled<'a> {
                 }
             }
         }
-        // SAFETY: the range lies inside the buffer (checked above: its length is `start + len`) and holds
-        // only bytes filled before the call or by finished blocks, which no thread writes any more;
-        // the buffer outlives 'a. (A `whole` view is a shared slice, never written through.)
+        // SAFETY: the range lies inside the buffer (checked above: its length is `start + len`) and
+        // holds only bytes filled before the call or by finished blocks, which no thread writes any
+        // more; the buffer outlives 'a. (A `whole` view is a shared slice, never written through.)
         Some(unsafe { std::slice::from_raw_parts(self.origin.get().add(range.start), range.len()) })
     }
 
