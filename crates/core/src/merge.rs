@@ -10,6 +10,7 @@
 
 use crate::compress::{Compressor, Decompression};
 use crate::config::IoSettings;
+use crate::entry::prefetch;
 use crate::error::{Result, SortError};
 use crate::framing::{Framing, RecordOrder};
 use crate::plan::{MemoryPlan, MergeShape};
@@ -25,6 +26,9 @@ type Pending = Receiver<xsort_io::Result<(AlignedBuf, usize)>>;
 
 /// Largest staging buffer a run keeps between records; a longer record's is given back.
 const STAGING_KEEP: usize = 1 << 20;
+/// Bytes of a run's next record fetched ahead into the cache (see [`RunCursor::prefetch_next`]):
+/// the key and a short record whole; the hardware prefetcher follows a longer one as it is copied.
+const PREFETCH_BYTES: usize = 256;
 
 /// A record assembled from the blocks it straddles. Its memory is mapped and grows by moving pages
 /// ([`AlignedBuf::grow`]), never by copying into a new allocation: a 50 MB line assembled block by
@@ -204,7 +208,25 @@ impl RunCursor {
             },
         }
         self.prefix = order.prefix(self.head());
+        self.prefetch_next();
         Ok(())
+    }
+
+    /// Asks the CPU to fetch the record after the head while other runs' records are merged. With
+    /// many runs the hardware prefetcher loses track of their streams, and each head would be a
+    /// cache miss when it is keyed and again when it is copied out: with 141 runs, copying records
+    /// into the output took most of the merge's time.
+    #[inline]
+    fn prefetch_next(&self) {
+        let Some(cur) = &self.cur else { return };
+        let bytes = &cur.as_slice()[..self.cur_len];
+        let span = match self.framing {
+            Framing::Fixed(r) => r.min(PREFETCH_BYTES),
+            Framing::Delimited(_) => PREFETCH_BYTES,
+        };
+        for at in (self.pos..self.pos + span).step_by(64).chain([self.pos + span - 1]) {
+            prefetch(bytes, at);
+        }
     }
 
     /// Assembles a fixed-size record that straddles blocks.
