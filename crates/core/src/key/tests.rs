@@ -528,3 +528,22 @@ proptest! {
         check_pair(&key, &a, &b, reference_key(&parts, &a, &b))?;
     }
 }
+
+proptest! {
+    /// A plain byte key's prefix is its first `n` bytes, zero-padded, whether the record holds 16
+    /// bytes from the key's start (one wide load, then a mask) or not (a copy).
+    #[test]
+    fn a_byte_key_prefix_is_its_leading_bytes(
+        rec in proptest::collection::vec(any::<u8>(), 40),
+        offset in 0usize..40,
+        len in 1usize..=20,
+        n in 0usize..=16,
+    ) {
+        prop_assume!(offset + len <= 40);
+        let k = KeySpec::new(vec![part(offset, len, false)]).resolve(40).unwrap();
+        let take = n.min(len);
+        let mut expect = [0u8; 16];
+        expect[..take].copy_from_slice(&rec[offset..offset + take]);
+        prop_assert_eq!(k.prefix(&rec, n), u128::from_be_bytes(expect));
+    }
+}
