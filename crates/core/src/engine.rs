@@ -179,6 +179,9 @@ impl Engine {
                 (merged, n, report)
             }
         };
+        // A cancel that came after the merge's last look at the flag still publishes nothing: the
+        // caller is told the sort was cancelled, so no output may appear.
+        cfg.check_cancelled()?;
         dest.commit(cfg.sync)?;
         let samples = sampler.finish();
         let passes = u32::from(!is_merge_only(cfg)) + merge.levels;
