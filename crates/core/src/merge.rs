@@ -93,8 +93,8 @@ struct RunCursor {
     staging: Staging,
     /// The head record: in the current block at this offset and length, or (None) in `staging`.
     head_at: Option<(usize, usize)>,
-    prefix: u128,
-    exhausted: bool,
+    /// The head's prefix and whether the run is used up, copied into the merge's dense array.
+    key: HeadKey,
     /// For a compressed run, the program decompressing it: its output is read in order.
     decompression: Option<Decompression>,
 }
@@ -116,8 +116,7 @@ impl RunCursor {
             pending: VecDeque::new(),
             staging: Staging::default(),
             head_at: None,
-            prefix: 0,
-            exhausted: false,
+            key: HeadKey { prefix: 0, exhausted: false },
             decompression: None,
         };
         if let (Some(compressor), true) = (&c.run.compressed, c.run.bytes > 0) {
@@ -187,7 +186,7 @@ impl RunCursor {
         // rather than staying with this run for the rest of the merge.
         self.staging.shrink();
         if self.run.bytes == 0 || self.at_run_end() {
-            self.exhausted = true;
+            self.key.exhausted = true;
             if let (Some(d), Some(c)) = (self.decompression.take(), &self.run.compressed) {
                 d.finish(c)?;
             }
@@ -207,7 +206,7 @@ impl RunCursor {
                 None => self.stage_delimited(t, svc)?,
             },
         }
-        self.prefix = order.prefix(self.head());
+        self.key.prefix = order.prefix(self.head());
         self.prefetch_next();
         Ok(())
     }
@@ -289,12 +288,6 @@ struct HeadKey {
     exhausted: bool,
 }
 
-impl HeadKey {
-    fn of(c: &RunCursor) -> Self {
-        HeadKey { prefix: c.prefix, exhausted: c.exhausted }
-    }
-}
-
 /// Strict order of two runs' heads; exhausted runs last, ties by run index.
 #[inline]
 fn less(keys: &[HeadKey], c: &[RunCursor], order: &impl RecordOrder, exact: bool, a: usize, b: usize) -> bool {
@@ -321,7 +314,7 @@ pub fn merge_runs(
     for c in &mut cursors {
         c.advance(order, svc)?;
     }
-    let mut keys = cursors.iter().map(HeadKey::of).collect::<Vec<_>>();
+    let mut keys = cursors.iter().map(|c| c.key).collect::<Vec<_>>();
     let exact = order.prefix_is_exact();
     let mut tree = LoserTree::new(cursors.len(), |a, b| less(&keys, &cursors, order, exact, a, b));
     loop {
@@ -331,7 +324,7 @@ pub fn merge_runs(
         }
         emit(cursors[w].head())?;
         cursors[w].advance(order, svc)?;
-        keys[w] = HeadKey::of(&cursors[w]);
+        keys[w] = cursors[w].key;
         tree.replay(|a, b| less(&keys, &cursors, order, exact, a, b));
     }
     Ok(())
