@@ -8,6 +8,7 @@
 use crate::batches::SortContext;
 use crate::key::ResolvedKey;
 use rayon::prelude::*;
+use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
 use xsort_kernels::Method;
 
 /// How entries of one buffer are laid out.
@@ -227,8 +228,8 @@ fn gather_serial(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize, f
     let mut skip = (first_byte % r as u64) as usize;
     let mut at = 0;
     while at < dst.len() {
-        if let Some(&ahead) = entries.get(idx + PREFETCH_AHEAD) {
-            prefetch(data, layout.offset(ahead));
+        if let Some(&ahead) = entries.get(idx + GATHER_AHEAD) {
+            prefetch_record(data, layout.offset(ahead), r);
         }
         let off = layout.offset(entries[idx]);
         let n = (r - skip).min(dst.len() - at);

@@ -14,13 +14,15 @@
 //! - [`LoserTree`]: the tournament tree behind k-way merges, also for the
 //!   sorter's merges of runs read from disk;
 //! - [`equal_prefix_runs`]: groups whose prefixes tie, for re-sorting by
-//!   the full key.
+//!   the full key;
+//! - [`prefetch`]: software prefetch for gathers of records in sorted order.
 //!
 //! All parallel kernels run on the current rayon thread pool, so the caller
 //! picks the thread count with `ThreadPool::install`.
 
 mod loser_tree;
 mod merge;
+pub mod prefetch;
 mod radix;
 mod runs;
 mod small;

@@ -32,6 +32,7 @@ use mpi::Count;
 use std::cmp::Ordering;
 use std::time::Instant;
 use xsort_core::key::ResolvedKey;
+use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
 
 /// Records whose destination one rank can name (the destinations are kept as u16).
 pub const MAX_RANKS: usize = 1 << 16;
@@ -301,7 +302,6 @@ impl<'a> InPlace<'a> {
 
 /// Copies the records of `entries`, in order, into the range writer.
 fn gather(locate: &Locate, entries: &[u128], out: &mut RangeWriter) -> Result<()> {
-    const AHEAD: usize = 16;
     let r = locate.r;
     let mut i = 0;
     while i < entries.len() {
@@ -309,8 +309,8 @@ fn gather(locate: &Locate, entries: &[u128], out: &mut RangeWriter) -> Result<()
         let m = (space.len() / r).min(entries.len() - i);
         anyhow::ensure!(m > 0, "no room for a record in the output buffer");
         for (j, dst) in space[..m * r].chunks_exact_mut(r).enumerate() {
-            if let Some(&ahead) = entries.get(i + j + AHEAD) {
-                prefetch(locate.record(locate.location(ahead)));
+            if let Some(&ahead) = entries.get(i + j + GATHER_AHEAD) {
+                prefetch_record(locate.record(locate.location(ahead)), 0, r);
             }
             dst.copy_from_slice(locate.record(locate.location(entries[i + j])));
         }
@@ -362,21 +362,6 @@ impl<'b> Locate<'b> {
         let at = base + (l - start) as usize;
         &self.recv[at..at + self.r]
     }
-}
-
-/// Asks the CPU to bring `data`'s first byte into cache (the gather's sources are scattered).
-#[inline]
-fn prefetch(data: &[u8]) {
-    // Its first and last byte: a record may span two cache lines.
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults and reads nothing the program sees.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch(data.as_ptr() as *const i8, _MM_HINT_T0);
-        _mm_prefetch(data.as_ptr().add(data.len().saturating_sub(1)) as *const i8, _MM_HINT_T0);
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = data;
 }
 
 /// Where the packing has reached: the share's record, its segment and the record in it.

@@ -17,6 +17,7 @@ use crate::framing::RecordOrder;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use xsort_io::AlignedBuf;
+use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
 use xsort_kernels::Method;
 
 /// Bytes of bookkeeping per line: its entry (16) and the kernel's scratch (16).
@@ -417,8 +418,9 @@ fn gather_serial(data: &[u8], locs: &[u128], first_byte: u64, dst: &mut [u8]) {
     let mut at = 0;
     let mut pos = first_byte;
     while at < dst.len() {
-        if let Some(&ahead) = locs.get(i + PREFETCH_AHEAD) {
-            prefetch(data, (ahead >> 64) as usize);
+        if let Some(&ahead) = locs.get(i + GATHER_AHEAD) {
+            // The line's length is its end in the output less the previous line's.
+            prefetch_record(data, (ahead >> 64) as usize, (end_of(ahead) - end_of(locs[i + GATHER_AHEAD - 1])) as usize);
         }
         let l = locs[i];
         let begin = if i == 0 { 0 } else { end_of(locs[i - 1]) };
