@@ -178,6 +178,47 @@ def test_bigger_arrays_and_threads(rng):
         check(arr, ["a", "b"], [False, True], threads=threads)
 
 
+def test_out_receives_the_sort_and_is_returned_on_every_path(rng, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    arr = np.zeros(100_000, [("k", "S10"), ("v", "<i8")])
+    arr["k"] = values(rng, "S10", len(arr))
+    arr["v"] = np.arange(len(arr))
+    out = np.zeros(len(arr), arr.dtype)
+    out["v"] = -1
+    for options in ({}, {"memory": 1 << 20}, {"descending": True}):
+        expected = xsort.sort_array(arr, "k", **options)
+        got = xsort.sort_array(arr, "k", out=out, **options)
+        assert got is out and out.tobytes() == expected.tobytes(), options
+    assert list(tmp_path.iterdir()) == []
+    # The -0.0 path (sorted by a copy of the keys) and the empty array.
+    zeros = np.array([0.0, -0.0, -1.0, 0.0], "<f8")
+    into = np.empty_like(zeros)
+    assert xsort.sort_array(zeros, out=into) is into
+    assert into.tobytes() == zeros[[2, 0, 1, 3]].tobytes()
+    assert xsort.sort_array(zeros[:0], out=into[:0]).size == 0
+
+
+@pytest.mark.parametrize(
+    "make_out, error, message",
+    [
+        (lambda a: list(a), TypeError, "out must be a numpy array, not list"),
+        (lambda a: np.empty(len(a) + 1, a.dtype), ValueError, "out must have the shape (4,) and dtype int32"),
+        (lambda a: np.empty(len(a), "i8"), ValueError, "not (4,) and int64"),
+        (lambda a: np.empty(2 * len(a), a.dtype)[::2], ValueError, "C-contiguous, writable"),
+        (lambda a: np.frombuffer(bytes(a.nbytes), a.dtype), ValueError, "C-contiguous, writable"),
+        (lambda a: a, ValueError, "must not overlap the array being sorted"),
+    ],
+)
+def test_bad_out_arrays_are_refused_before_anything_is_written(make_out, error, message):
+    arr = np.array([3, 1, 2, 0], "i4")
+    out = make_out(arr)
+    before = np.array(out, copy=True)
+    with pytest.raises(error) as e:
+        xsort.sort_array(arr, out=out)
+    assert message in str(e.value) and "\n" not in str(e.value)
+    assert arr.tolist() == [3, 1, 2, 0] and np.array_equal(np.asarray(out), before)
+
+
 @pytest.mark.parametrize(
     "call, error, message",
     [

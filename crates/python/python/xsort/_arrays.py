@@ -111,7 +111,15 @@ def _plan(arr, order: Order, descending: Descending, threads: Optional[int]):
     return records, keys, by
 
 
-def sort_array(arr: np.ndarray, order: Order = None, *, descending: Descending = False, memory: Optional[int] = None, threads: Optional[int] = None) -> np.ndarray:
+def sort_array(
+    arr: np.ndarray,
+    order: Order = None,
+    *,
+    descending: Descending = False,
+    memory: Optional[int] = None,
+    threads: Optional[int] = None,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray:
     """A stably sorted copy of the 1-D numpy array ``arr``.
 
     A structured array is sorted by the fields named in ``order`` (a name or a list of names;
@@ -132,17 +140,23 @@ def sort_array(arr: np.ndarray, order: Order = None, *, descending: Descending =
     beyond the input and output arrays (about 32 bytes per record) goes through the streaming
     sorter within the budget, spilling sorted runs to the temp directory. Arrays whose float
     keys hold ``-0.0`` are sorted in memory whatever the budget.
+
+    ``out``, as numpy's ``out=`` arguments: a C-contiguous, writable array of ``arr``'s length and
+    dtype, not overlapping ``arr``, that receives the sorted records and is returned. Sorting into
+    the same array again and again saves the first touch of a new array's memory on every call
+    (a third of the time of a large in-memory sort on the development VM). If the sort fails or is
+    interrupted, ``out`` holds unspecified contents.
     """
     records, keys, by = _plan(arr, order, descending, threads)
     if memory is not None and (not isinstance(memory, int) or memory < 1):
         raise ValueError(f"memory must be a positive number of bytes, not {memory!r}")
     n, size = len(records), records.dtype.itemsize
-    out = np.empty(n, dtype=records.dtype)
+    out = np.empty(n, dtype=records.dtype) if out is None else _checked_out(out, arr, records)
     if n == 0 or size == 0:
         out[...] = records
         return out
     if by is not None:
-        return records[_indices(by, keys, threads)]
+        return np.take(records, _indices(by, keys, threads), out=out)
     if memory is not None and 32 * n > memory:
         from xsort._files import Sorter
 
@@ -158,6 +172,19 @@ def sort_array(arr: np.ndarray, order: Order = None, *, descending: Descending =
                 filled += got
         return out
     _xsort.sort_records(records.view(np.uint8), out.view(np.uint8), size, keys, threads)
+    return out
+
+
+def _checked_out(out: object, arr: np.ndarray, records: np.ndarray) -> np.ndarray:
+    """``out`` when it can receive the sorted ``records`` (of ``arr``); a clear error otherwise."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
+    if out.shape != records.shape or out.dtype != records.dtype:
+        raise ValueError(f"out must have the shape {records.shape} and dtype {records.dtype} of the sorted array, not {out.shape} and {out.dtype}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be a C-contiguous, writable array")
+    if np.may_share_memory(out, arr) or np.may_share_memory(out, records):
+        raise ValueError("out must not overlap the array being sorted (sort into another array, or assign the result)")
     return out
 
 
