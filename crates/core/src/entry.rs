@@ -207,8 +207,10 @@ pub fn gather(layout: EntryLayout, entries: &[u128], data: &[u8], record_size: u
     });
 }
 
-/// Records (or lines) ahead whose bytes a gather asks the CPU to fetch while it copies the current
-/// one: the sources are scattered over the buffer, so each is a cache (and often TLB) miss.
+/// Records (or lines) ahead whose keys are fetched while the current one's is read, where entries
+/// in key order visit records scattered over the buffer, each a cache (and often TLB) miss: to
+/// refine ties and to merge sorted batches. Gathers, which copy whole records, prefetch further
+/// ahead (see [`xsort_kernels::prefetch`]).
 pub(crate) const PREFETCH_AHEAD: usize = 16;
 
 /// Hints the CPU to bring `data[at]` into cache.
