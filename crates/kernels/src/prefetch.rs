@@ -16,7 +16,7 @@ pub const GATHER_AHEAD: usize = 32;
 /// prefetcher follows the rest as it is copied.
 const SPAN_MAX: usize = 256;
 
-/// Asks the CPU to bring the bytes `data[at..at + len]` (the first [`SPAN_MAX`] of them) into the
+/// Asks the CPU to bring the bytes `data[at..at + len]` (the first 256 of them) into the
 /// L2 cache. Out-of-range bytes are not asked for; a prefetch changes nothing the program sees.
 #[inline]
 pub fn prefetch_record(data: &[u8], at: usize, len: usize) {
