@@ -10,7 +10,6 @@
 
 use crate::compress::{Compressor, Decompression};
 use crate::config::IoSettings;
-use crate::entry::prefetch;
 use crate::error::{Result, SortError};
 use crate::framing::{Framing, RecordOrder};
 use crate::plan::{MemoryPlan, MergeShape};
@@ -20,15 +19,13 @@ use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use xsort_io::{AlignedBuf, DirectFile, ReadService};
+use xsort_kernels::prefetch::prefetch_record_l1;
 use xsort_kernels::LoserTree;
 
 type Pending = Receiver<xsort_io::Result<(AlignedBuf, usize)>>;
 
 /// Largest staging buffer a run keeps between records; a longer record's is given back.
 const STAGING_KEEP: usize = 1 << 20;
-/// Bytes of a run's next record fetched ahead into the cache (see [`RunCursor::prefetch_next`]):
-/// the key and a short record whole; the hardware prefetcher follows a longer one as it is copied.
-const PREFETCH_BYTES: usize = 256;
 
 /// A record assembled from the blocks it straddles. Its memory is mapped and grows by moving pages
 /// ([`AlignedBuf::grow`]), never by copying into a new allocation: a 50 MB line assembled block by
@@ -219,13 +216,13 @@ impl RunCursor {
     fn prefetch_next(&self) {
         let Some(cur) = &self.cur else { return };
         let bytes = &cur.as_slice()[..self.cur_len];
-        let span = match self.framing {
-            Framing::Fixed(r) => r.min(PREFETCH_BYTES),
-            Framing::Delimited(_) => PREFETCH_BYTES,
+        // The key and a short record whole (up to 256 bytes); the hardware prefetcher follows a
+        // longer one as it is copied. A line's length is not known until it is found.
+        let len = match self.framing {
+            Framing::Fixed(r) => r,
+            Framing::Delimited(_) => usize::MAX,
         };
-        for at in (self.pos..self.pos + span).step_by(64).chain([self.pos + span - 1]) {
-            prefetch(bytes, at);
-        }
+        prefetch_record_l1(bytes, self.pos, len);
     }
 
     /// Assembles a fixed-size record that straddles blocks.

@@ -20,6 +20,29 @@ const SPAN_MAX: usize = 256;
 /// L2 cache. Out-of-range bytes are not asked for; a prefetch changes nothing the program sees.
 #[inline]
 pub fn prefetch_record(data: &[u8], at: usize, len: usize) {
+    prefetch_span::<{ L2 }>(data, at, len);
+}
+
+/// [`prefetch_record`] into the L1 cache, for a record needed soon but not at once: a merge's next
+/// head from each run, keyed as soon as its run wins again.
+#[inline]
+pub fn prefetch_record_l1(data: &[u8], at: usize, len: usize) {
+    prefetch_span::<{ L1 }>(data, at, len);
+}
+
+#[cfg(target_arch = "x86_64")]
+const L1: i32 = std::arch::x86_64::_MM_HINT_T0;
+#[cfg(target_arch = "x86_64")]
+const L2: i32 = std::arch::x86_64::_MM_HINT_T1;
+#[cfg(not(target_arch = "x86_64"))]
+const L1: i32 = 0;
+#[cfg(not(target_arch = "x86_64"))]
+const L2: i32 = 1;
+
+/// Every cache line of `data[at..at + len]` (the first [`SPAN_MAX`] bytes) with the prefetch hint
+/// `HINT`.
+#[inline]
+fn prefetch_span<const HINT: i32>(data: &[u8], at: usize, len: usize) {
     let end = at.saturating_add(len.min(SPAN_MAX)).min(data.len());
     if at >= end {
         return;
@@ -27,20 +50,20 @@ pub fn prefetch_record(data: &[u8], at: usize, len: usize) {
     // The record's start, each 64 bytes after it and its last byte: every line it spans.
     let mut line = at;
     while line < end {
-        prefetch_l2(data, line);
+        prefetch_one::<HINT>(data, line);
         line += 64;
     }
-    prefetch_l2(data, end - 1);
+    prefetch_one::<HINT>(data, end - 1);
 }
 
-/// Asks the CPU to bring `data[at]` (in bounds) into the L2 cache.
+/// Asks the CPU to bring `data[at]` (in bounds) into the cache level `HINT` names.
 #[inline]
-fn prefetch_l2(data: &[u8], at: usize) {
+fn prefetch_one<const HINT: i32>(data: &[u8], at: usize) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `at` is in bounds (checked by the caller); a prefetch has no architectural effect
     // besides caching.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(data.as_ptr().add(at) as *const i8)
+        std::arch::x86_64::_mm_prefetch::<HINT>(data.as_ptr().add(at) as *const i8)
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (data, at);
@@ -58,6 +81,7 @@ mod tests {
         for at in [0, 1, 63, 64, 500, 935, 999, 1000, 5000, usize::MAX - 10] {
             for len in [0, 1, 64, 100, 256, 4096, usize::MAX] {
                 prefetch_record(&data, at, len);
+                prefetch_record_l1(&data, at, len);
             }
         }
         prefetch_record(&[], 0, 100);
