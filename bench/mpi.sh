@@ -82,12 +82,12 @@ for x in r["per_rank"]:
     if x.get("sort"):  # the engine's path: exchange, then the sort's end, then the write
         rest = (f"sort to its end {x['sort']['elapsed_s']:.3f} s, write {x['output_s']:.3f} s "
                 f"(of it waiting for the sort {x['output_pull_s']:.3f} s)")
-    else:  # sorted in place: the sort and the write overlap
-        rest = f"sort and write {x['output_s']:.3f} s (of it gathering records and waiting for the writes {x['output_pull_s']:.3f} s)"
-    count = e.get("count_s", 0)  # the in-place path counts its share before the rounds
-    print(f"  rank {x['rank']} (last run): " + (f"counting {count:.3f} s, then " if count else "")
-          + f"exchange {e['elapsed_s']:.3f} s (read and cut {e['input_s'] - count:.3f} s, blocked in MPI {e['wait_s']:.3f} s), "
-          f"{rest}, total {x['elapsed_s']:.3f} s")
+        print(f"  rank {x['rank']} (last run): exchange {e['elapsed_s']:.3f} s (read and cut {e['input_s']:.3f} s, "
+              f"blocked in MPI {e['wait_s']:.3f} s), {rest}, total {x['elapsed_s']:.3f} s")
+    else:  # sorted in place: counting, then rounds that exchange, sort and write together
+        print(f"  rank {x['rank']} (last run): counting {e['count_s']:.3f} s, then {e['rounds']} rounds {x['output_s']:.3f} s "
+              f"(packing {e['input_s'] - e['count_s']:.3f} s, blocked in MPI {e['wait_s']:.3f} s, sorting {x['local_sort_s']:.3f} s, "
+              f"gathering {x['output_pull_s']:.3f} s), total {x['elapsed_s']:.3f} s")
 EOF
 rm -f "$work/in" "$work/out1" "$work/out2"
 echo

@@ -53,10 +53,12 @@ pub struct ExchangeStats {
     pub mb_per_s: f64,
     /// Bytes that waited for earlier sources in a temp file.
     pub held_on_disk_bytes: u64,
-    /// Of `input_s`, seconds counting where the share's records go and making the kept records'
-    /// entries, before the rounds (the in-place path for records; 0 otherwise).
+    /// Of `input_s`, seconds counting where the share's records go and indexing them by bucket,
+    /// before the rounds (the in-place path for records, whose `input_s` is this and the packing
+    /// of each round's records; 0 otherwise).
     pub count_s: f64,
-    /// Seconds of the whole exchange, reading and pushing to the local sort included.
+    /// Seconds of the whole exchange, reading and pushing to the local sort included (in place:
+    /// the counting and the rounds, which sort and write the range as they go).
     pub elapsed_s: f64,
 }
 

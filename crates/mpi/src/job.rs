@@ -11,6 +11,10 @@
 //! 4. **Offsets**: the sizes of the sorted ranges, prefix-summed, place each in the output.
 //! 5. **Write**: it pulls its sorted range and writes it at its offset (or into its part).
 //! 6. **Commit**: once every rank has written, the output is put in place.
+//!
+//! Fixed-size records whose shares fit in memory take the in-place path instead ([`InPlace`]):
+//! a counting pass gives every rank its range's size, so the offsets come first, and phases 3 and
+//! 5 then run together, sub-range by sub-range.
 
 use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
@@ -66,27 +70,27 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let t = Instant::now();
     let samples = comm.agree(share.sample(SAMPLES))?;
     let (all, _) = comm.all_gather_bytes(&split::pack(&samples));
-    let splitters = Splitters::choose(order.clone(), !opts.folds, split::unpack(&all), ranks);
+    let samples = split::unpack(&all);
     let sample_s = t.elapsed().as_secs_f64();
 
-    // 3. Exchange, and the local sort: in place for records when every rank's range fits (see
-    // `inplace`), else into xsort's engine. Half the rank's memory is the engine's; the exchange's
-    // chunks and held pieces share the rest.
+    // 3. Exchange, and the local sort: in place for records when every rank's share fits (see
+    // `inplace`, which chooses finer splitters of its own), else into xsort's engine. Half the
+    // rank's memory is the engine's; the exchange's chunks and held pieces share the rest.
     let memory = opts.memory_per_rank(comm.local_ranks);
     let threads = opts.threads_per_rank(comm.local_ranks);
+    let in_place = match (&order, kind) {
+        (Order::Records(key, r), Kind::Records(_)) if !opts.folds => {
+            InPlace::count(comm, key, &order, *r, &share, samples.clone(), memory, threads)
+        }
+        _ => None,
+    };
+    if let Some(p) = in_place {
+        return finish_in_place(comm, opts, &share, p, &output, &temp_dir, (started, sample_s), stats_file);
+    }
+    let splitters = Splitters::choose(order.clone(), !opts.folds, samples, ranks);
     // Rounds of at most an eighth of the share too: a small share (Datamation's 25 MB on 4 ranks)
     // then still has rounds to overlap, and touches a few MB of buffers, not 16 MB chunks' worth.
     let chunk = (memory / 8 / ranks as u64).min(share.len() / 8).clamp(64 << 10, 16 << 20) as usize;
-    let in_place = match (&order, kind) {
-        (Order::Records(key, r), Kind::Records(_)) if !opts.folds => InPlace::count(comm, key, *r, &share, &splitters, memory),
-        _ => None,
-    };
-    if let Some(mut p) = in_place {
-        fault_point(rank, "exchange");
-        let exchanged = p.exchange(&share, chunk);
-        comm.agree(exchanged)?;
-        return finish_in_place(comm, opts, p, &output, &temp_dir, threads, (started, sample_s), stats_file);
-    }
     // The sort's input has no length of its own: it plans for what a rank should receive (the mean
     // share and 10% for the splitters' imbalance, a few percent; at least 64 MiB), not for all of
     // its budget, which it would otherwise allocate up front. A larger share spills, which is
@@ -141,15 +145,16 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     report(comm, opts, &mine, stats_file)
 }
 
-/// Phases 4 to 6 of the in-place path: offsets, then the local sort and the write together, commit.
+/// Phases 4 to 6 of the in-place path: offsets, then the exchange, the local sort and the write
+/// together, commit.
 #[allow(clippy::too_many_arguments)]
 fn finish_in_place(
     comm: &Comm,
     opts: &Options,
+    share: &Share,
     mut p: InPlace,
     output: &Path,
     temp_dir: &Path,
-    threads: usize,
     (started, sample_s): (Instant, f64),
     stats_file: Option<StatsFile>,
 ) -> Result<(), Stop> {
@@ -157,8 +162,8 @@ fn finish_in_place(
     let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
     let t = Instant::now();
     let target = comm.agree(open_target(comm, opts, output, temp_dir))?;
-    let mut pull_s = 0.0;
-    let written = p.sort_and_write(&target, offset, threads, &mut pull_s);
+    fault_point(comm.rank, "exchange");
+    let written = p.run(share, &target, offset);
     fault_point(comm.rank, "write");
     comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
     let output_s = t.elapsed().as_secs_f64();
@@ -174,7 +179,7 @@ fn finish_in_place(
         output_bytes: size,
         output_offset: offset,
         output_s,
-        output_pull_s: pull_s,
+        output_pull_s: p.gather_s,
         sort: None,
         local_sort_s: Some(p.sort_s),
     };

@@ -5,6 +5,7 @@
 
 mod comm;
 mod exchange;
+mod fresh;
 mod inplace;
 mod job;
 mod options;

@@ -25,13 +25,16 @@ pub struct RankStats {
     /// Bytes it wrote, and where in the output.
     pub output_bytes: u64,
     pub output_offset: u64,
-    /// Seconds pulling the sorted range from the local sort and writing it.
+    /// Seconds pulling the sorted range from the local sort and writing it (in place: the rounds,
+    /// which exchange, sort and write together).
     pub output_s: f64,
-    /// Of `output_s`, seconds waiting for the local sort's output (the rest is writing).
+    /// Of `output_s`, seconds waiting for the local sort's output (the rest is writing); in place,
+    /// seconds gathering the sorted records into the writer.
     pub output_pull_s: f64,
     /// The local sort's own statistics (the engine's path).
     pub sort: Option<SortStats>,
-    /// Seconds sorting the range's entries (the in-place path for records, which has no engine).
+    /// Seconds making and sorting the range's entries, sub-range by sub-range (the in-place path
+    /// for records, which has no engine).
     pub local_sort_s: Option<f64>,
 }
 
