@@ -287,14 +287,13 @@ impl<'a> InPlace<'a> {
 }
 
 impl Plan<'_> {
-    /// The share's record number `i`: its bytes and its global position.
+    /// The share's record number `i`.
     #[inline]
-    fn record(&self, i: u32) -> (&[u8], u64) {
+    fn record(&self, i: u32) -> &[u8] {
         let i = i as usize;
         let m = if self.maps.len() == 1 { 0 } else { self.map_first.partition_point(|&f| f <= i) - 1 };
         let at = (i - self.map_first[m]) * self.r;
-        let map = &self.maps[m];
-        (&map.data()[at..at + self.r], map.global + at as u64)
+        &self.maps[m].data()[at..at + self.r]
     }
 
     /// The record numbers of bucket `sub` of `rank`.
@@ -328,9 +327,9 @@ impl Plan<'_> {
             let out = &mut buf[at..at + numbers.len() * r];
             for (j, (&i, dst)) in numbers.iter().zip(out.chunks_exact_mut(r)).enumerate() {
                 if let Some(&ahead) = numbers.get(j + GATHER_AHEAD) {
-                    prefetch_record(self.record(ahead).0, 0, r);
+                    prefetch_record(self.record(ahead), 0, r);
                 }
-                dst.copy_from_slice(self.record(i).0);
+                dst.copy_from_slice(self.record(i));
             }
             at += numbers.len() * r;
         }
