@@ -191,8 +191,7 @@ impl<'a> InPlace<'a> {
         let plan = Plan { comm, key, r, maps, map_first, starts, subs, index, bucket_at, incoming, prefix_bytes, offset_bits, pool };
         // The share stays mapped (it counts, as the engine's copy would), its index, the rounds'
         // buffers, and the range writer's two blocks.
-        let (send, recv) = plan.largest_round();
-        let entries = recv as usize / r;
+        let (send, recv, entries) = plan.largest_round();
         let need = share.len() + 6 * records as u64 + 2 * (send + recv) + 32 * entries as u64 + 2 * (OUT_BLOCK as u64 + (2 << 20));
         let bufs = if need <= memory / 2 && send.max(recv) < Count::MAX as u64 { Buffers::new(send, recv, entries).ok() } else { None };
         if comm.any(bufs.is_none()).is_some() {
@@ -252,8 +251,9 @@ impl<'a> InPlace<'a> {
             pack_s += t.elapsed().as_secs_f64();
         });
         for k in 0..subs {
-            // Round k's records are in `recv_now`; round k + 1's go out of `send_next` into
-            // `recv_next` meanwhile, and round k's send buffer takes round k + 2.
+            // Round k's records are in `recv_now` and (its own piece) in `send_done`; round k + 1's
+            // go out of `send_next` into `recv_next` meanwhile, and once round k is written its
+            // send buffer takes round k + 2.
             let (send_done, send_next, recv_now, recv_next) =
                 if k % 2 == 0 { (&mut *s0, &*s1, &*r0, &mut *r1) } else { (&mut *s1, &*s0, &*r1, &mut *r0) };
             let mut work = |poll: &mut dyn FnMut()| {
@@ -262,9 +262,10 @@ impl<'a> InPlace<'a> {
                     share.shrink_at(share.len() / 2);
                 }
                 if let (None, Some(out)) = (&failed, out.as_deref_mut()) {
-                    let sorted = plan.sort_round(k, recv_now.as_slice(), entries, scratch, poll, sort_s);
+                    let own = &send_done.as_slice()[plan.own_piece(k)];
+                    let sorted = plan.sort_round(k, own, recv_now.as_slice(), entries, scratch, poll, sort_s);
                     let t = Instant::now();
-                    if let Err(e) = gather(&plan.locate(k, recv_now.as_slice()), sorted, out, poll) {
+                    if let Err(e) = gather(&plan.locate(k, own, recv_now.as_slice()), sorted, out, poll) {
                         failed = Some(e);
                     }
                     *gather_s += t.elapsed().as_secs_f64();
@@ -302,19 +303,31 @@ impl Plan<'_> {
         &self.index.as_slice()[self.bucket_at[b]..self.bucket_at[b + 1]]
     }
 
-    /// Bytes this rank sends each rank in round `k` (to itself: what it keeps).
-    fn send_counts(&self, k: usize) -> Vec<u64> {
+    /// Bytes of each rank's piece of round `k` in this rank's send buffer (its own: what it keeps).
+    fn pieces(&self, k: usize) -> Vec<u64> {
         (0..self.comm.ranks).map(|d| (self.bucket(d, k).len() * self.r) as u64).collect()
     }
 
-    /// Bytes this rank receives from each rank in round `k` (from itself: what it keeps).
-    fn recv_counts(&self, k: usize) -> Vec<u64> {
-        (0..self.comm.ranks).map(|s| self.incoming[s * self.subs + k] * self.r as u64).collect()
+    /// Where this rank's own piece of round `k` lies in its send buffer.
+    fn own_piece(&self, k: usize) -> std::ops::Range<usize> {
+        let me = self.comm.rank;
+        let at = self.pieces(k)[..me].iter().sum::<u64>() as usize;
+        at..at + self.bucket(me, k).len() * self.r
     }
 
-    /// The most bytes sent and received in one round.
-    fn largest_round(&self) -> (u64, u64) {
-        (0..self.subs).fold((0, 0), |(s, r), k| (s.max(self.send_counts(k).iter().sum()), r.max(self.recv_counts(k).iter().sum())))
+    /// Bytes this rank receives from each rank in round `k` (none from itself: its own piece stays
+    /// in its send buffer).
+    fn recv_counts(&self, k: usize) -> Vec<u64> {
+        let me = self.comm.rank;
+        (0..self.comm.ranks).map(|s| if s == me { 0 } else { self.incoming[s * self.subs + k] * self.r as u64 }).collect()
+    }
+
+    /// The most bytes packed and received in one round, and the most records sorted in one.
+    fn largest_round(&self) -> (u64, u64, usize) {
+        (0..self.subs).fold((0, 0, 0), |(s, r, e), k| {
+            let sorted: u64 = (0..self.comm.ranks).map(|s| self.incoming[s * self.subs + k]).sum();
+            (s.max(self.pieces(k).iter().sum()), r.max(self.recv_counts(k).iter().sum()), e.max(sorted as usize))
+        })
     }
 
     /// Copies round `k`'s records into `send`, back to back by destination, its own piece too.
@@ -339,10 +352,17 @@ impl Plan<'_> {
     /// poll to call now and then so that MPI moves it; returns once the round has arrived.
     fn transfer(&self, k: usize, send: &Fresh<u8>, recv: &mut Fresh<u8>, stats: &mut ExchangeStats, during: impl FnOnce(&mut dyn FnMut())) {
         let displs = |c: &[Count]| -> Vec<Count> { c.iter().scan(0, |acc, &c| Some(std::mem::replace(acc, *acc + c))).collect() };
-        let (sent, received) = (self.send_counts(k), self.recv_counts(k));
+        let me = self.comm.rank;
+        let (mut sent, received) = (self.pieces(k), self.recv_counts(k));
+        let kept = std::mem::take(&mut sent[me]);
         let scounts: Vec<Count> = sent.iter().map(|&c| c as Count).collect();
         let rcounts: Vec<Count> = received.iter().map(|&c| c as Count).collect();
-        let (sdispls, rdispls) = (displs(&scounts), displs(&rcounts));
+        // The pieces lie in the send buffer as packed, the rank's own among them (not sent).
+        let mut sdispls = displs(&scounts);
+        for displ in &mut sdispls[me + 1..] {
+            *displ += kept as Count;
+        }
+        let rdispls = displs(&rcounts);
         let sendp = Partition::new(send.as_slice(), &scounts[..], &sdispls[..]);
         let mut recvp = PartitionMut::new(recv.as_mut_slice(), &rcounts[..], &rdispls[..]);
         let mut waited = 0.0;
@@ -361,19 +381,20 @@ impl Plan<'_> {
             }
             waited += t.elapsed().as_secs_f64();
         });
-        let me = self.comm.rank;
         stats.wait_s += waited;
-        stats.sent_bytes += sent.iter().sum::<u64>() - sent[me];
-        stats.received_bytes += received.iter().sum::<u64>() - received[me];
-        stats.kept_bytes += sent[me];
+        stats.sent_bytes += sent.iter().sum::<u64>();
+        stats.received_bytes += received.iter().sum::<u64>();
+        stats.kept_bytes += kept;
         stats.rounds += 1;
     }
 
-    /// Makes the entries of sub-range `k` (all in `recv`, its own piece among them) and sorts
+    /// Makes the entries of sub-range `k` (its own piece in `own`, the others' in `recv`) and sorts
     /// them; returns them sorted. Adds the seconds to `sort_s`.
+    #[allow(clippy::too_many_arguments)]
     fn sort_round<'e>(
         &self,
         k: usize,
+        own: &[u8],
         recv: &[u8],
         entries: &'e mut Fresh<u128>,
         scratch: &mut Fresh<u128>,
@@ -381,12 +402,12 @@ impl Plan<'_> {
         sort_s: &mut f64,
     ) -> &'e [u128] {
         let t = Instant::now();
-        let (r, pb) = (self.r, self.prefix_bytes);
+        let (r, pb, me) = (self.r, self.prefix_bytes, self.comm.rank);
         let all = entries.as_mut_slice();
         let mut e = 0;
         let mut base = 0;
         for (s, len) in self.recv_counts(k).into_iter().enumerate() {
-            let piece = &recv[base..base + len as usize];
+            let piece = if s == me { own } else { &recv[base..base + len as usize] };
             for (j, rec) in piece.chunks_exact(r).enumerate() {
                 all[e] = self.key.prefix(rec, pb) | (self.starts[s] + (j * r) as u64) as u128;
                 e += 1;
@@ -399,7 +420,7 @@ impl Plan<'_> {
         self.pool.install(|| xsort_kernels::radix_sort(sorted, work, pb.max(1)));
         if self.key.len() > pb {
             // Equal prefixes: the full key, then the location (input order).
-            let locate = self.locate(k, recv);
+            let locate = self.locate(k, own, recv);
             for g in xsort_kernels::equal_prefix_runs(sorted, (pb * 8) as u32) {
                 sorted[g].sort_unstable_by(|&a, &b| {
                     let (la, lb) = (locate.location(a), locate.location(b));
@@ -412,8 +433,8 @@ impl Plan<'_> {
         sorted
     }
 
-    /// Where round `k`'s records are in `recv`.
-    fn locate<'b>(&'b self, k: usize, recv: &'b [u8]) -> Locate<'b> {
+    /// Where round `k`'s records are: its own piece in `own`, the others' in `recv`.
+    fn locate<'b>(&'b self, k: usize, own: &'b [u8], recv: &'b [u8]) -> Locate<'b> {
         let mut sources = Vec::new();
         let mut base = 0;
         for (s, len) in self.recv_counts(k).into_iter().enumerate() {
@@ -422,7 +443,7 @@ impl Plan<'_> {
             }
             base += len as usize;
         }
-        Locate { sources, recv, mask: (1u128 << self.offset_bits) - 1, r: self.r }
+        Locate { own, own_start: self.starts[self.comm.rank], sources, recv, mask: (1u128 << self.offset_bits) - 1, r: self.r }
     }
 }
 
@@ -507,10 +528,13 @@ fn gather(locate: &Locate, entries: &[u128], out: &mut RangeWriter, poll: &mut d
     Ok(())
 }
 
-/// Finds a round's record by its location, in the round's receive buffer.
+/// Finds a round's record by its location: in the rank's own piece (in its send buffer) or in the
+/// round's receive buffer.
 struct Locate<'b> {
-    /// The sources of the round's records (this rank among them): their share's start and their
-    /// piece in `recv`.
+    own: &'b [u8],
+    /// Where the rank's share starts: its own piece's records lie from there on.
+    own_start: u64,
+    /// The other ranks that sent records this round: their share's start and their piece in `recv`.
     sources: Vec<(u64, usize)>,
     recv: &'b [u8],
     mask: u128,
@@ -525,6 +549,10 @@ impl<'b> Locate<'b> {
 
     #[inline]
     fn record(&self, l: u64) -> &'b [u8] {
+        let own = l.wrapping_sub(self.own_start);
+        if own < self.own.len() as u64 {
+            return &self.own[own as usize..own as usize + self.r];
+        }
         let (start, base) =
             if self.sources.len() == 1 { self.sources[0] } else { self.sources[self.sources.partition_point(|s| s.0 <= l) - 1] };
         let at = base + (l - start) as usize;
