@@ -111,7 +111,8 @@ struct Plan<'a> {
 
 /// The rounds' buffers, made before the ranks agree to go on, so that the rounds make none.
 struct Buffers {
-    /// Two rounds' records for the other ranks: one in flight while the next is packed.
+    /// Two rounds' records packed by destination, the rank's own piece among them (it is not
+    /// sent): one round's goes out while the one before is sorted from its buffer.
     send: [Fresh<u8>; 2],
     /// Two rounds' records from the other ranks: one being sorted while the next arrives.
     recv: [Fresh<u8>; 2],
@@ -138,7 +139,10 @@ impl<'a> InPlace<'a> {
         let started = Instant::now();
         let n = comm.ranks;
         let records = usize::try_from(share.len() / r.max(1) as u64).unwrap_or(usize::MAX);
-        let maps = if r > 0 && records <= u32::MAX as usize { share.map() } else { None };
+        // The mapped share and its index must fit whatever the rounds' buffers come to: a share
+        // that cannot is not read twice (counted, then pushed into the engine).
+        let index_fits = share.len().saturating_add((records as u64).saturating_mul(6)) <= memory / 2;
+        let maps = if r > 0 && records <= u32::MAX as usize && index_fits { share.map() } else { None };
         let start = maps.as_ref().and_then(|m| m.first()).map_or(0, |m| m.global);
         let (starts, lens) = (comm.all_gather(start), comm.all_gather(share.len()));
         let subs = sub_ranges(lens.iter().sum(), n);
