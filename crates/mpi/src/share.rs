@@ -85,7 +85,10 @@ impl Share {
                 bail!(partial(&i.path, i.len, r));
             }
         }
-        let segments = inputs.iter().enumerate().map(|(i, f)| Segment { input: i, start: 0, end: f.len }).collect();
+        // Empty files have no segment (as in `part`): nothing to read, and nothing to map (a
+        // mapping of no bytes fails, which kept node-local records off the in-place path).
+        let segments =
+            inputs.iter().enumerate().filter(|(_, f)| f.len > 0).map(|(i, f)| Segment { input: i, start: 0, end: f.len }).collect();
         Ok(Share { kind, inputs, segments, cursor: (0, 0) })
     }
 

@@ -181,6 +181,17 @@ fn node_local_parts_in_rank_order_are_the_sorted_whole() {
     f.cluster(3, &[&opts[..], &["-o", "out{rank}", "in{rank}"]].concat());
     let parts: Vec<u8> = (0..3).flat_map(|r| f.read(&format!("out{r}"))).collect();
     assert!(parts == f.read("ref"), "the parts in rank order differ from xsort's output");
+    // An empty node-local input beside each rank's own: the same output, still sorted in place.
+    for r in 0..3 {
+        std::fs::write(f.path(&format!("empty{r}")), b"").expect("write");
+    }
+    f.cluster(3, &[&opts[..], &["--stats-json", "s.json", "-o", "out{rank}", "empty{rank}", "in{rank}", "empty{rank}"]].concat());
+    let parts: Vec<u8> = (0..3).flat_map(|r| f.read(&format!("out{r}"))).collect();
+    assert!(parts == f.read("ref"), "with empty inputs, the parts in rank order differ from xsort's output");
+    let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
+    for r in stats["per_rank"].as_array().expect("per_rank") {
+        assert!(r["sort"].is_null() && r["local_sort_s"].as_f64().is_some(), "not sorted in place: {r}");
+    }
     // Node-local lines into one shared output.
     std::fs::write(f.path("t0"), "b\nd\n").expect("write");
     std::fs::write(f.path("t1"), "c\na\ne").expect("write");
