@@ -266,10 +266,10 @@ impl<'a> InPlace<'a> {
                     share.shrink_at(share.len() / 2);
                 }
                 if let (None, Some(out)) = (&failed, out.as_deref_mut()) {
-                    let own = &send_done.as_slice()[plan.own_piece(k)];
-                    let sorted = plan.sort_round(k, own, recv_now.as_slice(), entries, scratch, poll, sort_s);
+                    let locate = plan.locate(k, &send_done.as_slice()[plan.own_piece(k)], recv_now.as_slice());
+                    let sorted = plan.sort_round(&locate, entries, scratch, poll, sort_s);
                     let t = Instant::now();
-                    if let Err(e) = gather(&plan.locate(k, own, recv_now.as_slice()), sorted, out, poll) {
+                    if let Err(e) = gather(&locate, sorted, out, poll) {
                         failed = Some(e);
                     }
                     *gather_s += t.elapsed().as_secs_f64();
@@ -392,31 +392,25 @@ impl Plan<'_> {
         stats.rounds += 1;
     }
 
-    /// Makes the entries of sub-range `k` (its own piece in `own`, the others' in `recv`) and sorts
-    /// them; returns them sorted. Adds the seconds to `sort_s`.
-    #[allow(clippy::too_many_arguments)]
+    /// Makes the entries of a round's records (found by `locate`) and sorts them; returns them
+    /// sorted. Adds the seconds to `sort_s`.
     fn sort_round<'e>(
         &self,
-        k: usize,
-        own: &[u8],
-        recv: &[u8],
+        locate: &Locate,
         entries: &'e mut Fresh<u128>,
         scratch: &mut Fresh<u128>,
         poll: &mut dyn FnMut(),
         sort_s: &mut f64,
     ) -> &'e [u128] {
         let t = Instant::now();
-        let (r, pb, me) = (self.r, self.prefix_bytes, self.comm.rank);
+        let (r, pb) = (self.r, self.prefix_bytes);
         let all = entries.as_mut_slice();
         let mut e = 0;
-        let mut base = 0;
-        for (s, len) in self.recv_counts(k).into_iter().enumerate() {
-            let piece = if s == me { own } else { &recv[base..base + len as usize] };
+        for (start, piece) in locate.pieces() {
             for (j, rec) in piece.chunks_exact(r).enumerate() {
-                all[e] = self.key.prefix(rec, pb) | (self.starts[s] + (j * r) as u64) as u128;
+                all[e] = self.key.prefix(rec, pb) | (start + (j * r) as u64) as u128;
                 e += 1;
             }
-            base += len as usize;
         }
         poll();
         let sorted = &mut all[..e];
@@ -424,7 +418,6 @@ impl Plan<'_> {
         self.pool.install(|| xsort_kernels::radix_sort(sorted, work, pb.max(1)));
         if self.key.len() > pb {
             // Equal prefixes: the full key, then the location (input order).
-            let locate = self.locate(k, own, recv);
             for g in xsort_kernels::equal_prefix_runs(sorted, (pb * 8) as u32) {
                 sorted[g].sort_unstable_by(|&a, &b| {
                     let (la, lb) = (locate.location(a), locate.location(b));
@@ -442,12 +435,13 @@ impl Plan<'_> {
         let mut sources = Vec::new();
         let mut base = 0;
         for (s, len) in self.recv_counts(k).into_iter().enumerate() {
+            let len = len as usize;
             if len > 0 {
-                sources.push((self.starts[s], base));
+                sources.push((self.starts[s], &recv[base..base + len]));
             }
-            base += len as usize;
+            base += len;
         }
-        Locate { own, own_start: self.starts[self.comm.rank], sources, recv, mask: (1u128 << self.offset_bits) - 1, r: self.r }
+        Locate { own, own_start: self.starts[self.comm.rank], sources, mask: (1u128 << self.offset_bits) - 1, r: self.r }
     }
 }
 
@@ -538,9 +532,9 @@ struct Locate<'b> {
     own: &'b [u8],
     /// Where the rank's share starts: its own piece's records lie from there on.
     own_start: u64,
-    /// The other ranks that sent records this round: their share's start and their piece in `recv`.
-    sources: Vec<(u64, usize)>,
-    recv: &'b [u8],
+    /// The other ranks that sent records this round: their share's start and their piece of the
+    /// receive buffer.
+    sources: Vec<(u64, &'b [u8])>,
     mask: u128,
     r: usize,
 }
@@ -557,10 +551,15 @@ impl<'b> Locate<'b> {
         if own < self.own.len() as u64 {
             return &self.own[own as usize..own as usize + self.r];
         }
-        let (start, base) =
+        let (start, piece) =
             if self.sources.len() == 1 { self.sources[0] } else { self.sources[self.sources.partition_point(|s| s.0 <= l) - 1] };
-        let at = base + (l - start) as usize;
-        &self.recv[at..at + self.r]
+        let at = (l - start) as usize;
+        &piece[at..at + self.r]
+    }
+
+    /// The round's pieces, each with the global position its locations start from.
+    fn pieces(&self) -> impl Iterator<Item = (u64, &'b [u8])> + '_ {
+        std::iter::once((self.own_start, self.own)).chain(self.sources.iter().copied())
     }
 }
 
