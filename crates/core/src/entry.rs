@@ -9,6 +9,7 @@ use crate::batches::SortContext;
 use crate::key::ResolvedKey;
 use rayon::prelude::*;
 use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
+use xsort_kernels::stream::copy_streaming;
 use xsort_kernels::Method;
 
 /// How entries of one buffer are laid out.
@@ -52,12 +53,20 @@ pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize
     extract_at(key, layout, &data[start..start + out.len() * record_size], start, record_size, out);
 }
 
+/// How far ahead of the record whose entry it makes the extraction asks for a key: a record about
+/// 2 KiB on. The hardware prefetcher stops at 4 KiB page boundaries, so records in small pages
+/// were waited for at each page: extracting 10^7 100-byte records took 70-84 ms on the development
+/// VM (2 cores) without, 48-59 ms with.
+const EXTRACT_AHEAD: usize = 2 << 10;
+
 /// Writes the entries of the records in `records` (`out.len()` of them, consecutive), which lie at
 /// byte `offset` of their buffer, into `out`, in parallel.
 pub fn extract_at(key: &ResolvedKey, layout: EntryLayout, records: &[u8], offset: usize, record_size: usize, out: &mut [u128]) {
     out.par_chunks_mut(PAR_MIN).enumerate().for_each(|(c, chunk)| {
         let mut at = c * PAR_MIN * record_size;
+        let ahead = EXTRACT_AHEAD.div_ceil(record_size) * record_size + key.first_offset();
         for e in chunk {
+            prefetch(records, at + ahead);
             *e = layout.entry(key, &records[at..at + record_size], offset + at);
             at += record_size;
         }
@@ -200,11 +209,35 @@ fn split_groups<'a>(
 /// independently, even when records straddle block boundaries.
 pub fn gather(layout: EntryLayout, entries: &[u128], data: &[u8], record_size: usize, first_byte: u64, dst: &mut [u8]) {
     const PIECE: usize = 256 << 10;
+    let streaming = dst.len() >= STREAM_MIN;
     crate::pool::install(|| {
-        dst.par_chunks_mut(PIECE)
-            .enumerate()
-            .for_each(|(i, piece)| gather_serial(layout, entries, data, record_size, first_byte + (i * PIECE) as u64, piece))
+        dst.par_chunks_mut(PIECE).enumerate().for_each(|(i, piece)| {
+            let first_byte = first_byte + (i * PIECE) as u64;
+            if streaming {
+                gather_streaming(layout, entries, data, record_size, first_byte, piece);
+            } else {
+                gather_serial(layout, entries, data, record_size, first_byte, piece);
+            }
+        })
     });
+}
+
+/// Outputs at least this large are gathered block by block through the cache and copied out with
+/// streaming stores (see [`xsort_kernels::stream`]); a smaller one may still be in the cache when
+/// it is read next.
+const STREAM_MIN: usize = 64 << 20;
+
+/// The block a streaming gather assembles in the cache before copying it out.
+const STREAM_BLOCK: usize = 16 << 10;
+
+/// [`gather_serial`] through a cache-resident block, copied out with streaming stores.
+fn gather_streaming(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
+    let mut block = [0u8; STREAM_BLOCK];
+    for (j, out) in dst.chunks_mut(STREAM_BLOCK).enumerate() {
+        let staged = &mut block[..out.len()];
+        gather_serial(layout, entries, data, r, first_byte + (j * STREAM_BLOCK) as u64, staged);
+        copy_streaming(out, staged);
+    }
 }
 
 /// Records (or lines) ahead whose keys are fetched while the current one's is read, where entries
@@ -256,6 +289,29 @@ mod tests {
         assert_eq!((l.prefix_bytes, l.exact), (12, false));
         let l = EntryLayout::new(4, 100);
         assert_eq!((l.offset_bits, l.prefix_bytes, l.exact), (7, 4, true));
+    }
+
+    /// A streaming gather (records assembled in blocks, copied out with streaming stores) writes
+    /// the same bytes as a plain one, for records that straddle blocks and pieces, outputs at any
+    /// alignment and parts of the output stream that start inside a record.
+    #[test]
+    fn streaming_gather_matches_the_plain_one() {
+        for r in [1usize, 7, 100, 5000, 40_000] {
+            let n = 3 * STREAM_BLOCK / r + 9;
+            let data: Vec<u8> = (0..n * r).map(|i| (i * 131 + i / r * 7) as u8).collect();
+            let layout = EntryLayout::new(1, data.len());
+            // Records in a scrambled order: position i takes record (i * 7919) mod n.
+            let entries: Vec<u128> = (0..n).map(|i| ((i * 7919 % n) * r) as u128).collect();
+            for (skew, first) in [(0usize, 0u64), (3, 1), (13, r as u64 / 2), (64, 5 * r as u64 + 3)] {
+                let len = n * r - first as usize;
+                let mut want = vec![0u8; len];
+                gather_serial(layout, &entries, &data, r, first, &mut want);
+                let mut backing = vec![0xA5u8; len + 2 * 64];
+                gather_streaming(layout, &entries, &data, r, first, &mut backing[skew..skew + len]);
+                assert!(backing[skew..skew + len] == want[..], "record size {r}, skew {skew}, first byte {first}");
+                assert!(backing[..skew].iter().chain(&backing[skew + len..]).all(|&b| b == 0xA5), "record size {r}: wrote outside");
+            }
+        }
     }
 
     /// Typed parts over 40-byte records whose key is several times the prefix.

@@ -15,7 +15,8 @@
 //!   sorter's merges of runs read from disk;
 //! - [`equal_prefix_runs`]: groups whose prefixes tie, for re-sorting by
 //!   the full key;
-//! - [`prefetch`]: software prefetch for gathers of records in sorted order.
+//! - [`prefetch`]: software prefetch for gathers of records in sorted order;
+//! - [`stream`]: copies into large outputs with streaming stores.
 //!
 //! All parallel kernels run on the current rayon thread pool, so the caller
 //! picks the thread count with `ThreadPool::install`.
@@ -26,6 +27,7 @@ pub mod prefetch;
 mod radix;
 mod runs;
 mod small;
+pub mod stream;
 mod tuning;
 
 pub use loser_tree::LoserTree;

@@ -440,6 +440,11 @@ impl ResolvedKey {
         self.len == 0
     }
 
+    /// Where in a record the key's first byte lies (0 for an empty key).
+    pub fn first_offset(&self) -> usize {
+        self.parts.first().map_or(0, |p| p.offset)
+    }
+
     /// The first `n` (<= 16) bytes of the normalized key as the top bytes of a u128, zero below.
     #[inline]
     pub fn prefix(&self, rec: &[u8], n: usize) -> u128 {
