@@ -8,11 +8,12 @@
 //! merge runs while earlier blocks are being written. A one-pass sort therefore costs little more
 //! than its read and its write.
 
-use crate::entry::{gather, prefetch, sort, EntryLayout, PREFETCH_AHEAD};
+use crate::entry::{gather, sort, EntryLayout, PREFETCH_AHEAD};
 use crate::error::{Result, SortError};
 use crate::key::ResolvedKey;
 use std::cmp::Ordering;
 use xsort_io::BlockWriter;
+use xsort_kernels::prefetch::prefetch_line as prefetch;
 use xsort_kernels::{LoserTree, Method};
 
 /// Batches per chunk: small enough that the last batch (sorted after the read) is cheap, few enough

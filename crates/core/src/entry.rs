@@ -8,7 +8,7 @@
 use crate::batches::SortContext;
 use crate::key::ResolvedKey;
 use rayon::prelude::*;
-use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
+use xsort_kernels::prefetch::{prefetch_line, prefetch_record, GATHER_AHEAD, SCAN_AHEAD};
 use xsort_kernels::stream::copy_streaming;
 use xsort_kernels::Method;
 
@@ -53,20 +53,14 @@ pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize
     extract_at(key, layout, &data[start..start + out.len() * record_size], start, record_size, out);
 }
 
-/// How far ahead of the record whose entry it makes the extraction asks for a key: a record about
-/// 2 KiB on. The hardware prefetcher stops at 4 KiB page boundaries, so records in small pages
-/// were waited for at each page: extracting 10^7 100-byte records took 70-84 ms on the development
-/// VM (2 cores) without, 48-59 ms with.
-const EXTRACT_AHEAD: usize = 2 << 10;
-
 /// Writes the entries of the records in `records` (`out.len()` of them, consecutive), which lie at
 /// byte `offset` of their buffer, into `out`, in parallel.
 pub fn extract_at(key: &ResolvedKey, layout: EntryLayout, records: &[u8], offset: usize, record_size: usize, out: &mut [u128]) {
     out.par_chunks_mut(PAR_MIN).enumerate().for_each(|(c, chunk)| {
         let mut at = c * PAR_MIN * record_size;
-        let ahead = EXTRACT_AHEAD.div_ceil(record_size) * record_size + key.first_offset();
+        let ahead = SCAN_AHEAD.div_ceil(record_size) * record_size + key.first_offset();
         for e in chunk {
-            prefetch(records, at + ahead);
+            prefetch_line(records, at + ahead);
             *e = layout.entry(key, &records[at..at + record_size], offset + at);
             at += record_size;
         }
@@ -163,8 +157,8 @@ fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
     for i in 0..group.len() {
         if let Some(&ahead) = group.get(i + PREFETCH_AHEAD) {
             let at = t.layout.offset(ahead);
-            prefetch(t.data, at);
-            prefetch(t.data, at + r - 1);
+            prefetch_line(t.data, at);
+            prefetch_line(t.data, at + r - 1);
         }
         let off = t.layout.offset(group[i]);
         group[i] = t.key.window(&t.data[off..off + r], skip, take) | off as u128;
@@ -245,18 +239,6 @@ fn gather_streaming(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize
 /// refine ties and to merge sorted batches. Gathers, which copy whole records, prefetch further
 /// ahead (see [`xsort_kernels::prefetch`]).
 pub(crate) const PREFETCH_AHEAD: usize = 16;
-
-/// Hints the CPU to bring `data[at]` into cache.
-#[inline]
-pub(crate) fn prefetch(data: &[u8], at: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if at < data.len() {
-        // SAFETY: at is in bounds; a prefetch has no architectural effect besides caching.
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(data.as_ptr().add(at) as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, at);
-}
 
 fn gather_serial(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
     let mut idx = (first_byte / r as u64) as usize;

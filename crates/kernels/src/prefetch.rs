@@ -9,6 +9,21 @@
 //! during the copy, and prefetches into L1 hold the core's few line-fill buffers until the data
 //! arrives, which caps the misses in flight.
 
+/// How far ahead a scan that reads records in order (one key each) asks for the record it will
+/// read: about 2 KiB. The hardware prefetcher stops at 4 KiB page boundaries, so a scan of records
+/// in small pages (the page cache's, or an array's) waited at each page: extracting the entries of
+/// 10^7 100-byte records took 70-84 ms on the development VM (2 cores) without, 48-59 ms with.
+pub const SCAN_AHEAD: usize = 2 << 10;
+
+/// Asks the CPU to bring the cache line of `data[at]` into the L1 cache; nothing when `at` is past
+/// the end.
+#[inline]
+pub fn prefetch_line(data: &[u8], at: usize) {
+    if at < data.len() {
+        prefetch_one::<{ L1 }>(data, at);
+    }
+}
+
 /// Records ahead of the one being copied whose bytes a gather prefetches.
 pub const GATHER_AHEAD: usize = 32;
 

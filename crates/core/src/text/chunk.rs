@@ -12,11 +12,12 @@
 //! each sorted line's offset and the output offset where it ends are laid out in the kernel's
 //! scratch, so that any byte range of the output can be gathered on its own, in parallel pieces.
 
-use crate::entry::{prefetch, PREFETCH_AHEAD};
+use crate::entry::PREFETCH_AHEAD;
 use crate::framing::RecordOrder;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use xsort_io::AlignedBuf;
+use xsort_kernels::prefetch::prefetch_line as prefetch;
 use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
 use xsort_kernels::Method;
 
