@@ -250,6 +250,29 @@ mod tests {
         assert!(split_spare(&mut [], 0).is_none());
     }
 
+    /// An output of 90 MB whose first gather round (all but the entries at its end, 76 MB) is past
+    /// the streaming threshold, at an odd alignment, keys with ties: equal to a stable sort.
+    #[test]
+    fn large_outputs_gathered_with_streaming_stores_match_a_stable_sort() {
+        let (r, n) = (100usize, 900_000);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let data: Vec<u8> = (0..n * r)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 56) as u8
+            })
+            .collect();
+        let sort = Sort::records(r).key_bytes("0:2").unwrap();
+        let mut want: Vec<&[u8]> = data.chunks(r).collect();
+        want.sort_by(|a, b| a[..2].cmp(&b[..2]));
+        let mut backing = vec![0u8; n * r + 16];
+        let out = &mut backing[5..5 + n * r];
+        sort.sort_into(&data, out).unwrap();
+        assert!(out.chunks(r).eq(want.iter().copied()), "the sorted output differs");
+    }
+
     /// Enough records for several gather rounds out of the output's end, keys with many ties (kept
     /// in input order), record sizes around the size where the entries start to fit, outputs at
     /// every alignment: the sort equals a stable sort by key.
