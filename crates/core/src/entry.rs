@@ -8,6 +8,7 @@
 use crate::batches::SortContext;
 use crate::key::ResolvedKey;
 use rayon::prelude::*;
+use std::sync::atomic::AtomicBool;
 use xsort_kernels::prefetch::{prefetch_line, prefetch_record, GATHER_AHEAD, SCAN_AHEAD};
 use xsort_kernels::stream::copy_streaming;
 use xsort_kernels::Method;
@@ -78,9 +79,26 @@ pub fn sort(
     entries: &mut [u128],
     scratch: &mut [u128],
 ) {
+    sort_until(method, key, layout, record_size, data, entries, scratch, &AtomicBool::new(false));
+}
+
+/// [`sort`] whose kernel gives up once `stop` is set, leaving the entries in unspecified contents
+/// (see [`xsort_kernels::sort_entries_until`]).
+#[allow(clippy::too_many_arguments)]
+pub fn sort_until(
+    method: Method,
+    key: &ResolvedKey,
+    layout: EntryLayout,
+    record_size: usize,
+    data: &[u8],
+    entries: &mut [u128],
+    scratch: &mut [u128],
+    stop: &AtomicBool,
+) {
     let n = entries.len();
-    xsort_kernels::sort_entries(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1));
-    sort_ties(Ties { method, key, layout, record_size, data }, entries, &mut scratch[..n]);
+    if xsort_kernels::sort_entries_until(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), stop) {
+        sort_ties(Ties { method, key, layout, record_size, data }, entries, &mut scratch[..n]);
+    }
 }
 
 /// [`sort`] that hands the sorted entries to `emit` in consecutive ascending pieces, each as soon as

@@ -10,6 +10,7 @@
 //! - [`merge_sort`]: parallel merge sort, the comparison-based alternative;
 //! - [`sort_entries`]: dispatch on [`Method`]; [`sort_entries_in_pieces`]
 //!   hands the sorted entries over in ascending pieces as they are done;
+//!   [`sort_entries_until`] gives up when a flag is set;
 //! - [`merge_sorted`]: parallel k-way merge of sorted runs;
 //! - [`LoserTree`]: the tournament tree behind k-way merges, also for the
 //!   sorter's merges of runs read from disk;
@@ -32,7 +33,7 @@ mod tuning;
 
 pub use loser_tree::LoserTree;
 pub use merge::{merge_sort, merge_sorted};
-pub use radix::{radix_sort, radix_sort_pieces};
+pub use radix::{radix_sort, radix_sort_pieces, radix_sort_until};
 pub use runs::equal_prefix_runs;
 
 /// Which in-memory kernel to use (Nsort's `-method=radix|merge`).
@@ -56,6 +57,29 @@ pub fn sort_entries(method: Method, entries: &mut [u128], scratch: &mut [u128], 
     match method {
         Method::Radix => radix_sort(entries, scratch, key_bytes),
         Method::Merge => merge_sort(entries, scratch),
+    }
+}
+
+/// [`sort_entries`] that gives up once `stop` is set (see [`radix_sort_until`]; the merge sort
+/// runs to its end and only reports the flag). Returns whether the sort finished; when it did not,
+/// `entries` and `scratch` hold unspecified contents.
+///
+/// # Panics
+///
+/// If `scratch.len() != entries.len()`.
+pub fn sort_entries_until(
+    method: Method,
+    entries: &mut [u128],
+    scratch: &mut [u128],
+    key_bytes: usize,
+    stop: &std::sync::atomic::AtomicBool,
+) -> bool {
+    match method {
+        Method::Radix => radix_sort_until(entries, scratch, key_bytes, stop),
+        Method::Merge => {
+            merge_sort(entries, scratch);
+            !stop.load(std::sync::atomic::Ordering::Relaxed)
+        }
     }
 }
 

@@ -25,6 +25,7 @@ mod pass;
 mod stream;
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -48,8 +49,26 @@ pub fn radix_sort(entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) 
     radix_sort_with(&RadixConfig::DEFAULT, entries, scratch, key_bytes);
 }
 
+/// [`radix_sort`] that gives up once `stop` is set, for sorts that must end soon after a user
+/// cancels them: every bucket looks at the flag before it is sorted, so only a parallel pass
+/// already under way (over a bucket of any size) is finished first. Returns whether the sort
+/// finished; when it did not, `entries` and `scratch` hold unspecified contents.
+///
+/// # Panics
+///
+/// If `scratch.len() != entries.len()`.
+pub fn radix_sort_until(entries: &mut [u128], scratch: &mut [u128], key_bytes: usize, stop: &AtomicBool) -> bool {
+    radix_sort_run(&RadixConfig::DEFAULT, entries, scratch, key_bytes, Some(stop));
+    !stop.load(Ordering::Relaxed)
+}
+
 /// [`radix_sort`] with explicit thresholds (the tests use tiny ones).
 pub(crate) fn radix_sort_with(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) {
+    radix_sort_run(cfg, entries, scratch, key_bytes, None);
+}
+
+/// The radix sort, stopping early when `stop` is given and set.
+fn radix_sort_run(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128], key_bytes: usize, stop: Option<&AtomicBool>) {
     assert_eq!(entries.len(), scratch.len(), "radix_sort: scratch must be as long as entries");
     // Already-sorted input (a sorted file sorted again) costs one read, and
     // so does a descending one (a reversed file: equal entries are
@@ -61,7 +80,7 @@ pub(crate) fn radix_sort_with(cfg: &RadixConfig, entries: &mut [u128], scratch: 
     if small::is_descending(entries) {
         return small::reverse(entries);
     }
-    let ctx = Ctx { cfg: *cfg, key_bits: 8 * key_bytes.min(16) as u32, chunks: rayon::current_num_threads() * cfg.chunks_per_thread };
+    let ctx = Ctx::new(cfg, key_bytes, stop);
     let root = Bucket { data: entries, buf: scratch, data_is_out: true, depth: 0 };
     sort_bucket(&ctx, root);
 }
@@ -100,7 +119,7 @@ pub(crate) fn radix_sort_pieces_with<'a>(
 ) {
     assert_eq!(entries.len(), scratch.len(), "radix_sort_pieces: scratch must be as long as entries");
     let n = entries.len();
-    let ctx = Ctx { cfg: *cfg, key_bits: 8 * key_bytes.min(16) as u32, chunks: rayon::current_num_threads() * cfg.chunks_per_thread };
+    let ctx = Ctx::new(cfg, key_bytes, None);
     if n < cfg.par_pass || small::is_sorted(entries) || small::is_descending(entries) {
         radix_sort_with(cfg, entries, scratch, key_bytes);
         return emit(entries, scratch);
@@ -170,12 +189,25 @@ fn sort_and_emit<'a>(ctx: &Ctx, mut buckets: Vec<Bucket<'a>>, emit: &mut impl Fn
 }
 
 /// What every bucket of one sort needs to know.
-struct Ctx {
+struct Ctx<'s> {
     cfg: RadixConfig,
     /// The key hint, in bits.
     key_bits: u32,
     /// How many chunks a parallel pass splits a bucket into.
     chunks: usize,
+    /// Set when the sort is to give up (see [`radix_sort_until`]).
+    stop: Option<&'s AtomicBool>,
+}
+
+impl<'s> Ctx<'s> {
+    fn new(cfg: &RadixConfig, key_bytes: usize, stop: Option<&'s AtomicBool>) -> Ctx<'s> {
+        let chunks = rayon::current_num_threads() * cfg.chunks_per_thread;
+        Ctx { cfg: *cfg, key_bits: 8 * key_bytes.min(16) as u32, chunks, stop }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
 }
 
 /// Entries that share their first `depth` bits. `data` holds them; `buf` is
@@ -241,6 +273,9 @@ fn shared_prefix(diff: u128, depth: u32, width: u32) -> Shared {
 
 /// Sorts one bucket, then its children.
 fn sort_bucket(ctx: &Ctx, b: Bucket<'_>) {
+    if ctx.stopped() {
+        return;
+    }
     if b.data.len() >= ctx.cfg.par_pass {
         sort_large(ctx, b);
     } else {

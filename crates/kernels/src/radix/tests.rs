@@ -151,3 +151,19 @@ fn shared_prefix_reads_diff() {
     assert!(matches!(shared_prefix(1u128 << 100, 24, 8), Shared::Differs));
     assert!(matches!(shared_prefix(1u128 << 100, 16, 8), Shared::UpTo(27)));
 }
+
+/// `radix_sort_until`: with its flag never set it sorts as `radix_sort` does and says it finished;
+/// with the flag set it gives up before its first bucket and says so.
+#[test]
+fn radix_sort_until_gives_up_once_its_flag_is_set() {
+    use std::sync::atomic::AtomicBool;
+    let input: Vec<u128> = (0..200_000u128).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0xFFFF_FFFF) << 96 | i).collect();
+    let mut sorted = input.clone();
+    sorted.sort_unstable();
+    let (mut entries, mut scratch) = (input.clone(), vec![0; input.len()]);
+    assert!(radix_sort_until(&mut entries, &mut scratch, 4, &AtomicBool::new(false)));
+    assert_eq!(entries, sorted);
+    let (mut entries, mut scratch) = (input.clone(), vec![0; input.len()]);
+    assert!(!radix_sort_until(&mut entries, &mut scratch, 4, &AtomicBool::new(true)));
+    assert_ne!(entries, sorted);
+}
