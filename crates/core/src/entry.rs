@@ -79,23 +79,14 @@ pub fn sort(
     entries: &mut [u128],
     scratch: &mut [u128],
 ) {
-    sort_until(method, key, layout, record_size, data, entries, scratch, &AtomicBool::new(false));
+    sort_until(&SortContext { method, key, layout, record_size }, data, entries, scratch, &AtomicBool::new(false));
 }
 
 /// [`sort`] whose kernel gives up once `stop` is set, leaving the entries in unspecified contents
 /// (see [`xsort_kernels::sort_entries_until`]).
-#[allow(clippy::too_many_arguments)]
-pub fn sort_until(
-    method: Method,
-    key: &ResolvedKey,
-    layout: EntryLayout,
-    record_size: usize,
-    data: &[u8],
-    entries: &mut [u128],
-    scratch: &mut [u128],
-    stop: &AtomicBool,
-) {
+pub fn sort_until(ctx: &SortContext, data: &[u8], entries: &mut [u128], scratch: &mut [u128], stop: &AtomicBool) {
     let n = entries.len();
+    let SortContext { method, key, layout, record_size } = *ctx;
     if xsort_kernels::sort_entries_until(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), stop) {
         sort_ties(Ties { method, key, layout, record_size, data }, entries, &mut scratch[..n]);
     }

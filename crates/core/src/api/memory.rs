@@ -9,6 +9,7 @@
 //! and the output is touched anyway. Records of 16 to 31 bytes keep the scratch in the output.
 
 use super::{Format, Sort};
+use crate::batches::SortContext;
 use crate::entry::{self, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::key::KeySpec;
@@ -117,7 +118,7 @@ impl Sort {
                 entry::extract(&key, layout, data, i * EXTRACT_SLICE * r, r, slice);
             }
             self.check_cancelled()?;
-            entry::sort_until(method, &key, layout, r, data, entries, scratch, self.stop());
+            entry::sort_until(&SortContext { method, key: &key, layout, record_size: r }, data, entries, scratch, self.stop());
             let entries = at.map_or(Placed::Own(own_entries), Placed::InOutput);
             Ok(Sorted { layout, entries, record_size: r })
         })?;
@@ -225,6 +226,18 @@ fn entries_at(bytes: &[u8], n: usize) -> &[u128] {
 mod tests {
     use super::*;
 
+    /// `len` pseudo-random bytes (xorshift64 from `seed`).
+    fn random_bytes(mut seed: u64, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 56) as u8
+            })
+            .collect()
+    }
+
     #[test]
     fn scratch_lies_in_the_spare_memory_when_it_fits() {
         let mut backing = [0u128; 9];
@@ -302,15 +315,7 @@ mod tests {
     #[test]
     fn cancelling_at_any_moment_ends_cleanly() {
         let (r, n) = (40usize, 400_000);
-        let mut x = 0x1234_5678_9abc_def1u64;
-        let data: Vec<u8> = (0..n * r)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 56) as u8
-            })
-            .collect();
+        let data = random_bytes(0x1234_5678_9abc_def1u64, n * r);
         let mut want: Vec<&[u8]> = data.chunks(r).collect();
         want.sort_by(|a, b| a[..6].cmp(&b[..6]));
         let want = want.concat();
@@ -341,15 +346,7 @@ mod tests {
     #[test]
     fn large_outputs_gathered_with_streaming_stores_match_a_stable_sort() {
         let (r, n) = (100usize, 900_000);
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let data: Vec<u8> = (0..n * r)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 56) as u8
-            })
-            .collect();
+        let data = random_bytes(0x2545_f491_4f6c_dd1du64, n * r);
         let sort = Sort::records(r).key_bytes("0:2").unwrap();
         let mut want: Vec<&[u8]> = data.chunks(r).collect();
         want.sort_by(|a, b| a[..2].cmp(&b[..2]));
@@ -366,15 +363,7 @@ mod tests {
     fn gathering_from_entries_in_the_output_matches_a_stable_sort() {
         for r in [31usize, 32, 33, 40, 100] {
             let n = 40_000 + r;
-            let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ r as u64;
-            let data: Vec<u8> = (0..n * r)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x >> 56) as u8 % 4
-                })
-                .collect();
+            let data: Vec<u8> = random_bytes(0x9e37_79b9_7f4a_7c15u64 ^ r as u64, n * r).iter().map(|b| b % 4).collect();
             let sort = Sort::records(r).key_bytes("1:3").unwrap();
             let mut want: Vec<&[u8]> = data.chunks(r).collect();
             want.sort_by(|a, b| a[1..4].cmp(&b[1..4]));
