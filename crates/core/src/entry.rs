@@ -8,7 +8,7 @@
 use crate::batches::SortContext;
 use crate::key::ResolvedKey;
 use rayon::prelude::*;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use xsort_kernels::prefetch::{prefetch_line, prefetch_record, GATHER_AHEAD, SCAN_AHEAD};
 use xsort_kernels::stream::copy_streaming;
 use xsort_kernels::Method;
@@ -82,13 +82,14 @@ pub fn sort(
     sort_until(&SortContext { method, key, layout, record_size }, data, entries, scratch, &AtomicBool::new(false));
 }
 
-/// [`sort`] whose kernel gives up once `stop` is set, leaving the entries in unspecified contents
-/// (see [`xsort_kernels::sort_entries_until`]).
+/// [`sort`] that gives up once `stop` is set, leaving the entries in unspecified contents: the
+/// kernel looks at the flag before each bucket (see [`xsort_kernels::sort_entries_until`]), the
+/// refinement of ties before each group and each level.
 pub fn sort_until(ctx: &SortContext, data: &[u8], entries: &mut [u128], scratch: &mut [u128], stop: &AtomicBool) {
     let n = entries.len();
     let SortContext { method, key, layout, record_size } = *ctx;
     if xsort_kernels::sort_entries_until(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), stop) {
-        sort_ties(Ties { method, key, layout, record_size, data }, entries, &mut scratch[..n]);
+        sort_ties(Ties { method, key, layout, record_size, data, stop }, entries, &mut scratch[..n]);
     }
 }
 
@@ -103,7 +104,8 @@ pub fn sort_in_pieces<'a>(
     mut emit: impl FnMut(&'a [u128]),
 ) {
     let (n, layout) = (entries.len(), ctx.layout);
-    let ties = Ties { method: ctx.method, key: ctx.key, layout, record_size: ctx.record_size, data };
+    let never = AtomicBool::new(false);
+    let ties = Ties { method: ctx.method, key: ctx.key, layout, record_size: ctx.record_size, data, stop: &never };
     xsort_kernels::sort_entries_in_pieces(ctx.method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, work| {
         sort_ties(ties, piece, work);
         emit(piece);
@@ -114,7 +116,8 @@ pub fn sort_in_pieces<'a>(
 /// longer ones are refined by the next bytes of the key (see [`refine`]).
 const COMPARE_MAX: usize = 16;
 
-/// What refining ties needs: the kernel, the key, where the records are.
+/// What refining ties needs: the kernel, the key, where the records are, and the flag that stops
+/// it (the entries are then left in unspecified contents).
 #[derive(Clone, Copy)]
 struct Ties<'a> {
     method: Method,
@@ -122,6 +125,7 @@ struct Ties<'a> {
     layout: EntryLayout,
     record_size: usize,
     data: &'a [u8],
+    stop: &'a AtomicBool,
 }
 
 impl Ties<'_> {
@@ -155,6 +159,9 @@ fn sort_ties(t: Ties, entries: &mut [u128], scratch: &mut [u128]) {
 /// they were sorted by.
 fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
     let r = t.record_size;
+    if t.stop.load(Ordering::Relaxed) {
+        return;
+    }
     if group.len() <= COMPARE_MAX {
         group.sort_unstable_by(|&a, &b| {
             let (oa, ob) = (t.layout.offset(a), t.layout.offset(b));
@@ -164,6 +171,10 @@ fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
     }
     let take = t.layout.prefix_bytes.min(t.key.len() - skip);
     for i in 0..group.len() {
+        // A group of millions is re-keyed by one thread: look at the flag now and then.
+        if i % (1 << 16) == 0 && t.stop.load(Ordering::Relaxed) {
+            return;
+        }
         if let Some(&ahead) = group.get(i + PREFETCH_AHEAD) {
             let at = t.layout.offset(ahead);
             prefetch_line(t.data, at);
@@ -172,8 +183,7 @@ fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
         let off = t.layout.offset(group[i]);
         group[i] = t.key.window(&t.data[off..off + r], skip, take) | off as u128;
     }
-    xsort_kernels::sort_entries(t.method, group, work, take);
-    if skip + take >= t.key.len() {
+    if !xsort_kernels::sort_entries_until(t.method, group, work, take, t.stop) || skip + take >= t.key.len() {
         return;
     }
     let runs = xsort_kernels::equal_prefix_runs(group, (take * 8) as u32);

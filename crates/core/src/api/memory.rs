@@ -310,35 +310,40 @@ mod tests {
         assert!(out.chunks(r).eq(want.iter().copied()));
     }
 
-    /// A cancel flag set from another thread at any moment of an in-memory sort: the sort either
-    /// finishes with the right output or reports the cancel, and never panics or hangs.
+    /// A cancel flag set from another thread at any moment of an in-memory sort, with a key the
+    /// entries hold whole and with a long one whose ties are refined (its first 12 bytes are the
+    /// same in every record): the sort either finishes with the right output or reports the
+    /// cancel, and never panics or hangs.
     #[test]
     fn cancelling_at_any_moment_ends_cleanly() {
         let (r, n) = (40usize, 400_000);
-        let data = random_bytes(0x1234_5678_9abc_def1u64, n * r);
-        let mut want: Vec<&[u8]> = data.chunks(r).collect();
-        want.sort_by(|a, b| a[..6].cmp(&b[..6]));
-        let want = want.concat();
-        let (mut finished, mut cancelled) = (0, 0);
-        for delay_us in (0..4000).step_by(250) {
-            let flag = std::sync::Arc::new(AtomicBool::new(false));
-            let sort = Sort::records(r).key_bytes("0:6").unwrap().cancel_flag(flag.clone());
-            let mut out = vec![0u8; n * r];
-            let setter = std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_micros(delay_us));
-                flag.store(true, Ordering::Relaxed);
-            });
-            match sort.sort_into(&data, &mut out) {
-                Ok(()) => {
-                    assert!(out == want, "a sort that finished wrote the wrong output (delay {delay_us} us)");
-                    finished += 1;
+        for (key, tied) in [(0..6, 0), (0..30, 12)] {
+            let mut data = random_bytes(0x1234_5678_9abc_def1, n * r);
+            data.chunks_mut(r).for_each(|rec| rec[..tied].fill(b'x'));
+            let mut want: Vec<&[u8]> = data.chunks(r).collect();
+            want.sort_by(|a, b| a[key.clone()].cmp(&b[key.clone()]));
+            let want = want.concat();
+            let (mut finished, mut cancelled) = (0, 0);
+            for delay_us in (0..4000).step_by(250) {
+                let flag = std::sync::Arc::new(AtomicBool::new(false));
+                let sort = Sort::records(r).key_bytes(&format!("{}:{}", key.start, key.len())).unwrap().cancel_flag(flag.clone());
+                let mut out = vec![0u8; n * r];
+                let setter = std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_micros(delay_us));
+                    flag.store(true, Ordering::Relaxed);
+                });
+                match sort.sort_into(&data, &mut out) {
+                    Ok(()) => {
+                        assert!(out == want, "key {key:?}: a sort that finished wrote the wrong output (delay {delay_us} us)");
+                        finished += 1;
+                    }
+                    Err(SortError::Cancelled) => cancelled += 1,
+                    Err(e) => panic!("key {key:?}, delay {delay_us} us: {e}"),
                 }
-                Err(SortError::Cancelled) => cancelled += 1,
-                Err(e) => panic!("delay {delay_us} us: {e}"),
+                setter.join().unwrap();
             }
-            setter.join().unwrap();
+            assert!(cancelled > 0, "key {key:?}: no sort was cancelled ({finished} finished)");
         }
-        assert!(cancelled > 0, "no sort was cancelled ({finished} finished)");
     }
 
     /// An output of 90 MB whose first gather round (all but the entries at its end, 76 MB) is past
