@@ -6,6 +6,7 @@
 //! and offsets grow with input order: the sort is stable by construction.
 
 use crate::batches::SortContext;
+use crate::error::Result;
 use crate::key::ResolvedKey;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,6 +53,27 @@ const PAR_MIN: usize = 1 << 14;
 /// of `data` into `out`, in parallel.
 pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize, record_size: usize, out: &mut [u128]) {
     extract_at(key, layout, &data[start..start + out.len() * record_size], start, record_size, out);
+}
+
+/// Records whose entries [`extract_checked`] makes between two calls of its check (64 MB of
+/// entries, a few tens of milliseconds).
+const EXTRACT_SLICE: usize = 1 << 22;
+
+/// [`extract`] of the entries of every record of `data` into `out`, a slice at a time, calling
+/// `check` before each: a cancelled sort stops between them rather than after the whole input.
+pub fn extract_checked(
+    key: &ResolvedKey,
+    layout: EntryLayout,
+    data: &[u8],
+    record_size: usize,
+    out: &mut [u128],
+    check: impl Fn() -> Result<()>,
+) -> Result<()> {
+    for (i, slice) in out.chunks_mut(EXTRACT_SLICE).enumerate() {
+        check()?;
+        extract(key, layout, data, i * EXTRACT_SLICE * record_size, record_size, slice);
+    }
+    Ok(())
 }
 
 /// Writes the entries of the records in `records` (`out.len()` of them, consecutive), which lie at

@@ -6,7 +6,7 @@
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::config::{RecordFormat, SortConfig};
 use crate::engine::{FormatSort, FormatStats, Sorted};
-use crate::entry::{extract, extract_at, gather, sort_in_pieces, EntryLayout};
+use crate::entry::{extract_at, extract_checked, gather, sort_in_pieces, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::fold::{FoldSink, Folding};
 use crate::framing::Framing;
@@ -242,7 +242,7 @@ impl<'a> RecordSort<'a> {
         self.mapped = true;
         self.entries_bytes = entry_buf.capacity() as u64;
         let entries = &mut entry_buf.as_u128_mut()[..n];
-        extract(key, layout, data, 0, r, entries);
+        extract_checked(key, layout, data, r, entries, || cfg.check_cancelled())?;
         // Every record has been read once: a file that shrank meanwhile stops the sort here.
         mapped_intact(map, path)?;
         self.counters.input.record(data.len() as u64, started, false);

@@ -113,10 +113,7 @@ impl Sort {
                     (&mut own_entries[..], scratch, None)
                 }
             };
-            for (i, slice) in entries.chunks_mut(EXTRACT_SLICE).enumerate() {
-                self.check_cancelled()?;
-                entry::extract(&key, layout, data, i * EXTRACT_SLICE * r, r, slice);
-            }
+            entry::extract_checked(&key, layout, data, r, entries, || self.check_cancelled())?;
             self.check_cancelled()?;
             entry::sort_until(&SortContext { method, key: &key, layout, record_size: r }, data, entries, scratch, self.stop());
             let entries = at.map_or(Placed::Own(own_entries), Placed::InOutput);
@@ -166,9 +163,6 @@ fn split_spare(spare: &mut [u8], n: usize) -> Option<(&mut [u128], &mut [u128], 
 
 /// Below this many entries left in the output, the last round of a gather copies them out.
 const ROUND_MIN: usize = 1 << 12;
-
-/// Records whose entries are extracted between two looks at the cancel flag (64 MB of entries).
-const EXTRACT_SLICE: usize = 1 << 22;
 
 /// Output bytes gathered between two looks at the cancel flag. With these slices and the radix
 /// sort's checks, a cancelled in-memory sort of 5 GB stops within a few tenths of a second, where
