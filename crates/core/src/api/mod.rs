@@ -301,9 +301,11 @@ impl Sort {
     }
 
     /// A flag that cancels the sort when set (from any thread): [`Sort::run`], a session and the
-    /// in-memory sorts check it between chunks, merge blocks and steps, and fail with
-    /// [`SortError::Cancelled`] within a fraction of a second, their temp files removed and no
-    /// output file left. (A session also has [`Sorting::cancel_handle`].)
+    /// in-memory sorts check it between chunks, merge blocks, slices of the extraction and the
+    /// gather, and radix buckets, and fail with [`SortError::Cancelled`] within a fraction of a
+    /// second, their temp files removed and no output file left; an in-memory sort's output then
+    /// holds unspecified contents, and [`Sort::sort_slice`] leaves the records as they were.
+    /// (A session also has [`Sorting::cancel_handle`].)
     pub fn cancel_flag(mut self, flag: Arc<AtomicBool>) -> Sort {
         self.cancel = Some(flag);
         self
