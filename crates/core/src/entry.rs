@@ -192,20 +192,31 @@ fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
         return;
     }
     let take = t.layout.prefix_bytes.min(t.key.len() - skip);
-    for i in 0..group.len() {
-        // A group of millions is re-keyed by one thread: look at the flag now and then.
-        if i % (1 << 16) == 0 && t.stop.load(Ordering::Relaxed) {
+    // The next bytes of each key replace its entry's prefix: in chunks, on every thread for a large
+    // group (one group can hold most of the input), each chunk after a look at the stop flag.
+    let rekey = |chunk: &mut [u128]| {
+        if t.stop.load(Ordering::Relaxed) {
             return;
         }
-        if let Some(&ahead) = group.get(i + PREFETCH_AHEAD) {
-            let at = t.layout.offset(ahead);
-            prefetch_line(t.data, at);
-            prefetch_line(t.data, at + r - 1);
+        for i in 0..chunk.len() {
+            if let Some(&ahead) = chunk.get(i + PREFETCH_AHEAD) {
+                let at = t.layout.offset(ahead);
+                prefetch_line(t.data, at);
+                prefetch_line(t.data, at + r - 1);
+            }
+            let off = t.layout.offset(chunk[i]);
+            chunk[i] = t.key.window(&t.data[off..off + r], skip, take) | off as u128;
         }
-        let off = t.layout.offset(group[i]);
-        group[i] = t.key.window(&t.data[off..off + r], skip, take) | off as u128;
+    };
+    if group.len() >= PAR_MIN {
+        group.par_chunks_mut(PAR_MIN).for_each(rekey);
+    } else {
+        rekey(group);
     }
-    if !xsort_kernels::sort_entries_until(t.method, group, work, take, t.stop) || skip + take >= t.key.len() {
+    if t.stop.load(Ordering::Relaxed)
+        || !xsort_kernels::sort_entries_until(t.method, group, work, take, t.stop)
+        || skip + take >= t.key.len()
+    {
         return;
     }
     let runs = xsort_kernels::equal_prefix_runs(group, (take * 8) as u32);

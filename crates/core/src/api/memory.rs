@@ -344,6 +344,22 @@ mod tests {
         }
     }
 
+    /// Two groups of about 50,000 entries tied on their 13-byte prefix (the first 12 key bytes are
+    /// the same in every record, the others take two values, so ties go deep), re-keyed in
+    /// parallel chunks and refined level by level: equal to a stable sort.
+    #[test]
+    fn a_large_tie_group_is_refined_in_parallel_like_a_stable_sort() {
+        let (r, n) = (40usize, 100_000);
+        let mut data: Vec<u8> = random_bytes(0x0dd5_eed5_0dd5_eed5, n * r).iter().map(|b| b % 2).collect();
+        data.chunks_mut(r).for_each(|rec| rec[..12].fill(b'k'));
+        let mut want: Vec<&[u8]> = data.chunks(r).collect();
+        want.sort_by(|a, b| a[..30].cmp(&b[..30]));
+        let sort = Sort::records(r).key_bytes("0:30").unwrap();
+        let mut out = vec![0u8; n * r];
+        sort.sort_into(&data, &mut out).unwrap();
+        assert!(out.chunks(r).eq(want.iter().copied()), "the refined output differs from a stable sort");
+    }
+
     /// An output of 90 MB whose first gather round (all but the entries at its end, 76 MB) is past
     /// the streaming threshold, at an odd alignment, keys with ties: equal to a stable sort.
     #[test]
