@@ -55,6 +55,9 @@ pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize
     extract_at(key, layout, &data[start..start + out.len() * record_size], start, record_size, out);
 }
 
+/// A stop flag for sorts that nothing cancels: never set.
+pub(crate) static NEVER: AtomicBool = AtomicBool::new(false);
+
 /// Records whose entries [`extract_checked`] makes between two calls of its check (64 MB of
 /// entries, a few tens of milliseconds).
 const EXTRACT_SLICE: usize = 1 << 22;
@@ -101,7 +104,7 @@ pub fn sort(
     entries: &mut [u128],
     scratch: &mut [u128],
 ) {
-    sort_until(&SortContext { method, key, layout, record_size }, data, entries, scratch, &AtomicBool::new(false));
+    sort_until(&SortContext { method, key, layout, record_size }, data, entries, scratch, &NEVER);
 }
 
 /// [`sort`] that gives up once `stop` is set, leaving the entries in unspecified contents: the
@@ -126,8 +129,7 @@ pub fn sort_in_pieces<'a>(
     mut emit: impl FnMut(&'a [u128]),
 ) {
     let (n, layout) = (entries.len(), ctx.layout);
-    let never = AtomicBool::new(false);
-    let ties = Ties { method: ctx.method, key: ctx.key, layout, record_size: ctx.record_size, data, stop: &never };
+    let ties = Ties { method: ctx.method, key: ctx.key, layout, record_size: ctx.record_size, data, stop: &NEVER };
     xsort_kernels::sort_entries_in_pieces(ctx.method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, work| {
         sort_ties(ties, piece, work);
         emit(piece);

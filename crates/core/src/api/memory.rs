@@ -129,8 +129,7 @@ impl Sort {
 
     /// The cancel flag, or one that is never set.
     fn stop(&self) -> &AtomicBool {
-        static NEVER: AtomicBool = AtomicBool::new(false);
-        self.cancel.as_deref().unwrap_or(&NEVER)
+        self.cancel.as_deref().unwrap_or(&entry::NEVER)
     }
 
     /// [`SortError::Cancelled`] once the cancel flag is set.
