@@ -30,11 +30,13 @@ mod runs;
 mod small;
 pub mod stream;
 mod tuning;
+mod word;
 
 pub use loser_tree::LoserTree;
 pub use merge::{merge_sort, merge_sorted};
 pub use radix::{radix_sort, radix_sort_pieces, radix_sort_until};
 pub use runs::equal_prefix_runs;
+pub use word::Word;
 
 /// Which in-memory kernel to use (Nsort's `-method=radix|merge`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -10,13 +10,14 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::tuning::PAR_SCAN_MIN;
+use crate::Word;
 
 /// Sorted groups of entries whose top `prefix_bits` bits are equal and that
 /// hold more than one entry, as index ranges into `entries` (which must be
-/// sorted ascending). `prefix_bits` above 128 acts as 128; 0 makes all
+/// sorted ascending). `prefix_bits` above the entry's width acts as all of it; 0 makes all
 /// entries one group.
-pub fn equal_prefix_runs(entries: &[u128], prefix_bits: u32) -> Vec<Range<usize>> {
-    let mask = prefix_mask(prefix_bits);
+pub fn equal_prefix_runs<E: Word>(entries: &[E], prefix_bits: u32) -> Vec<Range<usize>> {
+    let mask = E::top_bits(prefix_bits);
     let n = entries.len();
     if n < PAR_SCAN_MIN {
         return runs_in(entries, mask, 0..n);
@@ -26,17 +27,9 @@ pub fn equal_prefix_runs(entries: &[u128], prefix_bits: u32) -> Vec<Range<usize>
     bounds.par_windows(2).map(|w| runs_in(entries, mask, w[0]..w[1])).flatten_iter().collect()
 }
 
-/// The mask that keeps the top `bits` bits of an entry.
-fn prefix_mask(bits: u32) -> u128 {
-    match bits.min(128) {
-        0 => 0,
-        b => !0u128 << (128 - b),
-    }
-}
-
 /// The groups of more than one entry inside `range`, which must not split a
 /// group.
-fn runs_in(entries: &[u128], mask: u128, range: Range<usize>) -> Vec<Range<usize>> {
+fn runs_in<E: Word>(entries: &[E], mask: E, range: Range<usize>) -> Vec<Range<usize>> {
     let mut runs = Vec::new();
     let mut start = range.start;
     for i in range.start + 1..=range.end {
@@ -53,7 +46,7 @@ fn runs_in(entries: &[u128], mask: u128, range: Range<usize>) -> Vec<Range<usize
 
 /// Splits `0..len` into about `pieces` ranges, moving each boundary forward
 /// (binary search, the entries being sorted) so that no group is split.
-fn piece_bounds(entries: &[u128], mask: u128, pieces: usize) -> Vec<usize> {
+fn piece_bounds<E: Word>(entries: &[E], mask: E, pieces: usize) -> Vec<usize> {
     let n = entries.len();
     let mut bounds = vec![0];
     for p in 1..pieces {
@@ -76,27 +69,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn masks() {
-        assert_eq!(prefix_mask(0), 0);
-        assert_eq!(prefix_mask(8), 0xFFu128 << 120);
-        assert_eq!(prefix_mask(128), !0);
-        assert_eq!(prefix_mask(500), !0);
-    }
-
-    #[test]
     fn small_examples() {
         let v: Vec<u128> = vec![1, 1, 2, 3, 3, 3, 4];
         assert_eq!(equal_prefix_runs(&v, 128), vec![0..2, 3..6]);
         assert_eq!(equal_prefix_runs(&v, 0), vec![0..7]);
         assert_eq!(equal_prefix_runs(&v, 126), vec![0..6]);
-        assert_eq!(equal_prefix_runs(&[], 8), vec![]);
-        assert_eq!(equal_prefix_runs(&[5], 0), vec![]);
+        assert_eq!(equal_prefix_runs::<u128>(&[], 8), vec![]);
+        assert_eq!(equal_prefix_runs(&[5u128], 0), vec![]);
     }
 
     #[test]
     fn piece_bounds_never_split_a_group() {
         let v: Vec<u128> = (0..1000u128).map(|i| (i / 300) << 100).collect();
-        let b = piece_bounds(&v, prefix_mask(28), 7);
+        let b = piece_bounds(&v, <u128 as Word>::top_bits(28), 7);
         assert_eq!(b, vec![0, 300, 600, 900, 1000]);
     }
 }

@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use crate::tuning::PAR_SCAN_MIN;
+use crate::Word;
 
 /// Sorts a short slice in place. Insertion sort: for the few dozen entries
 /// a radix bucket ends with it beats anything with setup cost.
@@ -15,7 +16,7 @@ use crate::tuning::PAR_SCAN_MIN;
 /// holds, kept in registers so no iteration waits for the last one's
 /// store), and only a move of two or more places takes a branch, one that
 /// is rarely taken and so well predicted.
-pub(crate) fn insertion_sort(v: &mut [u128]) {
+pub(crate) fn insertion_sort<E: Word>(v: &mut [E]) {
     if v.len() < 2 {
         return;
     }
@@ -27,7 +28,7 @@ pub(crate) fn insertion_sort(v: &mut [u128]) {
         let x = v[i];
         // Select by mask: the compiler turns an `if` here back into a
         // branch (measured), the very mispredict this avoids.
-        let mask = 0u128.wrapping_sub(u128::from(max > x));
+        let mask = E::mask_if(max > x);
         v[i - 1] = max ^ ((max ^ x) & mask);
         let new_max = x ^ ((x ^ max) & mask);
         v[i] = new_max;
@@ -50,18 +51,18 @@ pub(crate) fn insertion_sort(v: &mut [u128]) {
 /// large. Stops early (on every thread) at the first descent, so random
 /// input costs next to nothing. (`slice::is_sorted` needs Rust 1.82; the
 /// workspace promises 1.80.)
-pub(crate) fn is_sorted(v: &[u128]) -> bool {
+pub(crate) fn is_sorted<E: Word>(v: &[E]) -> bool {
     is_ordered_by(v, |a, b| a <= b)
 }
 
 /// Whether `v` is descending (ties allowed), like [`is_sorted`].
-pub(crate) fn is_descending(v: &[u128]) -> bool {
+pub(crate) fn is_descending<E: Word>(v: &[E]) -> bool {
     is_ordered_by(v, |a, b| a >= b)
 }
 
 /// Whether `in_order` holds for every adjacent pair of `v`.
-fn is_ordered_by(v: &[u128], in_order: impl Fn(u128, u128) -> bool + Sync) -> bool {
-    let chunk_ok = |c: &[u128]| c.windows(2).all(|w| in_order(w[0], w[1]));
+fn is_ordered_by<E: Word>(v: &[E], in_order: impl Fn(E, E) -> bool + Sync) -> bool {
+    let chunk_ok = |c: &[E]| c.windows(2).all(|w| in_order(w[0], w[1]));
     if v.len() < PAR_SCAN_MIN {
         return chunk_ok(v);
     }
@@ -75,7 +76,7 @@ fn is_ordered_by(v: &[u128], in_order: impl Fn(u128, u128) -> bool + Sync) -> bo
 }
 
 /// Reverses `v`, on several threads when large.
-pub(crate) fn reverse(v: &mut [u128]) {
+pub(crate) fn reverse<E: Word>(v: &mut [E]) {
     if v.len() < PAR_SCAN_MIN {
         v.reverse();
         return;
@@ -102,9 +103,9 @@ pub(crate) fn reverse(v: &mut [u128]) {
 /// random miss after another; this sequential read costs a fraction of
 /// that, because the hardware prefetcher streams it. Measured: the radix
 /// sort of 10M random entries ran about 1.25x faster with it.
-pub(crate) fn touch_lines(v: &[u128]) {
-    let mut acc = 0u128;
-    for line in v.chunks(4) {
+pub(crate) fn touch_lines<E: Word>(v: &[E]) {
+    let mut acc = E::ZERO;
+    for line in v.chunks(64 / std::mem::size_of::<E>()) {
         acc ^= line[0];
     }
     // Keeps the loads from being optimised away.
@@ -112,7 +113,7 @@ pub(crate) fn touch_lines(v: &[u128]) {
 }
 
 /// `dst.copy_from_slice(src)`, on several threads when large.
-pub(crate) fn copy(src: &[u128], dst: &mut [u128]) {
+pub(crate) fn copy<E: Word>(src: &[E], dst: &mut [E]) {
     if src.len() < PAR_SCAN_MIN {
         dst.copy_from_slice(src);
         return;
@@ -147,8 +148,8 @@ mod tests {
         let b = PAR_SCAN_MIN / 2;
         v.swap(b - 1, b);
         assert!(!is_sorted(&v));
-        assert!(is_sorted(&[]));
-        assert!(is_sorted(&[7]));
+        assert!(is_sorted::<u128>(&[]));
+        assert!(is_sorted(&[7u128]));
     }
 
     #[test]

@@ -100,7 +100,7 @@ fn odd_thread_counts() {
 #[test]
 #[should_panic(expected = "scratch must be as long as entries")]
 fn radix_rejects_short_scratch() {
-    radix_sort(&mut [3, 2, 1], &mut [0; 2], 8);
+    radix_sort(&mut [3u128, 2, 1], &mut [0; 2], 8);
 }
 
 /// Entries whose key lives in the top `kb` bytes, drawn from `keys` values.

@@ -1,4 +1,4 @@
-//! Parallel MSD radix sort of u128 entries.
+//! Parallel MSD radix sort of entries (`u128` or `u64`, see [`crate::Word`]).
 //!
 //! Buckets are scattered out of place between `entries` and `scratch`
 //! (the two swap roles at every level), starting from the most significant
@@ -31,21 +31,22 @@ use rayon::prelude::*;
 
 use crate::small;
 use crate::tuning::RadixConfig;
+use crate::Word;
 use pass::{Counts, Digit};
 
-/// Sorts `entries` ascending as u128, using `scratch` (same length, contents
+/// Sorts `entries` ascending as integers, using `scratch` (same length, contents
 /// ignored) as working space.
 ///
-/// `key_bytes` (1..=16) says how many most-significant bytes hold the key
+/// `key_bytes` (1..=16; at most 8 count for u64) says how many most-significant bytes hold the key
 /// prefix. It is only a hint: once a bucket has used up that many bytes the
 /// sort checks whether the bucket is already in order before radixing
-/// further, so the result equals a full u128 sort for any input. Values
+/// further, so the result equals a full integer sort for any input. Values
 /// above 16 act as 16. Runs on the current rayon thread pool.
 ///
 /// # Panics
 ///
 /// If `scratch.len() != entries.len()`.
-pub fn radix_sort(entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) {
+pub fn radix_sort<E: Word>(entries: &mut [E], scratch: &mut [E], key_bytes: usize) {
     radix_sort_with(&RadixConfig::DEFAULT, entries, scratch, key_bytes);
 }
 
@@ -57,18 +58,18 @@ pub fn radix_sort(entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) 
 /// # Panics
 ///
 /// If `scratch.len() != entries.len()`.
-pub fn radix_sort_until(entries: &mut [u128], scratch: &mut [u128], key_bytes: usize, stop: &AtomicBool) -> bool {
+pub fn radix_sort_until<E: Word>(entries: &mut [E], scratch: &mut [E], key_bytes: usize, stop: &AtomicBool) -> bool {
     radix_sort_run(&RadixConfig::DEFAULT, entries, scratch, key_bytes, Some(stop));
     !stop.load(Ordering::Relaxed)
 }
 
 /// [`radix_sort`] with explicit thresholds (the tests use tiny ones).
-pub(crate) fn radix_sort_with(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128], key_bytes: usize) {
+pub(crate) fn radix_sort_with<E: Word>(cfg: &RadixConfig, entries: &mut [E], scratch: &mut [E], key_bytes: usize) {
     radix_sort_run(cfg, entries, scratch, key_bytes, None);
 }
 
 /// The radix sort, stopping early when `stop` is given and set.
-fn radix_sort_run(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128], key_bytes: usize, stop: Option<&AtomicBool>) {
+fn radix_sort_run<E: Word>(cfg: &RadixConfig, entries: &mut [E], scratch: &mut [E], key_bytes: usize, stop: Option<&AtomicBool>) {
     assert_eq!(entries.len(), scratch.len(), "radix_sort: scratch must be as long as entries");
     // Already-sorted input (a sorted file sorted again) costs one read, and
     // so does a descending one (a reversed file: equal entries are
@@ -80,7 +81,7 @@ fn radix_sort_run(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128],
     if small::is_descending(entries) {
         return small::reverse(entries);
     }
-    let ctx = Ctx::new(cfg, key_bytes, stop);
+    let ctx = Ctx::new(cfg, key_bytes, E::BITS, stop);
     let root = Bucket { data: entries, buf: scratch, data_is_out: true, depth: 0 };
     sort_bucket(&ctx, root);
 }
@@ -100,26 +101,26 @@ fn radix_sort_run(cfg: &RadixConfig, entries: &mut [u128], scratch: &mut [u128],
 /// # Panics
 ///
 /// If `scratch.len() != entries.len()`.
-pub fn radix_sort_pieces<'a>(
-    entries: &'a mut [u128],
-    scratch: &'a mut [u128],
+pub fn radix_sort_pieces<'a, E: Word>(
+    entries: &'a mut [E],
+    scratch: &'a mut [E],
     key_bytes: usize,
-    emit: impl FnMut(&'a mut [u128], &'a mut [u128]),
+    emit: impl FnMut(&'a mut [E], &'a mut [E]),
 ) {
     radix_sort_pieces_with(&RadixConfig::DEFAULT, entries, scratch, key_bytes, emit);
 }
 
 /// [`radix_sort_pieces`] with explicit thresholds.
-pub(crate) fn radix_sort_pieces_with<'a>(
+pub(crate) fn radix_sort_pieces_with<'a, E: Word>(
     cfg: &RadixConfig,
-    entries: &'a mut [u128],
-    scratch: &'a mut [u128],
+    entries: &'a mut [E],
+    scratch: &'a mut [E],
     key_bytes: usize,
-    mut emit: impl FnMut(&'a mut [u128], &'a mut [u128]),
+    mut emit: impl FnMut(&'a mut [E], &'a mut [E]),
 ) {
     assert_eq!(entries.len(), scratch.len(), "radix_sort_pieces: scratch must be as long as entries");
     let n = entries.len();
-    let ctx = Ctx::new(cfg, key_bytes, None);
+    let ctx = Ctx::new(cfg, key_bytes, E::BITS, None);
     if n < cfg.par_pass || small::is_sorted(entries) || small::is_descending(entries) {
         radix_sort_with(cfg, entries, scratch, key_bytes);
         return emit(entries, scratch);
@@ -136,14 +137,14 @@ const SPLIT_PIECES_ABOVE: usize = 64;
 /// Sorts a bucket and hands it to `emit` in ascending pieces: as one piece when it has at most
 /// `max_piece` entries or its entries share every key bit; otherwise scattered on its first
 /// digit that tells them apart, and each child handled alike.
-fn emit_pieces<'a>(ctx: &Ctx, b: Bucket<'a>, max_piece: usize, emit: &mut impl FnMut(&'a mut [u128], &'a mut [u128])) {
+fn emit_pieces<'a, E: Word>(ctx: &Ctx, b: Bucket<'a, E>, max_piece: usize, emit: &mut impl FnMut(&'a mut [E], &'a mut [E])) {
     let Bucket { data, buf, data_is_out, mut depth } = b;
     let n = data.len();
     if n > max_piece {
         let chunk_len = n.div_ceil(ctx.chunks.min(n / ctx.cfg.min_chunk).max(1));
         while depth < ctx.key_bits {
             // The digit stays within the key bits: a split below them would part equal keys.
-            let digit = Digit::new(depth, (ctx.key_bits - depth).min(8));
+            let digit = Digit::new::<E>(depth, (ctx.key_bits - depth).min(8));
             let (hists, diff) = pass::par_histogram(data, digit, chunk_len);
             match shared_prefix(diff, depth, digit.width()) {
                 Shared::All => break,
@@ -177,7 +178,7 @@ fn emit_pieces<'a>(ctx: &Ctx, b: Bucket<'a>, max_piece: usize, emit: &mut impl F
 }
 
 /// Sorts consecutive buckets in parallel, then hands each to `emit`, in order.
-fn sort_and_emit<'a>(ctx: &Ctx, mut buckets: Vec<Bucket<'a>>, emit: &mut impl FnMut(&'a mut [u128], &'a mut [u128])) {
+fn sort_and_emit<'a, E: Word>(ctx: &Ctx, mut buckets: Vec<Bucket<'a, E>>, emit: &mut impl FnMut(&'a mut [E], &'a mut [E])) {
     buckets.par_iter_mut().for_each(|b| {
         let bucket = Bucket { data: &mut *b.data, buf: &mut *b.buf, data_is_out: b.data_is_out, depth: b.depth };
         sort_bucket(ctx, bucket);
@@ -200,9 +201,9 @@ struct Ctx<'s> {
 }
 
 impl<'s> Ctx<'s> {
-    fn new(cfg: &RadixConfig, key_bytes: usize, stop: Option<&'s AtomicBool>) -> Ctx<'s> {
+    fn new(cfg: &RadixConfig, key_bytes: usize, entry_bits: u32, stop: Option<&'s AtomicBool>) -> Ctx<'s> {
         let chunks = rayon::current_num_threads() * cfg.chunks_per_thread;
-        Ctx { cfg: *cfg, key_bits: 8 * key_bytes.min(16) as u32, chunks, stop }
+        Ctx { cfg: *cfg, key_bits: (8 * key_bytes.min(16) as u32).min(entry_bits), chunks, stop }
     }
 
     fn stopped(&self) -> bool {
@@ -214,14 +215,14 @@ impl<'s> Ctx<'s> {
 /// the same range of the other array. `data_is_out` says whether `data`
 /// lies in the caller's `entries`; if not, the sorted bucket must be
 /// written to `buf`.
-struct Bucket<'a> {
-    data: &'a mut [u128],
-    buf: &'a mut [u128],
+struct Bucket<'a, E> {
+    data: &'a mut [E],
+    buf: &'a mut [E],
     data_is_out: bool,
     depth: u32,
 }
 
-impl Bucket<'_> {
+impl<E: Word> Bucket<'_, E> {
     /// Puts a bucket whose `data` is already in order where it belongs.
     fn finish(self) {
         if !self.data_is_out {
@@ -240,9 +241,9 @@ impl Bucket<'_> {
     }
 
     /// Whether the bucket has used up its key bits and is found in order.
-    /// Depth 128 means every bit is shared: all entries are equal.
+    /// A depth of the entry's width means every bit is shared: all entries are equal.
     fn done_by_keys(&self, ctx: &Ctx) -> bool {
-        (self.depth >= ctx.key_bits || self.depth >= 128) && small::is_sorted(self.data)
+        (self.depth >= ctx.key_bits || self.depth >= E::BITS) && small::is_sorted(self.data)
     }
 }
 
@@ -259,8 +260,8 @@ enum Shared {
 
 /// Reads the OR of `entry ^ first` over a bucket whose digit covered
 /// `width` bits from `depth`.
-fn shared_prefix(diff: u128, depth: u32, width: u32) -> Shared {
-    if diff == 0 {
+fn shared_prefix<E: Word>(diff: E, depth: u32, width: u32) -> Shared {
+    if diff == E::ZERO {
         return Shared::All;
     }
     let first_differing = diff.leading_zeros();
@@ -272,7 +273,7 @@ fn shared_prefix(diff: u128, depth: u32, width: u32) -> Shared {
 }
 
 /// Sorts one bucket, then its children.
-fn sort_bucket(ctx: &Ctx, b: Bucket<'_>) {
+fn sort_bucket<E: Word>(ctx: &Ctx, b: Bucket<'_, E>) {
     if ctx.stopped() {
         return;
     }
@@ -284,7 +285,7 @@ fn sort_bucket(ctx: &Ctx, b: Bucket<'_>) {
 }
 
 /// A bucket large enough for a parallel histogram and scatter.
-fn sort_large(ctx: &Ctx, mut b: Bucket<'_>) {
+fn sort_large<E: Word>(ctx: &Ctx, mut b: Bucket<'_, E>) {
     let n = b.data.len();
     let chunks = ctx.chunks.min(n / ctx.cfg.min_chunk).max(1);
     let chunk_len = n.div_ceil(chunks);
@@ -292,7 +293,7 @@ fn sort_large(ctx: &Ctx, mut b: Bucket<'_>) {
         if b.done_by_keys(ctx) {
             return b.finish();
         }
-        let digit = Digit::new(b.depth, 8);
+        let digit = Digit::new::<E>(b.depth, 8);
         let (hists, diff) = pass::par_histogram(b.data, digit, chunk_len);
         match shared_prefix(diff, b.depth, digit.width()) {
             Shared::All => return b.finish(),
@@ -308,7 +309,7 @@ fn sort_large(ctx: &Ctx, mut b: Bucket<'_>) {
 
 /// A bucket sorted by the current thread (the children of a big one may
 /// still become tasks).
-fn sort_seq(ctx: &Ctx, mut b: Bucket<'_>) {
+fn sort_seq<E: Word>(ctx: &Ctx, mut b: Bucket<'_, E>) {
     loop {
         let n = b.data.len();
         if n <= ctx.cfg.small_sort {
@@ -320,7 +321,7 @@ fn sort_seq(ctx: &Ctx, mut b: Bucket<'_>) {
         if n <= ctx.cfg.small_bucket {
             return sort_small_bucket(ctx, b);
         }
-        let digit = Digit::new(b.depth, 8);
+        let digit = Digit::new::<E>(b.depth, 8);
         let mut counts = [0usize; 256];
         let diff = pass::histogram(b.data, digit, b.data[0], &mut counts);
         match shared_prefix(diff, b.depth, digit.width()) {
@@ -343,14 +344,14 @@ fn sort_seq(ctx: &Ctx, mut b: Bucket<'_>) {
 /// small children in order. Each of those is disordered only within
 /// itself, so that sort moves at most `small_sort / 2` entries per entry
 /// on average, and for random keys less than one.
-fn sort_small_bucket(ctx: &Ctx, b: Bucket<'_>) {
+fn sort_small_bucket<E: Word>(ctx: &Ctx, b: Bucket<'_, E>) {
     let n = b.data.len();
     debug_assert!(n <= usize::from(u16::MAX));
     let wanted = (usize::BITS - 1 - n.leading_zeros()).saturating_sub(1);
     let width = wanted.clamp(4, ctx.cfg.small_digit_bits.min(14));
     // Counters sized to the digit: zeroing 16,384 of them for a bucket of
     // a few hundred entries would cost more than sorting it.
-    let scattered = if width <= 8 { wide_pass::<256>(ctx, b, width) } else { wide_pass::<16384>(ctx, b, width) };
+    let scattered = if width <= 8 { wide_pass::<E, 256>(ctx, b, width) } else { wide_pass::<E, 16384>(ctx, b, width) };
     let Some(Scattered { out, src, depth, big }) = scattered else {
         return;
     };
@@ -362,11 +363,11 @@ fn sort_small_bucket(ctx: &Ctx, b: Bucket<'_>) {
 }
 
 /// A bucket after its wide pass.
-struct Scattered<'a> {
+struct Scattered<'a, E> {
     /// The bucket's entries, in the output array, ordered by the digit.
-    out: &'a mut [u128],
+    out: &'a mut [E],
     /// The same range of the other array.
-    src: &'a mut [u128],
+    src: &'a mut [E],
     /// Where the children's digits start.
     depth: u32,
     /// Children too big for insertion sort (usually none).
@@ -378,10 +379,10 @@ struct Scattered<'a> {
 /// turned out to be finished. Never inlined, so the 32 KiB of counters leave
 /// the stack before the caller recurses.
 #[inline(never)]
-fn wide_pass<'a, const N: usize>(ctx: &Ctx, mut b: Bucket<'a>, width: u32) -> Option<Scattered<'a>> {
+fn wide_pass<'a, E: Word, const N: usize>(ctx: &Ctx, mut b: Bucket<'a, E>, width: u32) -> Option<Scattered<'a, E>> {
     let mut counts = [0u16; N];
     let digit = loop {
-        let digit = Digit::new(b.depth, width);
+        let digit = Digit::new::<E>(b.depth, width);
         let diff = pass::histogram(b.data, digit, b.data[0], &mut counts);
         match shared_prefix(diff, b.depth, digit.width()) {
             Shared::All => {
@@ -422,7 +423,7 @@ fn wide_pass<'a, const N: usize>(ctx: &Ctx, mut b: Bucket<'a>, width: u32) -> Op
 /// Sorts the children of a bucket scattered by a `width`-bit digit: their
 /// entries now lie in `buf`, so the arrays swap roles. Large buckets give
 /// each child to rayon.
-fn sort_children(ctx: &Ctx, b: Bucket<'_>, width: u32, counts: &Counts) {
+fn sort_children<E: Word>(ctx: &Ctx, b: Bucket<'_, E>, width: u32, counts: &Counts) {
     let parallel = b.data.len() >= ctx.cfg.par_children;
     let (data_is_out, depth) = (!b.data_is_out, b.depth + width);
     let mut children = Vec::new();
@@ -438,7 +439,7 @@ fn sort_children(ctx: &Ctx, b: Bucket<'_>, width: u32, counts: &Counts) {
 }
 
 /// Splits two arrays alike into the consecutive ranges of a histogram's non-empty buckets.
-fn split_buckets<'a>(mut a: &'a mut [u128], mut b: &'a mut [u128], counts: &Counts) -> Vec<(&'a mut [u128], &'a mut [u128])> {
+fn split_buckets<'a, E: Word>(mut a: &'a mut [E], mut b: &'a mut [E], counts: &Counts) -> Vec<(&'a mut [E], &'a mut [E])> {
     let mut parts = Vec::new();
     for &count in counts.iter().filter(|&&c| c > 0) {
         let (head_a, rest_a) = std::mem::take(&mut a).split_at_mut(count);

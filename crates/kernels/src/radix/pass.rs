@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 
 use super::stream;
+use crate::Word;
 
 /// Counts per digit value of a full 8-bit pass.
 pub(crate) type Counts = [usize; 256];
@@ -62,11 +63,11 @@ pub(crate) struct Digit {
 
 impl Digit {
     /// The `width`-bit window starting `depth` bits below the top (fewer
-    /// bits when fewer remain). `depth` must be below 128.
-    pub(crate) fn new(depth: u32, width: u32) -> Digit {
-        debug_assert!(depth < 128 && (1..=16).contains(&width));
-        let width = width.min(128 - depth);
-        Digit { shift: 128 - depth - width, mask: (1 << width) - 1 }
+    /// bits when fewer remain) of an entry of type `E`. `depth` must be below its width.
+    pub(crate) fn new<E: Word>(depth: u32, width: u32) -> Digit {
+        debug_assert!(depth < E::BITS && (1..=16).contains(&width));
+        let width = width.min(E::BITS - depth);
+        Digit { shift: E::BITS - depth - width, mask: (1 << width) - 1 }
     }
 
     /// How many bits the digit has.
@@ -80,16 +81,16 @@ impl Digit {
     }
 
     #[inline(always)]
-    pub(crate) fn of(self, e: u128) -> usize {
-        (e >> self.shift) as usize & self.mask
+    pub(crate) fn of<E: Word>(self, e: E) -> usize {
+        e.shifted(self.shift) & self.mask
     }
 }
 
 /// Adds the digit counts of `src` to `counts` (`digit.buckets() <= N`,
 /// `N` a power of two) and returns the OR of `e ^ first`.
-pub(crate) fn histogram<C: Count, const N: usize>(src: &[u128], digit: Digit, first: u128, counts: &mut [C; N]) -> u128 {
+pub(crate) fn histogram<E: Word, C: Count, const N: usize>(src: &[E], digit: Digit, first: E, counts: &mut [C; N]) -> E {
     debug_assert!(N.is_power_of_two() && digit.buckets() <= N);
-    let mut diff = 0u128;
+    let mut diff = E::ZERO;
     for &e in src {
         // The mask is a no-op that lets the compiler drop the bounds check.
         counts[digit.of(e) & (N - 1)].incr();
@@ -112,7 +113,7 @@ pub(crate) fn bucket_starts<C: Count, const N: usize>(counts: &[C; N]) -> [C; N]
 /// Stable scatter of `src` into `dst` by digit; `counts` must be the
 /// histogram of `src`. Safe indexing: the bounds check is a predictable
 /// branch and measured no slower than unchecked writes.
-pub(crate) fn scatter<C: Count, const N: usize>(src: &[u128], dst: &mut [u128], digit: Digit, counts: &[C; N]) {
+pub(crate) fn scatter<E: Word, C: Count, const N: usize>(src: &[E], dst: &mut [E], digit: Digit, counts: &[C; N]) {
     let mut offsets = bucket_starts(counts);
     for &e in src {
         let b = digit.of(e) & (N - 1);
@@ -123,9 +124,9 @@ pub(crate) fn scatter<C: Count, const N: usize>(src: &[u128], dst: &mut [u128], 
 
 /// Histograms of each `chunk_len` chunk of `src` (one per task), and the
 /// OR of `e ^ src[0]` over all of `src`.
-pub(crate) fn par_histogram(src: &[u128], digit: Digit, chunk_len: usize) -> (Vec<Counts>, u128) {
-    let first = src.first().copied().unwrap_or(0);
-    let parts: Vec<(Counts, u128)> = src
+pub(crate) fn par_histogram<E: Word>(src: &[E], digit: Digit, chunk_len: usize) -> (Vec<Counts>, E) {
+    let first = src.first().copied().unwrap_or(E::ZERO);
+    let parts: Vec<(Counts, E)> = src
         .par_chunks(chunk_len)
         .map(|chunk| {
             let mut counts = [0; 256];
@@ -133,7 +134,7 @@ pub(crate) fn par_histogram(src: &[u128], digit: Digit, chunk_len: usize) -> (Ve
             (counts, diff)
         })
         .collect();
-    let diff = parts.iter().fold(0, |acc, (_, d)| acc | d);
+    let diff = parts.iter().fold(E::ZERO, |acc, &(_, d)| acc | d);
     (parts.into_iter().map(|(c, _)| c).collect(), diff)
 }
 
@@ -143,7 +144,7 @@ pub(crate) fn par_histogram(src: &[u128], digit: Digit, chunk_len: usize) -> (Ve
 /// `par_histogram(src, digit, chunk_len)`; `digit` has at most 8 bits.
 /// With `streaming`, full cache lines bypass the cache (see [`stream`]).
 /// Returns the bucket sizes.
-pub(crate) fn par_scatter(src: &[u128], dst: &mut [u128], digit: Digit, chunk_len: usize, hists: &[Counts], streaming: bool) -> Counts {
+pub(crate) fn par_scatter<E: Word>(src: &[E], dst: &mut [E], digit: Digit, chunk_len: usize, hists: &[Counts], streaming: bool) -> Counts {
     assert_eq!(src.len(), dst.len());
     assert_eq!(hists.len(), src.len().div_ceil(chunk_len));
     let (totals, offsets) = chunk_offsets(hists);
@@ -192,17 +193,17 @@ fn chunk_offsets(hists: &[Counts]) -> (Counts, Vec<Counts>) {
 
 /// The output slice of a parallel scatter, shared by the chunk tasks.
 #[derive(Clone, Copy)]
-struct DstPtr {
-    ptr: *mut u128,
+struct DstPtr<E> {
+    ptr: *mut E,
     len: usize,
 }
 
 // SAFETY: the pointer is only used by the scatter functions, whose contract
 // gives each task disjoint positions, so sending and sharing it between
 // threads cannot produce a data race.
-unsafe impl Send for DstPtr {}
+unsafe impl<E> Send for DstPtr<E> {}
 // SAFETY: as above.
-unsafe impl Sync for DstPtr {}
+unsafe impl<E> Sync for DstPtr<E> {}
 
 /// Writes each entry of `src` at `out[off[digit]]`, post-incrementing.
 ///
@@ -211,7 +212,7 @@ unsafe impl Sync for DstPtr {}
 /// For each digit `b`, `off[b] .. off[b] + (number of entries of src with
 /// digit b)` must lie inside `0..out.len`, and no other thread may access
 /// those positions during the call.
-unsafe fn scatter_raw(src: &[u128], out: DstPtr, mut off: Counts, digit: Digit) {
+unsafe fn scatter_raw<E: Word>(src: &[E], out: DstPtr<E>, mut off: Counts, digit: Digit) {
     for &e in src {
         let b = digit.of(e) & 0xFF;
         debug_assert!(off[b] < out.len);
@@ -239,23 +240,23 @@ mod tests {
 
     #[test]
     fn digits() {
-        let d = Digit::new(0, 8);
-        assert_eq!((d.of(0xAB << 120), d.width(), d.buckets()), (0xAB, 8, 256));
-        let d = Digit::new(60, 12);
-        assert_eq!(d.of(0xABC << 56), 0xABC);
-        let d = Digit::new(124, 12);
-        assert_eq!((d.of(0xF7), d.width()), (7, 4));
+        let d = Digit::new::<u128>(0, 8);
+        assert_eq!((d.of(0xABu128 << 120), d.width(), d.buckets()), (0xAB, 8, 256));
+        let d = Digit::new::<u128>(60, 12);
+        assert_eq!(d.of(0xABCu128 << 56), 0xABC);
+        let d = Digit::new::<u128>(124, 12);
+        assert_eq!((d.of(0xF7u128), d.width()), (7, 4));
     }
 
     #[test]
     fn histogram_counts_and_diff() {
         let v = vec![0x01u128 << 120, 0x01u128 << 120 | 5, 0x02u128 << 120];
         let mut c = [0usize; 256];
-        let diff = histogram(&v, Digit::new(0, 8), v[0], &mut c);
+        let diff = histogram(&v, Digit::new::<u128>(0, 8), v[0], &mut c);
         assert_eq!((c[1], c[2]), (2, 1));
         assert_eq!(diff.leading_zeros(), 6);
         let mut c = [0u16; 4096];
-        assert_eq!(histogram(&v[..2], Digit::new(0, 12), v[0], &mut c), 5);
+        assert_eq!(histogram(&v[..2], Digit::new::<u128>(0, 12), v[0], &mut c), 5);
         assert_eq!(c[0x10], 2);
     }
 
@@ -264,7 +265,7 @@ mod tests {
         // Miri checks the unsafe scatters on small inputs.
         let src = pseudo_random(if cfg!(miri) { 1_007 } else { 10_007 });
         for depth in [0, 3, 60, 120] {
-            let digit = Digit::new(depth, 8);
+            let digit = Digit::new::<u128>(depth, 8);
             let mut counts = [0usize; 256];
             histogram(&src, digit, src[0], &mut counts);
             let mut seq = vec![0; src.len()];
@@ -279,11 +280,31 @@ mod tests {
         }
     }
 
+    /// The streaming scatter of u64 entries (8 to a line) at every alignment in a line.
+    #[test]
+    fn streaming_scatter_of_narrow_entries_at_every_alignment() {
+        let src: Vec<u64> = pseudo_random(if cfg!(miri) { 300 } else { 3000 }).iter().map(|&e| (e >> 64) as u64).collect();
+        let digit = Digit::new::<u64>(0, if cfg!(miri) { 2 } else { 8 });
+        let mut counts = [0usize; 256];
+        histogram(&src, digit, src[0], &mut counts);
+        let mut expected = vec![0; src.len()];
+        scatter(&src, &mut expected, digit, &counts);
+        let mut backing = vec![0u64; src.len() + 7];
+        for skew in 0..8 {
+            for chunk_len in [1, 5, 64, src.len()] {
+                let dst = &mut backing[skew..skew + src.len()];
+                let (hists, _) = par_histogram(&src, digit, chunk_len);
+                par_scatter(&src, dst, digit, chunk_len, &hists, true);
+                assert_eq!(dst, &expected[..], "skew {skew} chunk {chunk_len}");
+            }
+        }
+    }
+
     #[test]
     fn streaming_scatter_with_every_alignment_and_tiny_chunks() {
         let src = pseudo_random(if cfg!(miri) { 300 } else { 3000 });
         // Two digit bits: few buckets, so lines fill and stream under Miri.
-        let digit = Digit::new(0, if cfg!(miri) { 2 } else { 8 });
+        let digit = Digit::new::<u128>(0, if cfg!(miri) { 2 } else { 8 });
         let mut counts = [0usize; 256];
         histogram(&src, digit, src[0], &mut counts);
         let mut expected = vec![0; src.len()];

@@ -17,11 +17,11 @@ const TINY: RadixConfig = RadixConfig {
     chunks_per_thread: 3,
 };
 
-fn check(cfg: &RadixConfig, input: &[u128], key_bytes: usize) {
+fn check<E: Word>(cfg: &RadixConfig, input: &[E], key_bytes: usize) {
     let mut expected = input.to_vec();
     expected.sort_unstable();
     let mut entries = input.to_vec();
-    let mut scratch = vec![0xDEAD; input.len()];
+    let mut scratch = vec![!E::ZERO; input.len()];
     radix_sort_with(cfg, &mut entries, &mut scratch, key_bytes);
     assert_eq!(entries, expected, "key_bytes {key_bytes}");
 }
@@ -93,6 +93,14 @@ proptest! {
     }
 
     #[test]
+    fn narrow_entries_with_tiny_thresholds(v in prop::collection::vec(any::<u64>(), 0..600), few in prop::collection::vec(0u64..4, 0..600), kb in 1usize..=10) {
+        check(&TINY, &v, kb);
+        // Keys in the top byte, input order below: ties and digits to skip.
+        let v: Vec<u64> = few.iter().enumerate().map(|(i, &k)| k << 56 | i as u64).collect();
+        check(&TINY, &v, kb);
+    }
+
+    #[test]
     fn tiny_thresholds_shared_bytes(v in prop::collection::vec(0u128..256, 0..600), top in any::<u128>(), kb in 1usize..=16) {
         // Only the lowest byte differs: 15 digits to skip.
         let mask = !0xFFu128;
@@ -134,6 +142,19 @@ fn pieces_split_large_inputs_and_keep_equal_keys_whole() {
     assert_eq!(check_pieces(&TINY, &[], 16), 1);
 }
 
+/// u64 entries at the default thresholds: parallel passes with streaming stores, cache-sized
+/// buckets, tied prefixes; and the flag that stops a sort.
+#[test]
+fn narrow_entries_at_default_thresholds() {
+    let n = if cfg!(miri) { 500 } else { 1_500_000u64 };
+    let random: Vec<u64> = (0..n).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)).collect();
+    check(&RadixConfig::DEFAULT, &random, 8);
+    let tied: Vec<u64> = (0..n).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 1000) << 40 | (n - i)).collect();
+    check(&RadixConfig::DEFAULT, &tied, 3);
+    let (mut entries, mut scratch) = (tied.clone(), vec![0; tied.len()]);
+    assert!(!radix_sort_until(&mut entries, &mut scratch, 3, &std::sync::atomic::AtomicBool::new(true)));
+}
+
 #[test]
 fn all_equal_and_exhausted_keys() {
     check(&TINY, &vec![7u128; 1000], 3);
@@ -145,8 +166,8 @@ fn all_equal_and_exhausted_keys() {
 
 #[test]
 fn shared_prefix_reads_diff() {
-    assert!(matches!(shared_prefix(0, 24, 8), Shared::All));
-    assert!(matches!(shared_prefix(1, 24, 8), Shared::UpTo(127)));
+    assert!(matches!(shared_prefix(0u128, 24, 8), Shared::All));
+    assert!(matches!(shared_prefix(1u128, 24, 8), Shared::UpTo(127)));
     assert!(matches!(shared_prefix(1u128 << 127, 0, 8), Shared::Differs));
     assert!(matches!(shared_prefix(1u128 << 100, 24, 8), Shared::Differs));
     assert!(matches!(shared_prefix(1u128 << 100, 16, 8), Shared::UpTo(27)));
