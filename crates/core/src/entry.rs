@@ -46,11 +46,26 @@ impl EntryLayout {
     }
 }
 
+/// Where the record of an entry lies: for the engine's entries ([`EntryLayout`], `u128`) and the
+/// narrow ones of in-memory sorts ([`crate::narrow::NarrowLayout`], `u64`).
+pub trait Locate<E>: Copy + Send + Sync {
+    /// The byte offset of the entry's record in its buffer.
+    fn record_at(&self, e: E) -> usize;
+}
+
+impl Locate<u128> for EntryLayout {
+    #[inline]
+    fn record_at(&self, e: u128) -> usize {
+        self.offset(e)
+    }
+}
+
 /// Below this many records a job is not worth splitting across threads.
 const PAR_MIN: usize = 1 << 14;
 
 /// Writes the entries of `out.len()` consecutive `record_size`-byte records starting at byte `start`
-/// of `data` into `out`, in parallel.
+/// of `data` into `out`, in parallel (the tests' shorthand for [`extract_at`]).
+#[cfg(test)]
 pub fn extract(key: &ResolvedKey, layout: EntryLayout, data: &[u8], start: usize, record_size: usize, out: &mut [u128]) {
     extract_at(key, layout, &data[start..start + out.len() * record_size], start, record_size, out);
 }
@@ -62,7 +77,7 @@ pub(crate) static NEVER: AtomicBool = AtomicBool::new(false);
 /// entries, a few tens of milliseconds).
 const EXTRACT_SLICE: usize = 1 << 22;
 
-/// [`extract`] of the entries of every record of `data` into `out`, a slice at a time, calling
+/// The entries of every record of `data`, into `out` in parallel, a slice at a time, calling
 /// `check` before each: a cancelled sort stops between them rather than after the whole input.
 pub fn extract_checked(
     key: &ResolvedKey,
@@ -72,9 +87,25 @@ pub fn extract_checked(
     out: &mut [u128],
     check: impl Fn() -> Result<()>,
 ) -> Result<()> {
-    for (i, slice) in out.chunks_mut(EXTRACT_SLICE).enumerate() {
+    let make = |rec: &[u8], i: usize| layout.entry(key, rec, i * record_size);
+    extract_checked_with(data, record_size, key.first_offset(), out, make, check)
+}
+
+/// Fills `out[i]` with `make(record i of data, i)`, in parallel, a slice at a time, calling `check`
+/// before each. `key_offset` is where in a record the key starts (what is prefetched ahead).
+pub(crate) fn extract_checked_with<E: Send>(
+    data: &[u8],
+    record_size: usize,
+    key_offset: usize,
+    out: &mut [E],
+    make: impl Fn(&[u8], usize) -> E + Sync,
+    check: impl Fn() -> Result<()>,
+) -> Result<()> {
+    for (s, slice) in out.chunks_mut(EXTRACT_SLICE).enumerate() {
         check()?;
-        extract(key, layout, data, i * EXTRACT_SLICE * record_size, record_size, slice);
+        let first = s * EXTRACT_SLICE;
+        let records = &data[first * record_size..(first + slice.len()) * record_size];
+        extract_each(records, record_size, key_offset, slice, |rec, i| make(rec, first + i));
     }
     Ok(())
 }
@@ -82,12 +113,19 @@ pub fn extract_checked(
 /// Writes the entries of the records in `records` (`out.len()` of them, consecutive), which lie at
 /// byte `offset` of their buffer, into `out`, in parallel.
 pub fn extract_at(key: &ResolvedKey, layout: EntryLayout, records: &[u8], offset: usize, record_size: usize, out: &mut [u128]) {
+    extract_each(records, record_size, key.first_offset(), out, |rec, i| layout.entry(key, rec, offset + i * record_size));
+}
+
+/// Fills `out[i]` with `make(record i of records, i)`, in parallel, fetching the key of the record
+/// about [`SCAN_AHEAD`] bytes ahead: the hardware prefetcher stops at page boundaries.
+fn extract_each<E: Send>(records: &[u8], record_size: usize, key_offset: usize, out: &mut [E], make: impl Fn(&[u8], usize) -> E + Sync) {
+    let ahead = SCAN_AHEAD.div_ceil(record_size) * record_size + key_offset;
     out.par_chunks_mut(PAR_MIN).enumerate().for_each(|(c, chunk)| {
-        let mut at = c * PAR_MIN * record_size;
-        let ahead = SCAN_AHEAD.div_ceil(record_size) * record_size + key.first_offset();
-        for e in chunk {
+        let first = c * PAR_MIN;
+        let mut at = first * record_size;
+        for (j, e) in chunk.iter_mut().enumerate() {
             prefetch_line(records, at + ahead);
-            *e = layout.entry(key, &records[at..at + record_size], offset + at);
+            *e = make(&records[at..at + record_size], first + j);
             at += record_size;
         }
     });
@@ -138,7 +176,7 @@ pub fn sort_in_pieces<'a>(
 
 /// Groups of tied entries at most this long are put in order by comparing their records' keys;
 /// longer ones are refined by the next bytes of the key (see [`refine`]).
-const COMPARE_MAX: usize = 16;
+pub(crate) const COMPARE_MAX: usize = 16;
 
 /// What refining ties needs: the kernel, the key, where the records are, and the flag that stops
 /// it (the entries are then left in unspecified contents).
@@ -233,11 +271,11 @@ fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
 
 /// The `groups` (ascending, disjoint index ranges) of `entries`, each with the same range of
 /// `scratch`.
-fn split_groups<'a>(
-    mut entries: &'a mut [u128],
-    mut scratch: &'a mut [u128],
+pub(crate) fn split_groups<'a, E>(
+    mut entries: &'a mut [E],
+    mut scratch: &'a mut [E],
     groups: &[std::ops::Range<usize>],
-) -> Vec<(&'a mut [u128], &'a mut [u128])> {
+) -> Vec<(&'a mut [E], &'a mut [E])> {
     let mut consumed = 0;
     let mut slices = Vec::with_capacity(groups.len());
     for g in groups {
@@ -255,7 +293,7 @@ fn split_groups<'a>(
 /// Fills `dst` with bytes `[first_byte, first_byte + dst.len())` of the sorted output stream (the
 /// records of `entries`, in order, back to back), so that output blocks of any size can be gathered
 /// independently, even when records straddle block boundaries.
-pub fn gather(layout: EntryLayout, entries: &[u128], data: &[u8], record_size: usize, first_byte: u64, dst: &mut [u8]) {
+pub fn gather<E: Copy + Sync>(layout: impl Locate<E>, entries: &[E], data: &[u8], record_size: usize, first_byte: u64, dst: &mut [u8]) {
     const PIECE: usize = 256 << 10;
     let streaming = dst.len() >= STREAM_MIN;
     crate::pool::install(|| {
@@ -279,7 +317,7 @@ const STREAM_MIN: usize = 64 << 20;
 const STREAM_BLOCK: usize = 16 << 10;
 
 /// [`gather_serial`] through a cache-resident block, copied out with streaming stores.
-fn gather_streaming(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
+fn gather_streaming<E: Copy>(layout: impl Locate<E>, entries: &[E], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
     let mut block = [0u8; STREAM_BLOCK];
     for (j, out) in dst.chunks_mut(STREAM_BLOCK).enumerate() {
         let staged = &mut block[..out.len()];
@@ -294,15 +332,15 @@ fn gather_streaming(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize
 /// ahead (see [`xsort_kernels::prefetch`]).
 pub(crate) const PREFETCH_AHEAD: usize = 16;
 
-fn gather_serial(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
+fn gather_serial<E: Copy>(layout: impl Locate<E>, entries: &[E], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
     let mut idx = (first_byte / r as u64) as usize;
     let mut skip = (first_byte % r as u64) as usize;
     let mut at = 0;
     while at < dst.len() {
         if let Some(&ahead) = entries.get(idx + GATHER_AHEAD) {
-            prefetch_record(data, layout.offset(ahead), r);
+            prefetch_record(data, layout.record_at(ahead), r);
         }
-        let off = layout.offset(entries[idx]);
+        let off = layout.record_at(entries[idx]);
         let n = (r - skip).min(dst.len() - at);
         dst[at..at + n].copy_from_slice(&data[off + skip..off + skip + n]);
         at += n;

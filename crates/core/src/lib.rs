@@ -29,6 +29,7 @@ mod framing;
 mod input;
 pub mod key;
 mod merge;
+mod narrow;
 pub mod order;
 mod output;
 pub mod plan;

@@ -14,24 +14,34 @@
 
 use super::{Format, Sort};
 use crate::batches::SortContext;
-use crate::entry::{self, EntryLayout};
+use crate::entry::{self, EntryLayout, Locate};
 use crate::error::{Result, SortError};
 use crate::key::KeySpec;
+use crate::narrow::{self, NarrowLayout};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
+use xsort_kernels::{Method, Word};
 
 /// The sorted entries of `data`'s records, and how to read them.
-struct Sorted {
-    layout: EntryLayout,
-    entries: Placed,
+struct Sorted<E, L> {
+    layout: L,
+    entries: Placed<E>,
     record_size: usize,
 }
 
+/// Sorted entries of either width: narrow ones when they tell the keys apart (see
+/// [`crate::narrow`]), else the engine's.
+enum AnySorted {
+    Wide(Sorted<u128, EntryLayout>),
+    Narrow(Sorted<u64, NarrowLayout>),
+}
+
 /// Where sorted entries lie.
-enum Placed {
+enum Placed<E> {
     /// In memory of their own.
-    Own(Vec<u128>),
-    /// In the output, from this byte on (16-byte aligned), one per record up to its end.
+    Own(Vec<E>),
+    /// In the output, from this byte on (aligned to the entry's size), one per record up to its
+    /// end.
     InOutput(usize),
 }
 
@@ -60,10 +70,10 @@ impl Sort {
     /// The order of the fixed-size records of `records`: the index (from 0) of each record of the
     /// sorted sequence, as a stable argsort gives it.
     pub fn sorted_indices(&self, records: &[u8]) -> Result<Vec<u64>> {
-        let sorted = self.in_memory(records, &mut [])?;
-        let (layout, r) = (sorted.layout, sorted.record_size as u64);
-        let Placed::Own(entries) = &sorted.entries else { unreachable!("entries lie in the output only when there is one") };
-        self.on_pool(|| entries.par_iter().map(|&e| layout.offset(e) as u64 / r).collect())
+        match self.in_memory(records, &mut [])? {
+            AnySorted::Wide(sorted) => self.on_pool(|| sorted.indices()),
+            AnySorted::Narrow(sorted) => self.on_pool(|| sorted.indices()),
+        }
     }
 
     /// Runs `f` on the sort's worker threads.
@@ -72,10 +82,10 @@ impl Sort {
         crate::pool::run_in_pool(threads, || Ok(f()))
     }
 
-    /// Extracts and sorts the entries of `data`'s records. `spare` is memory the caller writes only
-    /// afterwards (the output): the entries and the sort's scratch space lie there when they fit
-    /// (see the module's doc), rather than in fresh memory.
-    fn in_memory(&self, data: &[u8], spare: &mut [u8]) -> Result<Sorted> {
+    /// Extracts and sorts the entries of `data`'s records, narrow or wide (see [`crate::narrow`]).
+    /// `spare` is memory the caller writes only afterwards (the output), where the entries and
+    /// the scratch lie when they fit.
+    fn in_memory(&self, data: &[u8], spare: &mut [u8]) -> Result<AnySorted> {
         if let Some(refused) = &self.refused {
             return Err(SortError::Config(refused.clone()));
         }
@@ -97,34 +107,66 @@ impl Sort {
             });
         }
         let key = KeySpec::new(key.clone()).resolve(r)?;
-        let method = self.method;
-        let sorted = self.on_pool(|| {
+        let ctx = SortContext { method: self.method, key: &key, layout: EntryLayout::new(key.len(), data.len()), record_size: r };
+        let narrow = if self.method == Method::Radix { NarrowLayout::choose(&key, data, r) } else { None };
+        let sorted = match narrow {
+            Some(l) => {
+                let make = |rec: &[u8], i: usize| l.entry(&key, rec, i);
+                let sort = |entries: &mut [u64], scratch: &mut [u64]| narrow::sort_until(&ctx, l, data, entries, scratch, self.stop());
+                AnySorted::Narrow(self.sort_entries(data, spare, &ctx, l, make, sort)?)
+            }
+            None => {
+                let l = ctx.layout;
+                let make = |rec: &[u8], i: usize| l.entry(&key, rec, i * r);
+                let sort = |entries: &mut [u128], scratch: &mut [u128]| entry::sort_until(&ctx, data, entries, scratch, self.stop());
+                AnySorted::Wide(self.sort_entries(data, spare, &ctx, l, make, sort)?)
+            }
+        };
+        self.check_cancelled()?;
+        Ok(sorted)
+    }
+
+    /// Extracts the entries of `data`'s records (`make(record, index)`) and sorts them (`sort`,
+    /// with scratch space) on the sort's threads. `spare` is memory the caller writes only
+    /// afterwards (the output): the entries and the scratch lie there when they fit (see the
+    /// module's doc), rather than in fresh memory.
+    fn sort_entries<E: Word, L>(
+        &self,
+        data: &[u8],
+        spare: &mut [u8],
+        ctx: &SortContext,
+        layout: L,
+        make: impl Fn(&[u8], usize) -> E + Sync + Send,
+        sort: impl FnOnce(&mut [E], &mut [E]) + Send,
+    ) -> Result<Sorted<E, L>>
+    where
+        L: Send,
+    {
+        let r = ctx.record_size;
+        self.on_pool(|| {
             let n = data.len() / r;
-            let layout = EntryLayout::new(key.len(), data.len());
             let mut own_entries = Vec::new();
-            let mut own_scratch: Vec<u128>;
+            let mut own_scratch: Vec<E>;
             let (entries, scratch, at) = match split_spare(spare, n) {
                 Some((scratch, entries, at)) => (entries, scratch, Some(at)),
                 None => {
-                    own_entries = vec![0u128; n];
+                    own_entries = vec![E::ZERO; n];
                     let scratch = match scratch_in(spare, n) {
                         Some(s) => s,
                         None => {
-                            own_scratch = vec![0u128; n];
+                            own_scratch = vec![E::ZERO; n];
                             &mut own_scratch[..]
                         }
                     };
                     (&mut own_entries[..], scratch, None)
                 }
             };
-            entry::extract_checked(&key, layout, data, r, entries, || self.check_cancelled())?;
+            entry::extract_checked_with(data, r, ctx.key.first_offset(), entries, make, || self.check_cancelled())?;
             self.check_cancelled()?;
-            entry::sort_until(&SortContext { method, key: &key, layout, record_size: r }, data, entries, scratch, self.stop());
+            sort(entries, scratch);
             let entries = at.map_or(Placed::Own(own_entries), Placed::InOutput);
             Ok(Sorted { layout, entries, record_size: r })
-        })?;
-        self.check_cancelled()?;
-        sorted
+        })?
     }
 
     /// The cancel flag, or one that is never set.
@@ -141,20 +183,20 @@ impl Sort {
     }
 }
 
-/// Room for `n` u128 inside `spare` (from its first 16-byte aligned byte), if it has it.
-fn scratch_in(spare: &mut [u8], n: usize) -> Option<&mut [u128]> {
-    // SAFETY: every bit pattern is a valid u128 and `align_to_mut` reinterprets only the aligned
-    // middle of the slice, which it borrows for as long as `spare`.
-    let (_, middle, _) = unsafe { spare.align_to_mut::<u128>() };
+/// Room for `n` entries inside `spare` (from its first aligned byte), if it has it.
+fn scratch_in<E: Word>(spare: &mut [u8], n: usize) -> Option<&mut [E]> {
+    // SAFETY: every bit pattern is a valid entry (an integer) and `align_to_mut` reinterprets only
+    // the aligned middle of the slice, which it borrows for as long as `spare`.
+    let (_, middle, _) = unsafe { spare.align_to_mut::<E>() };
     (middle.len() >= n).then(|| &mut middle[..n])
 }
 
-/// Room for the scratch (`n` u128 from the first 16-byte aligned byte of `spare`) and, after it,
-/// the entries (the last `n` aligned u128 of `spare`), and the byte where the entries start.
-fn split_spare(spare: &mut [u8], n: usize) -> Option<(&mut [u128], &mut [u128], usize)> {
+/// Room for the scratch (`n` entries from the first aligned byte of `spare`) and, after it, the
+/// entries (the last `n` aligned entries of `spare`), and the byte where the entries start.
+fn split_spare<E: Word>(spare: &mut [u8], n: usize) -> Option<(&mut [E], &mut [E], usize)> {
     let base = spare.as_ptr() as usize;
     // SAFETY: as in `scratch_in`.
-    let (_, middle, _) = unsafe { spare.align_to_mut::<u128>() };
+    let (_, middle, _) = unsafe { spare.align_to_mut::<E>() };
     if n == 0 || middle.len() < 2 * n {
         return None;
     }
@@ -173,7 +215,7 @@ const ROUND_MIN: usize = 1 << 12;
 const GATHER_SLICE: usize = 256 << 20;
 
 /// [`entry::gather`] of the records of `entries` into `dst`, a slice at a time, until `stop` is set.
-fn gather_until(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize, dst: &mut [u8], stop: &AtomicBool) {
+fn gather_until<E: Copy + Sync>(layout: impl Locate<E>, entries: &[E], data: &[u8], r: usize, dst: &mut [u8], stop: &AtomicBool) {
     for (i, slice) in dst.chunks_mut(GATHER_SLICE).enumerate() {
         if stop.load(Ordering::Relaxed) {
             return;
@@ -182,7 +224,23 @@ fn gather_until(layout: EntryLayout, entries: &[u128], data: &[u8], r: usize, ds
     }
 }
 
-impl Sorted {
+impl AnySorted {
+    /// Gathers the records into `out`; once `stop` is set, it ends early with `out` incomplete.
+    fn gather(&self, data: &[u8], out: &mut [u8], stop: &AtomicBool) {
+        match self {
+            AnySorted::Wide(sorted) => sorted.gather(data, out, stop),
+            AnySorted::Narrow(sorted) => sorted.gather(data, out, stop),
+        }
+    }
+}
+
+impl<E: Word, L: Locate<E>> Sorted<E, L> {
+    /// The index of each record of the sorted sequence.
+    fn indices(&self) -> Vec<u64> {
+        let Placed::Own(entries) = &self.entries else { unreachable!("entries lie in the output only when there is one") };
+        entries.par_iter().map(|&e| (self.layout.record_at(e) / self.record_size) as u64).collect()
+    }
+
     /// Gathers the records into `out`; once `stop` is set, it ends early with `out` incomplete.
     fn gather(&self, data: &[u8], out: &mut [u8], stop: &AtomicBool) {
         let (layout, r) = (self.layout, self.record_size);
@@ -190,13 +248,13 @@ impl Sorted {
             Placed::Own(entries) => return gather_until(layout, entries, data, r, out, stop),
             Placed::InOutput(at) => *at,
         };
-        let n = out.len() / r;
-        // Rounds: entries `done..n` lie from byte `at + 16 * done` on, so the records that end at
+        let (n, size) = (out.len() / r, std::mem::size_of::<E>());
+        // Rounds: entries `done..n` lie from byte `at + size * done` on, so the records that end at
         // or before that byte can be written without overwriting an entry not yet read. Each round
-        // leaves about 16/r of the entries it found (r >= 32: the scratch fitted too).
+        // leaves about size/r of the entries it found (r >= 2 * size: the scratch fitted too).
         let mut done = 0;
         while n - done >= ROUND_MIN {
-            let boundary = at + 16 * done;
+            let boundary = at + size * done;
             let upto = (boundary / r).min(n);
             if upto <= done {
                 break;
@@ -205,16 +263,16 @@ impl Sorted {
             gather_until(layout, entries_at(tail, upto - done), data, r, &mut head[done * r..upto * r], stop);
             done = upto;
         }
-        let rest = entries_at(&out[at + 16 * done..], n - done).to_vec();
+        let rest = entries_at::<E>(&out[at + size * done..], n - done).to_vec();
         gather_until(layout, &rest, data, r, &mut out[done * r..], stop);
     }
 }
 
-/// The first `n` u128 of `bytes`, which starts 16-byte aligned.
-fn entries_at(bytes: &[u8], n: usize) -> &[u128] {
+/// The first `n` entries of `bytes`, which starts aligned for them.
+fn entries_at<E: Word>(bytes: &[u8], n: usize) -> &[E] {
     // SAFETY: as in `scratch_in`; the start is aligned (it is an entry's place), so nothing
     // precedes the aligned middle.
-    let (prefix, middle, _) = unsafe { bytes.align_to::<u128>() };
+    let (prefix, middle, _) = unsafe { bytes.align_to::<E>() };
     debug_assert!(prefix.is_empty());
     &middle[..n]
 }
@@ -246,13 +304,13 @@ mod tests {
         for skew in 0..16 {
             let spare = &mut bytes[skew..skew + 128];
             let start = spare.as_ptr() as usize;
-            let got = scratch_in(spare, 7).map(|s| (s.as_ptr() as usize - start, s.len()));
+            let got = scratch_in::<u128>(spare, 7).map(|s| (s.as_ptr() as usize - start, s.len()));
             // 128 bytes hold 8 aligned u128 when they start aligned, 7 otherwise.
             assert_eq!(got, Some(((16 - skew) % 16, 7)), "skew {skew}");
-            assert_eq!(scratch_in(&mut bytes[skew..skew + 128], 8).is_some(), skew == 0, "skew {skew}");
+            assert_eq!(scratch_in::<u128>(&mut bytes[skew..skew + 128], 8).is_some(), skew == 0, "skew {skew}");
         }
-        assert!(scratch_in(&mut [], 1).is_none());
-        assert_eq!(scratch_in(&mut [], 0).map(|s| s.len()), Some(0));
+        assert!(scratch_in::<u128>(&mut [], 1).is_none());
+        assert_eq!(scratch_in::<u64>(&mut [], 0).map(|s| s.len()), Some(0));
     }
 
     /// Outputs at every alignment, records shorter and longer than an entry, keys longer than the
@@ -281,12 +339,16 @@ mod tests {
         // SAFETY: u128 to u8 reinterprets initialized memory as bytes, always valid.
         let (_, bytes, _) = unsafe { backing.align_to_mut::<u8>() };
         let start = bytes.as_ptr() as usize;
-        let (scratch, entries, at) = split_spare(&mut bytes[..], 4).unwrap();
+        let (scratch, entries, at) = split_spare::<u128>(&mut bytes[..], 4).unwrap();
         assert_eq!((scratch.as_ptr() as usize - start, entries.as_ptr() as usize - start, at), (0, 80, 80));
-        let (scratch, entries, at) = split_spare(&mut bytes[3..131], 3).unwrap();
+        let (scratch, entries, at) = split_spare::<u128>(&mut bytes[3..131], 3).unwrap();
         assert_eq!((scratch.as_ptr() as usize - start, entries.as_ptr() as usize - start, at), (16, 80, 77));
-        assert!(split_spare(&mut bytes[3..131], 4).is_none(), "7 aligned slots do not hold 2 x 4");
-        assert!(split_spare(&mut [], 0).is_none());
+        assert!(split_spare::<u128>(&mut bytes[3..131], 4).is_none(), "7 aligned slots do not hold 2 x 4");
+        assert!(split_spare::<u128>(&mut [], 0).is_none());
+        // Narrow entries: 8-byte slots.
+        let (scratch, entries, at) = split_spare::<u64>(&mut bytes[3..131], 7).unwrap();
+        assert_eq!((scratch.as_ptr() as usize - start, entries.as_ptr() as usize - start, at), (8, 72, 69));
+        assert!(split_spare::<u64>(&mut bytes[3..131], 8).is_none(), "15 aligned slots do not hold 2 x 8");
     }
 
     /// A gather whose stop flag is set writes nothing (the sort then reports the cancel), and one
@@ -298,7 +360,9 @@ mod tests {
         let sort = Sort::records(r).key_bytes("0:3").unwrap();
         let mut out = vec![0xEEu8; n * r];
         let sorted = sort.in_memory(&data, &mut out).unwrap();
-        assert!(matches!(sorted.entries, Placed::Own(_)), "8-byte records keep their entries out of the output");
+        let own = matches!(&sorted, AnySorted::Narrow(Sorted { entries: Placed::Own(_), .. }));
+        assert!(own, "8-byte records keep their narrow entries out of the output");
+        out.fill(0xEE); // the sort's scratch lay there
         sorted.gather(&data, &mut out, &AtomicBool::new(true));
         assert!(out.iter().all(|&b| b == 0xEE), "a stopped gather wrote into the output");
         sorted.gather(&data, &mut out, &AtomicBool::new(false));
@@ -372,6 +436,39 @@ mod tests {
         let out = &mut backing[5..5 + n * r];
         sort.sort_into(&data, out).unwrap();
         assert!(out.chunks(r).eq(want.iter().copied()), "the sorted output differs");
+    }
+
+    /// Random keys, which narrow entries tell apart: keys held whole and keys longer than the
+    /// prefix, ascending and descending, records shorter and longer than two entries (so that the
+    /// entries lie out of the output or in it, gathered in rounds), outputs at every alignment:
+    /// the sort equals a stable sort, and `sorted_indices` its order.
+    #[test]
+    fn narrow_entries_sort_like_a_stable_sort() {
+        for r in [8usize, 15, 16, 17, 24, 100] {
+            let n = 30_000 + r;
+            let mut data = random_bytes(0x5eed ^ r as u64, n * r);
+            // Some records repeat others' first bytes, so prefixes tie now and then.
+            for i in (0..n).step_by(97) {
+                let j = (i * 31) % n;
+                data.copy_within(j * r..j * r + r.min(6), i * r);
+            }
+            for key in [format!("0:{}", r.min(3)), format!("0:{r}:char:r"), format!("{}:{}", r / 2, r - r / 2)] {
+                let sort = Sort::records(r).key_bytes(&key).unwrap();
+                let resolved = KeySpec::new(vec![crate::key::KeyPart::parse_key_bytes(&key).unwrap()]).resolve(r).unwrap();
+                assert!(NarrowLayout::choose(&resolved, &data, r).is_some(), "record size {r}, key {key}: wide entries");
+                let mut order: Vec<usize> = (0..n).collect();
+                order.sort_by(|&a, &b| resolved.compare(&data[a * r..a * r + r], &data[b * r..b * r + r]));
+                let want: Vec<u8> = order.iter().flat_map(|&i| data[i * r..i * r + r].iter().copied()).collect();
+                let mut backing = vec![0u8; n * r + 16];
+                for skew in [0, 1, 8, 15] {
+                    let out = &mut backing[skew..skew + n * r];
+                    sort.sort_into(&data, out).unwrap();
+                    assert!(out == &want[..], "record size {r}, key {key}, skew {skew}");
+                }
+                let indices = sort.sorted_indices(&data).unwrap();
+                assert!(indices.iter().map(|&i| i as usize).eq(order.iter().copied()), "record size {r}, key {key}: indices");
+            }
+        }
     }
 
     /// Enough records for several gather rounds out of the output's end, keys with many ties (kept
