@@ -1,12 +1,15 @@
-//! Sorting fixed-size records held in memory: the entries of the records (key prefix and offset)
+//! Sorting fixed-size records held in memory: the entries of the records (key prefix and place)
 //! are extracted and sorted as a file sort's would be, and the records gathered in their order,
-//! on the sort's own worker threads. The memory budget does not apply: the records are already in
-//! memory, and the sort adds 32 bytes per record (the entries and the kernel's scratch), plus a
-//! copy of the records for [`Sort::sort_slice`]. Both lie in the output instead when it has room
-//! for them (records of at least 32 bytes, or 33 when the output is not 16-byte aligned): the
-//! scratch at its start, the entries at its end, gathered from in rounds that never overwrite an
-//! entry not yet read. Fresh memory's first touch costs as much as the sort on virtual machines,
-//! and the output is touched anyway. Records of 16 to 31 bytes keep the scratch in the output.
+//! on the sort's own worker threads. The entries are narrow (`u64`: prefix and record index, see
+//! [`crate::narrow`]) when their prefix tells the keys apart, else the engine's `u128` (prefix and
+//! byte offset). The memory budget does not apply: the records are already in memory, and the
+//! sort adds two entries per record (the entries and the kernel's scratch: 16 or 32 bytes), plus
+//! a copy of the records for [`Sort::sort_slice`]. Both lie in the output instead when it has
+//! room for them (records of at least two entries, one byte more when the output is not aligned
+//! to the entry's size): the scratch at its start, the entries at its end, gathered from in
+//! rounds that never overwrite an entry not yet read. Fresh memory's first touch costs as much as
+//! the sort on virtual machines, and the output is touched anyway. Records of one to two entries
+//! keep the scratch in the output.
 //!
 //! A cancel flag is looked at between slices of the extraction and of the gather, before each
 //! bucket of the radix sort and each group and level of the refinement of ties, so a cancelled
