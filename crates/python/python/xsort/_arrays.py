@@ -137,7 +137,7 @@ def sort_array(
     ``arr`` is read where it lies when C-contiguous; a strided array is copied first. The sort
     runs on ``threads`` threads (default: one per CPU) without the GIL, and Ctrl-C stops it
     within a fraction of a second (KeyboardInterrupt). With ``memory`` (bytes), a sort that needs more than that
-    beyond the input and output arrays (about 32 bytes per record) goes through the streaming
+    beyond the input and output arrays (up to 32 bytes per record) goes through the streaming
     sorter within the budget, spilling sorted runs to the temp directory. Arrays whose float
     keys hold ``-0.0`` are sorted in memory whatever the budget.
 
