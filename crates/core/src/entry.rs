@@ -4,6 +4,9 @@
 //! bytes of the rest as the key has (12 bytes for a 1 GB buffer, so the benchmark's 10-byte keys
 //! sort exactly, with no tie-break). Sorting entries as plain integers orders by key, ties by offset,
 //! and offsets grow with input order: the sort is stable by construction.
+//!
+//! Sorts of records in memory use narrow `u64` entries instead when a shorter prefix tells the keys
+//! apart (see [`crate::narrow`]); [`gather`] reads either through [`Locate`].
 
 use crate::batches::SortContext;
 use crate::error::Result;

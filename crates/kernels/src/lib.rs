@@ -4,7 +4,8 @@
 //! a normalized, byte-comparable key prefix (the key's first byte is the
 //! entry's most significant byte), the low bits the record's position.
 //! Sorting entries ascending as plain integers therefore sorts by key with
-//! ties in input order. This crate sorts and merges such entries:
+//! ties in input order. This crate sorts and merges such entries (the radix
+//! sort and its helpers also `u64` ones, see [`Word`]):
 //!
 //! - [`radix_sort`]: parallel MSD radix sort, the default kernel;
 //! - [`merge_sort`]: parallel merge sort, the comparison-based alternative;

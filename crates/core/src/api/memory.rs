@@ -133,7 +133,7 @@ impl Sort {
     /// with scratch space) on the sort's threads. `spare` is memory the caller writes only
     /// afterwards (the output): the entries and the scratch lie there when they fit (see the
     /// module's doc), rather than in fresh memory.
-    fn sort_entries<E: Word, L>(
+    fn sort_entries<E: Word, L: Send>(
         &self,
         data: &[u8],
         spare: &mut [u8],
@@ -141,10 +141,7 @@ impl Sort {
         layout: L,
         make: impl Fn(&[u8], usize) -> E + Sync + Send,
         sort: impl FnOnce(&mut [E], &mut [E]) + Send,
-    ) -> Result<Sorted<E, L>>
-    where
-        L: Send,
-    {
+    ) -> Result<Sorted<E, L>> {
         let r = ctx.record_size;
         self.on_pool(|| {
             let n = data.len() / r;
