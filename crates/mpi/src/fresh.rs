@@ -9,6 +9,7 @@ pub trait Zeroed: Copy {}
 impl Zeroed for u8 {}
 impl Zeroed for u16 {}
 impl Zeroed for u32 {}
+impl Zeroed for u64 {}
 impl Zeroed for u128 {}
 
 /// A large array in anonymous memory of its own. Untouched, it costs nothing (no reservation), so

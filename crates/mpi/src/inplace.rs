@@ -16,15 +16,17 @@
 //! round's counts before the first round. Round `k` moves sub-range `k` of every rank: each rank
 //! sends every other rank the records of that rank's `k`-th bucket (`MPI_Ialltoallv`), and while
 //! round `k + 1` is in flight it sorts its own sub-range `k` (the kept and received records'
-//! entries, sorted by xsort's radix kernel, ties of a longer key by the full key) and gathers it
-//! into the range writer, whose direct writes run behind. So the exchange, the sort and the write
+//! entries, sorted by xsort's radix kernel, ties of a longer key by the full key; see
+//! [`RoundOrder`]) and gathers it into the range writer, whose direct writes run behind. So the exchange, the sort and the write
 //! overlap, and the output starts after one round rather than after the whole exchange.
 //!
 //! A record's location (the low bits of its entry) is its global input position when it is kept;
 //! a record received from source `s` in a round is placed at `start(s) + (its offset in s's piece
 //! of that round)`, which lies inside `s`'s own share and follows the order `s` listed it in, its
 //! input order. So within a round locations grow with global input position, and sorting entries
-//! as integers is stable across ranks, as the engine's offsets are within one.
+//! as integers is stable across ranks, as the engine's offsets are within one. Narrow entries
+//! number the round's records in the same order (its pieces by the position they start from), so
+//! they are stable too.
 //!
 //! Nothing in the rounds stops a rank from taking part in every round: a failed write (or a
 //! writer that could not start) ends its sorting and writing, not its sends and receives, and the
@@ -118,6 +120,8 @@ struct Buffers {
     recv: [Fresh<u8>; 2],
     entries: Fresh<u128>,
     scratch: Fresh<u128>,
+    /// Narrow entries and their scratch, one after the other (see [`RoundOrder`]).
+    narrow: Fresh<u64>,
 }
 
 impl<'a> InPlace<'a> {
@@ -196,7 +200,7 @@ impl<'a> InPlace<'a> {
         // The share stays mapped (it counts, as the engine's copy would), its index, the rounds'
         // buffers, and the range writer's two blocks.
         let (send, recv, entries) = plan.largest_round();
-        let need = share.len() + 6 * records as u64 + 2 * (send + recv) + 32 * entries as u64 + 2 * (OUT_BLOCK as u64 + (2 << 20));
+        let need = share.len() + 6 * records as u64 + 2 * (send + recv) + 48 * entries as u64 + 2 * (OUT_BLOCK as u64 + (2 << 20));
         let bufs = if need <= memory / 2 && send.max(recv) < Count::MAX as u64 { Buffers::new(send, recv, entries).ok() } else { None };
         if comm.any(bufs.is_none()).is_some() {
             return None;
@@ -237,7 +241,7 @@ impl<'a> InPlace<'a> {
     /// Every round, in order; sorts and writes into `out` while nothing has failed.
     fn rounds(&mut self, share: &Share, mut out: Option<&mut RangeWriter>) -> Result<()> {
         let InPlace { plan, bufs, stats, sort_s, gather_s } = self;
-        let Buffers { send, recv, entries, scratch } = bufs;
+        let Buffers { send, recv, entries, scratch, narrow } = bufs;
         let (subs, me) = (plan.subs, plan.comm.rank);
         let shrink = std::env::var("XSORT_MPI_FAULT").ok().and_then(|f| f.strip_prefix(&format!("shrink:{me}:"))?.parse::<usize>().ok());
         let mut failed: Option<anyhow::Error> = None;
@@ -267,9 +271,14 @@ impl<'a> InPlace<'a> {
                 }
                 if let (None, Some(out)) = (&failed, out.as_deref_mut()) {
                     let locate = plan.locate(k, &send_done.as_slice()[plan.own_piece(k)], recv_now.as_slice());
-                    let sorted = plan.sort_round(&locate, entries, scratch, poll, sort_s);
+                    let numbered = locate.numbered();
+                    let sorted = plan.sort_round(&locate, &numbered, RoundBuffers { entries, scratch, narrow }, poll, sort_s);
                     let t = Instant::now();
-                    if let Err(e) = gather(&locate, sorted, out, poll) {
+                    let written = match sorted {
+                        RoundOrder::Narrow(sorted, mask) => gather(sorted, |e| numbered.record((e & mask) as usize), plan.r, out, poll),
+                        RoundOrder::Wide(sorted) => gather(sorted, |e| locate.record(locate.location(e)), plan.r, out, poll),
+                    };
+                    if let Err(e) = written {
                         failed = Some(e);
                     }
                     *gather_s += t.elapsed().as_secs_f64();
@@ -392,19 +401,70 @@ impl Plan<'_> {
         stats.rounds += 1;
     }
 
-    /// Makes the entries of a round's records (found by `locate`) and sorts them; returns them
-    /// sorted. Adds the seconds to `sort_s`.
+    /// Makes the entries of a round's records (found by `locate`, numbered in input order by
+    /// `numbered`) and sorts them: narrow ones when their prefixes rarely tie, else wide ones (see
+    /// [`RoundOrder`]). Adds the seconds to `sort_s`.
     fn sort_round<'e>(
         &self,
         locate: &Locate,
-        entries: &'e mut Fresh<u128>,
-        scratch: &mut Fresh<u128>,
+        numbered: &Numbered,
+        bufs: RoundBuffers<'e>,
         poll: &mut dyn FnMut(),
         sort_s: &mut f64,
-    ) -> &'e [u128] {
+    ) -> RoundOrder<'e> {
         let t = Instant::now();
+        let RoundBuffers { entries, scratch, narrow } = bufs;
+        let sorted = match self.sort_narrow(numbered, narrow.as_mut_slice(), poll) {
+            Some((sorted, mask)) => RoundOrder::Narrow(sorted, mask),
+            None => RoundOrder::Wide(self.sort_wide(locate, entries.as_mut_slice(), scratch.as_mut_slice(), poll)),
+        };
+        *sort_s += t.elapsed().as_secs_f64();
+        sorted
+    }
+
+    /// The round's narrow entries (`buf` holds them and their scratch), sorted, and the mask of
+    /// their record numbers; None, with nothing left to use, when the round's keys do not fit
+    /// beside the numbers or more than one in [`NARROW_TIES_PER`] of the entries tie on their
+    /// prefix past which the key goes on.
+    fn sort_narrow<'e>(&self, numbered: &Numbered, buf: &'e mut [u64], poll: &mut dyn FnMut()) -> Option<(&'e [u64], u64)> {
+        let n = numbered.len();
+        let number_bits = 64 - (n.max(2) as u64 - 1).leading_zeros();
+        let pb = self.key.len().min((64 - number_bits as usize) / 8);
+        if pb == 0 {
+            return None;
+        }
+        let (all, rest) = buf.split_at_mut(n);
+        let mut e = 0;
+        for (first, piece) in &numbered.pieces {
+            for (j, rec) in piece.chunks_exact(self.r).enumerate() {
+                all[e] = (self.key.prefix(rec, pb) >> 64) as u64 | (first + j) as u64;
+                e += 1;
+            }
+        }
+        poll();
+        let work = &mut rest[..n];
+        self.pool.install(|| xsort_kernels::radix_sort(&mut *all, work, pb));
+        let mask = (1u64 << number_bits) - 1;
+        if self.key.len() > pb {
+            let groups = xsort_kernels::equal_prefix_runs(all, (pb * 8) as u32);
+            if groups.iter().map(|g| g.len()).sum::<usize>() * NARROW_TIES_PER > n {
+                return None;
+            }
+            for g in groups {
+                all[g].sort_unstable_by(|&a, &b| {
+                    let (ia, ib) = ((a & mask) as usize, (b & mask) as usize);
+                    self.key.compare(numbered.record(ia), numbered.record(ib)).then(ia.cmp(&ib))
+                });
+            }
+        }
+        poll();
+        Some((all, mask))
+    }
+
+    /// The round's wide entries (prefix and location), sorted, ties of a longer key by the full key
+    /// and then the location.
+    fn sort_wide<'e>(&self, locate: &Locate, all: &'e mut [u128], scratch: &mut [u128], poll: &mut dyn FnMut()) -> &'e [u128] {
         let (r, pb) = (self.r, self.prefix_bytes);
-        let all = entries.as_mut_slice();
         let mut e = 0;
         for (start, piece) in locate.pieces() {
             for (j, rec) in piece.chunks_exact(r).enumerate() {
@@ -414,7 +474,7 @@ impl Plan<'_> {
         }
         poll();
         let sorted = &mut all[..e];
-        let work = &mut scratch.as_mut_slice()[..e];
+        let work = &mut scratch[..e];
         self.pool.install(|| xsort_kernels::radix_sort(sorted, work, pb.max(1)));
         if self.key.len() > pb {
             // Equal prefixes: the full key, then the location (input order).
@@ -426,7 +486,6 @@ impl Plan<'_> {
             }
         }
         poll();
-        *sort_s += t.elapsed().as_secs_f64();
         sorted
     }
 
@@ -455,6 +514,7 @@ impl Buffers {
             recv: [bytes(recv)?, bytes(recv)?],
             entries: Fresh::populated(entries)?,
             scratch: Fresh::populated(entries)?,
+            narrow: Fresh::populated(2 * entries)?,
         })
     }
 }
@@ -506,8 +566,13 @@ impl<'s> BucketFinder<'s> {
 
 /// Copies the records of `entries`, in order, into the range writer, polling the round in flight
 /// every [`POLL_RECORDS`] records.
-fn gather(locate: &Locate, entries: &[u128], out: &mut RangeWriter, poll: &mut dyn FnMut()) -> Result<()> {
-    let r = locate.r;
+fn gather<'b, E: Copy>(
+    entries: &[E],
+    record: impl Fn(E) -> &'b [u8],
+    r: usize,
+    out: &mut RangeWriter,
+    poll: &mut dyn FnMut(),
+) -> Result<()> {
     let mut i = 0;
     while i < entries.len() {
         let space = out.space();
@@ -515,9 +580,9 @@ fn gather(locate: &Locate, entries: &[u128], out: &mut RangeWriter, poll: &mut d
         anyhow::ensure!(m > 0, "no room for a record in the output buffer");
         for (j, dst) in space[..m * r].chunks_exact_mut(r).enumerate() {
             if let Some(&ahead) = entries.get(i + j + GATHER_AHEAD) {
-                prefetch_record(locate.record(locate.location(ahead)), 0, r);
+                prefetch_record(record(ahead), 0, r);
             }
-            dst.copy_from_slice(locate.record(locate.location(entries[i + j])));
+            dst.copy_from_slice(record(entries[i + j]));
         }
         out.filled(m * r)?;
         i += m;
@@ -561,7 +626,65 @@ impl<'b> Locate<'b> {
     fn pieces(&self) -> impl Iterator<Item = (u64, &'b [u8])> + '_ {
         std::iter::once((self.own_start, self.own)).chain(self.sources.iter().copied())
     }
+
+    /// The round's records numbered in input order: its pieces by the position they start from.
+    fn numbered(&self) -> Numbered<'b> {
+        let mut pieces: Vec<(u64, &'b [u8])> = self.pieces().filter(|p| !p.1.is_empty()).collect();
+        pieces.sort_unstable_by_key(|p| p.0);
+        let mut first = 0;
+        let pieces = pieces
+            .into_iter()
+            .map(|(_, piece)| {
+                first += piece.len() / self.r;
+                (first - piece.len() / self.r, piece)
+            })
+            .collect();
+        Numbered { pieces, r: self.r }
+    }
 }
+
+/// A round's records numbered from 0 in input order, for narrow entries: its pieces in input
+/// order, each with the number of its first record.
+struct Numbered<'b> {
+    pieces: Vec<(usize, &'b [u8])>,
+    r: usize,
+}
+
+impl<'b> Numbered<'b> {
+    /// How many records the round has.
+    fn len(&self) -> usize {
+        self.pieces.last().map_or(0, |(first, piece)| first + piece.len() / self.r)
+    }
+
+    /// Record number `i`.
+    #[inline]
+    fn record(&self, i: usize) -> &'b [u8] {
+        let p = if self.pieces.len() == 1 { 0 } else { self.pieces.partition_point(|p| p.0 <= i) - 1 };
+        let (first, piece) = self.pieces[p];
+        let at = (i - first) * self.r;
+        &piece[at..at + self.r]
+    }
+}
+
+/// A round's sorted entries. Narrow ones (`u64`: the key's first bytes above the record's number
+/// in the round, a mask of the numbers' bits beside them) move half the bytes through the radix
+/// sort; a round whose records share the first bytes of their keys (skewed keys, equal keys)
+/// uses wide ones (`u128`: the key's first bytes above the record's global location), whose
+/// longer prefix leaves fewer ties to compare.
+enum RoundOrder<'e> {
+    Narrow(&'e [u64], u64),
+    Wide(&'e [u128]),
+}
+
+/// The buffers a round's entries are made and sorted in.
+struct RoundBuffers<'e> {
+    entries: &'e mut Fresh<u128>,
+    scratch: &'e mut Fresh<u128>,
+    narrow: &'e mut Fresh<u64>,
+}
+
+/// Narrow entries are given up for a round when more than one in this many tie on their prefix.
+const NARROW_TIES_PER: usize = 64;
 
 #[cfg(test)]
 mod tests {

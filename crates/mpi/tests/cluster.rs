@@ -460,6 +460,17 @@ fn records_that_fit_are_sorted_in_place_stably() {
     same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:20", "--key-bytes", "30:4"], &["b", "a"]);
     same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:1"], &["c", "a"]);
     same_as_xsort(&f, &["--spec", "-format=size:100 -key=offset:17,size:3,character,descending"], &["a", "c", "b"]);
+    // Random keys, a few of which share their first 6 bytes with another record (ties on the
+    // narrow entries' prefix, decided by the rest of the key) or all 10 (equal keys, which must
+    // keep their input order across ranks).
+    f.records("d", 30_000, false);
+    let mut d = f.read("d");
+    for i in (0..30_000).step_by(211) {
+        let (from, len) = ((i * 7919 + 13) % 30_000, if i % 2 == 0 { 6 } else { 10 });
+        d.copy_within(from * 100..from * 100 + len, i * 100);
+    }
+    std::fs::write(f.path("d"), &d).expect("write");
+    same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:10"], &["d"]);
     f.cluster(3, &["--record-size", "100", "--key-bytes", "0:20", "--stats-json", "s.json", "-o", "out", "a", "b"]);
     let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
     for r in stats["per_rank"].as_array().expect("per_rank") {
