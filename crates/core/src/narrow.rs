@@ -117,24 +117,38 @@ pub(crate) fn sort_until(
 /// Orders a group of entries with equal prefixes by their records' full keys, ties by index.
 fn sort_group(ctx: &SortContext, layout: NarrowLayout, data: &[u8], group: &mut [u64], stop: &AtomicBool) {
     let key = ctx.key;
-    if group.len() <= COMPARE_MAX {
+    let compare = |group: &mut [u64]| {
         group.sort_unstable_by(|&a, &b| {
             let (ia, ib) = (layout.index(a), layout.index(b));
             key.compare(layout.record(data, ia), layout.record(data, ib)).then(ia.cmp(&ib))
-        });
-        return;
+        })
+    };
+    if group.len() <= COMPARE_MAX {
+        return compare(group);
     }
-    // The engine's wide entries, which refine ties by the next bytes of the key, level by level.
+    // The engine's wide entries, which refine ties by the next bytes of the key, level by level;
+    // where their memory cannot be had (a huge group the sample did not see), records compared.
+    let (Some(mut entries), Some(mut scratch)) = (zeroed(group.len()), zeroed(group.len())) else {
+        return compare(group);
+    };
     let r = layout.record_size;
     let wide = EntryLayout::new(key.len(), data.len());
-    let mut entries: Vec<u128> =
-        group.iter().map(|&e| wide.entry(key, layout.record(data, layout.index(e)), layout.index(e) * r)).collect();
-    let mut scratch = vec![0u128; entries.len()];
+    for (w, &e) in entries.iter_mut().zip(group.iter()) {
+        *w = wide.entry(key, layout.record(data, layout.index(e)), layout.index(e) * r);
+    }
     entry::sort_until(&SortContext { layout: wide, ..*ctx }, data, &mut entries, &mut scratch, stop);
     let prefix = group[0] & !layout.index_mask();
     for (e, w) in group.iter_mut().zip(entries) {
         *e = prefix | (wide.offset(w) / r) as u64;
     }
+}
+
+/// `n` zeroed entries, or None when the memory cannot be had.
+fn zeroed(n: usize) -> Option<Vec<u128>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).ok()?;
+    v.resize(n, 0);
+    Some(v)
 }
 
 #[cfg(test)]
