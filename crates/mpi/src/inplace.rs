@@ -36,7 +36,7 @@ use crate::comm::{wait_politely, Comm, SPARE};
 use crate::exchange::ExchangeStats;
 use crate::fresh::Fresh;
 use crate::job::OUT_BLOCK;
-use crate::output::{RangeWriter, Target};
+use crate::output::{RangeWriter, Target, WRITES_IN_FLIGHT};
 use crate::share::{MappedSegment, Share};
 use crate::split::{Sample, Splitters};
 use anyhow::Result;
@@ -198,9 +198,13 @@ impl<'a> InPlace<'a> {
         let incoming = comm.all_to_all(&counts);
         let plan = Plan { comm, key, r, maps, map_first, starts, subs, index, bucket_at, incoming, prefix_bytes, offset_bits, pool };
         // The share stays mapped (it counts, as the engine's copy would), its index, the rounds'
-        // buffers, and the range writer's two blocks.
+        // buffers, and the range writer's blocks (one filling, the others in flight).
         let (send, recv, entries) = plan.largest_round();
-        let need = share.len() + 6 * records as u64 + 2 * (send + recv) + 48 * entries as u64 + 2 * (OUT_BLOCK as u64 + (2 << 20));
+        let need = share.len()
+            + 6 * records as u64
+            + 2 * (send + recv)
+            + 48 * entries as u64
+            + (WRITES_IN_FLIGHT as u64 + 1) * (OUT_BLOCK as u64 + (2 << 20));
         let bufs = if need <= memory / 2 && send.max(recv) < Count::MAX as u64 { Buffers::new(send, recv, entries).ok() } else { None };
         if comm.any(bufs.is_none()).is_some() {
             return None;
