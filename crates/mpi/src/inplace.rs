@@ -36,7 +36,7 @@ use crate::comm::{wait_politely, Comm, SPARE};
 use crate::exchange::ExchangeStats;
 use crate::fresh::Fresh;
 use crate::job::OUT_BLOCK;
-use crate::output::{RangeWriter, Target, WRITES_IN_FLIGHT};
+use crate::output::{writes_in_flight, RangeWriter, Target};
 use crate::share::{MappedSegment, Share};
 use crate::split::{Sample, Splitters};
 use anyhow::Result;
@@ -85,6 +85,8 @@ pub struct InPlace<'a> {
     pub sort_s: f64,
     /// Seconds gathering the sorted records into the range writer (waits for its writes included).
     pub gather_s: f64,
+    /// Direct writes the range writer keeps in flight.
+    writes: usize,
 }
 
 /// What the counting pass found: where every record goes, round by round.
@@ -200,18 +202,19 @@ impl<'a> InPlace<'a> {
         // The share stays mapped (it counts, as the engine's copy would), its index, the rounds'
         // buffers, and the range writer's blocks (one filling, the others in flight).
         let (send, recv, entries) = plan.largest_round();
+        let writes = writes_in_flight(memory, OUT_BLOCK);
         let need = share.len()
             + 6 * records as u64
             + 2 * (send + recv)
             + 48 * entries as u64
-            + (WRITES_IN_FLIGHT as u64 + 1) * (OUT_BLOCK as u64 + (2 << 20));
+            + (writes as u64 + 1) * (OUT_BLOCK as u64 + (2 << 20));
         let bufs = if need <= memory / 2 && send.max(recv) < Count::MAX as u64 { Buffers::new(send, recv, entries).ok() } else { None };
         if comm.any(bufs.is_none()).is_some() {
             return None;
         }
         let counted = started.elapsed().as_secs_f64();
         let stats = ExchangeStats { input_bytes: share.len(), input_s: counted, count_s: counted, ..Default::default() };
-        Some(InPlace { plan, bufs: bufs?, stats, sort_s: 0.0, gather_s: 0.0 })
+        Some(InPlace { plan, bufs: bufs?, stats, sort_s: 0.0, gather_s: 0.0, writes })
     }
 
     /// Bytes of this rank's range.
@@ -225,7 +228,7 @@ impl<'a> InPlace<'a> {
     pub fn run(&mut self, share: &Share, target: &Target, offset: u64) -> Result<()> {
         let started = Instant::now();
         let mut began = false;
-        let written = RangeWriter::run(target, offset, OUT_BLOCK, self.plan.r, |out| {
+        let written = RangeWriter::run(target, offset, (OUT_BLOCK, self.writes), self.plan.r, |out| {
             began = true;
             self.rounds(share, Some(out))
         });
@@ -244,7 +247,7 @@ impl<'a> InPlace<'a> {
 
     /// Every round, in order; sorts and writes into `out` while nothing has failed.
     fn rounds(&mut self, share: &Share, mut out: Option<&mut RangeWriter>) -> Result<()> {
-        let InPlace { plan, bufs, stats, sort_s, gather_s } = self;
+        let InPlace { plan, bufs, stats, sort_s, gather_s, .. } = self;
         let Buffers { send, recv, entries, scratch, narrow } = bufs;
         let (subs, me) = (plan.subs, plan.comm.rank);
         let shrink = std::env::var("XSORT_MPI_FAULT").ok().and_then(|f| f.strip_prefix(&format!("shrink:{me}:"))?.parse::<usize>().ok());

@@ -20,7 +20,7 @@ use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
 use crate::inplace::InPlace;
 use crate::options::{Options, RANK_MARKER};
-use crate::output::{RangeWriter, SharedFile, Target};
+use crate::output::{writes_in_flight, RangeWriter, SharedFile, Target};
 use crate::share::{Kind, Share};
 use crate::split::{self, Splitters};
 use crate::stats::{self, RankStats};
@@ -119,7 +119,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let mut pull_s = 0.0;
     let written = match staged {
         Some((file, n)) => copy_staged(file, n, &target, offset),
-        None => write_sorted(&mut sorting, &target, offset, size, &mut pull_s),
+        None => write_sorted(&mut sorting, &target, (offset, size), writes_in_flight(memory, OUT_BLOCK), &mut pull_s),
     };
     fault_point(rank, "write");
     comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
@@ -279,11 +279,11 @@ fn copy_staged(mut file: File, len: u64, target: &Target, offset: u64) -> Result
     Ok(())
 }
 
-/// Pulls the sorted range and writes it at `offset`; it must be `size` bytes. Adds the seconds
-/// spent waiting for the sort's output to `pull_s`.
-fn write_sorted(sorting: &mut Sorting, target: &Target, offset: u64, size: u64, pull_s: &mut f64) -> Result<()> {
+/// Pulls the sorted range and writes it at `offset`, with `writes` writes in flight; it must be
+/// `size` bytes. Adds the seconds spent waiting for the sort's output to `pull_s`.
+fn write_sorted(sorting: &mut Sorting, target: &Target, (offset, size): (u64, u64), writes: usize, pull_s: &mut f64) -> Result<()> {
     let mut done = 0u64;
-    RangeWriter::run(target, offset, OUT_BLOCK, sorting.record_size().unwrap_or(0), |out| loop {
+    RangeWriter::run(target, offset, (OUT_BLOCK, writes), sorting.record_size().unwrap_or(0), |out| loop {
         let t = Instant::now();
         let k = sorting.pull(out.space())?;
         *pull_s += t.elapsed().as_secs_f64();

@@ -160,8 +160,8 @@ impl Target {
 /// file ran at about 120 MB/s a rank here (fresh page-cache pages, and the file's lock taken by
 /// both), a fifth of what the single-node xsort writes with direct I/O.
 ///
-/// The whole pages go from threads of their own, [`WRITES_IN_FLIGHT`] buffers at a time while
-/// another fills: a direct write waits for the disk, and the sort's output can be pulled
+/// The whole pages go from threads of their own, a few buffers at a time (see
+/// [`writes_in_flight`]) while another fills: a direct write waits for the disk, and the sort's output can be pulled
 /// meanwhile.
 ///
 /// `buf[i]` stands for the file's byte `base + i`, `base` a page boundary, so the buffer's pages
@@ -174,11 +174,11 @@ pub struct RangeWriter<'a> {
     fill: usize,
     /// Flush when less room than this is left (and never pull into less).
     room: usize,
-    /// The page writers' queue and the buffers they give back; at most [`WRITES_IN_FLIGHT`] are
-    /// in flight.
+    /// The page writers' queue and the buffers they give back; at most `writes` are in flight.
     pages: mpsc::SyncSender<PageJob>,
     returned: mpsc::Receiver<Result<AlignedBuf>>,
     in_flight: usize,
+    writes: usize,
     spare: Option<AlignedBuf>,
 }
 
@@ -186,25 +186,40 @@ pub struct RangeWriter<'a> {
 /// byte 0.
 type PageJob = (AlignedBuf, usize, usize, u64);
 
-/// Direct writes a rank keeps in flight, as many as `xsort`'s write-behind. On the development VM
-/// the disk wrote 1 GB in 8 MiB blocks in 1.05 s from one writer and 0.89-0.93 s from two or four
-/// (`dd oflag=direct`); 10^7 records with `-np 2`, alternating builds, medians: one write in
-/// flight a rank 1.36 s, two 1.27-1.31 s, four 1.24-1.26 s.
-pub const WRITES_IN_FLIGHT: usize = 4;
+/// Direct writes a rank keeps in flight at most, as many as `xsort`'s write-behind. On the
+/// development VM the disk wrote 1 GB in 8 MiB blocks in 1.05 s from one writer and 0.89-0.93 s
+/// from two or four (`dd oflag=direct`); 10^7 records with `-np 2`, alternating builds, medians:
+/// one write in flight a rank 1.36 s, two 1.27-1.31 s, four 1.24-1.26 s.
+const MAX_WRITES_IN_FLIGHT: usize = 4;
+
+/// Direct writes of `block` bytes a rank with `memory` bytes keeps in flight: up to
+/// [`MAX_WRITES_IN_FLIGHT`] while their buffers take at most a 32nd of the memory, at least one.
+pub fn writes_in_flight(memory: u64, block: usize) -> usize {
+    let buffer = block as u64 + (2 << 20);
+    (memory / 32 / buffer).clamp(1, MAX_WRITES_IN_FLIGHT as u64) as usize
+}
 
 impl<'a> RangeWriter<'a> {
     /// Writes the range from `offset` with what `body` puts in (through [`RangeWriter::space`] and
     /// [`RangeWriter::filled`]), buffering `block` bytes at a time; `item` is the largest item the
-    /// sort gives whole (a record), 0 for lines.
-    pub fn run(target: &Target, offset: u64, block: usize, item: usize, body: impl FnOnce(&mut RangeWriter) -> Result<()>) -> Result<()> {
+    /// sort gives whole (a record), 0 for lines; `writes` page writes (at least one) are kept in
+    /// flight.
+    pub fn run(
+        target: &Target,
+        offset: u64,
+        (block, writes): (usize, usize),
+        item: usize,
+        body: impl FnOnce(&mut RangeWriter) -> Result<()>,
+    ) -> Result<()> {
+        let writes = writes.max(1);
         let room = (1 << 20).max(2 * item);
         let buf = AlignedBuf::new(block + room + IO_ALIGN)?;
         let start = (offset % IO_ALIGN as u64) as usize;
         std::thread::scope(|scope| {
-            let (pages, jobs) = mpsc::sync_channel::<PageJob>(WRITES_IN_FLIGHT);
+            let (pages, jobs) = mpsc::sync_channel::<PageJob>(writes);
             let jobs = std::sync::Arc::new(std::sync::Mutex::new(jobs));
             let (back, returned) = mpsc::channel();
-            for _ in 0..WRITES_IN_FLIGHT {
+            for _ in 0..writes {
                 let (jobs, back) = (jobs.clone(), back.clone());
                 std::thread::Builder::new()
                     .name("xsort-mpi-write".into())
@@ -230,6 +245,7 @@ impl<'a> RangeWriter<'a> {
                 pages,
                 returned,
                 in_flight: 0,
+                writes,
                 spare: None,
             };
             body(&mut w)?;
@@ -238,8 +254,8 @@ impl<'a> RangeWriter<'a> {
         })
     }
 
-    /// A buffer to fill next: the spare, one already written, a new one while fewer than
-    /// [`WRITES_IN_FLIGHT`] are in flight, or else the first in flight once written.
+    /// A buffer to fill next: the spare, one already written, a new one while fewer than `writes`
+    /// are in flight, or else the first in flight once written.
     fn take_buffer(&mut self) -> Result<AlignedBuf> {
         if let Some(b) = self.spare.take() {
             return Ok(b);
@@ -248,7 +264,7 @@ impl<'a> RangeWriter<'a> {
             self.in_flight -= 1;
             return written;
         }
-        if self.in_flight < WRITES_IN_FLIGHT {
+        if self.in_flight < self.writes {
             return Ok(AlignedBuf::new(self.buf.capacity())?);
         }
         self.wait_written()
@@ -342,6 +358,14 @@ impl<'a> RangeWriter<'a> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn writes_in_flight_follow_the_memory() {
+        let block = 8 << 20;
+        assert_eq!(writes_in_flight(2 << 20, block), 1, "a tiny budget still writes");
+        assert_eq!(writes_in_flight(1 << 30, block), 3);
+        assert_eq!(writes_in_flight(6 << 30, block), MAX_WRITES_IN_FLIGHT);
+    }
+
     /// Ranges at offsets on and off page boundaries, written by writers of tiny blocks (many
     /// flushes, partial pages at both ends shared with the neighbours), give back the bytes.
     #[test]
@@ -352,7 +376,7 @@ mod tests {
         for cuts in [&[0usize, 4096, 150_000, 300_000][..], &[0, 1, 4095, 4097, 123_457, 299_999, 300_000], &[0, 300_000]] {
             let shared = Target::Shared(SharedFile::create(&target, 7).unwrap());
             for w in cuts.windows(2) {
-                RangeWriter::run(&shared, w[0] as u64, 4096, 100, |out| {
+                RangeWriter::run(&shared, w[0] as u64, (4096, 3), 100, |out| {
                     let mut at = w[0];
                     // Pulls of uneven sizes, as a sort gives them.
                     for k in [1usize, 99, 4096, 5000, 777].iter().cycle() {
