@@ -17,8 +17,9 @@
 //! sends every other rank the records of that rank's `k`-th bucket (`MPI_Ialltoallv`), and while
 //! round `k + 1` is in flight it sorts its own sub-range `k` (the kept and received records'
 //! entries, sorted by xsort's radix kernel, ties of a longer key by the full key; see
-//! [`RoundOrder`]) and gathers it into the range writer, whose direct writes run behind. So the exchange, the sort and the write
-//! overlap, and the output starts after one round rather than after the whole exchange.
+//! [`RoundOrder`]) and gathers it into the range writer, whose direct writes run behind. So the
+//! exchange, the sort and the write overlap, and the output starts after one round rather than
+//! after the whole exchange.
 //!
 //! A record's location (the low bits of its entry) is its global input position when it is kept;
 //! a record received from source `s` in a round is placed at `start(s) + (its offset in s's piece

@@ -161,8 +161,8 @@ impl Target {
 /// both), a fifth of what the single-node xsort writes with direct I/O.
 ///
 /// The whole pages go from threads of their own, a few buffers at a time (see
-/// [`writes_in_flight`]) while another fills: a direct write waits for the disk, and the sort's output can be pulled
-/// meanwhile.
+/// [`writes_in_flight`]) while another fills: a direct write waits for the disk, and the sort's
+/// output can be pulled meanwhile.
 ///
 /// `buf[i]` stands for the file's byte `base + i`, `base` a page boundary, so the buffer's pages
 /// are the file's; `buf[start..fill]` is what is not yet written.
