@@ -32,8 +32,6 @@ pub trait Word:
     const BITS: u32;
     /// The entry whose bits are all zero.
     const ZERO: Self;
-    /// The largest entry.
-    const MAX: Self;
 
     /// `self >> shift`, its low bits as a `usize` (the digit of a radix pass, before its mask).
     fn shifted(self, shift: u32) -> usize;
@@ -53,7 +51,6 @@ macro_rules! word {
         impl Word for $t {
             const BITS: u32 = <$t>::BITS;
             const ZERO: Self = 0;
-            const MAX: Self = <$t>::MAX;
 
             #[inline(always)]
             fn shifted(self, shift: u32) -> usize {

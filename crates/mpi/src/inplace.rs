@@ -45,6 +45,7 @@ use mpi::datatype::{Partition, PartitionMut};
 use mpi::traits::*;
 use mpi::Count;
 use std::cmp::Ordering;
+use std::ops::Range;
 use std::time::Instant;
 use xsort_core::key::ResolvedKey;
 use xsort_core::Order;
@@ -458,12 +459,7 @@ impl Plan<'_> {
             if groups.iter().map(|g| g.len()).sum::<usize>() * NARROW_TIES_PER > n {
                 return None;
             }
-            for g in groups {
-                all[g].sort_unstable_by(|&a, &b| {
-                    let (ia, ib) = ((a & mask) as usize, (b & mask) as usize);
-                    self.key.compare(numbered.record(ia), numbered.record(ib)).then(ia.cmp(&ib))
-                });
-            }
+            self.order_ties(all, groups, |e| e & mask, |i| numbered.record(i as usize));
         }
         poll();
         Some((all, mask))
@@ -485,16 +481,29 @@ impl Plan<'_> {
         let work = &mut scratch[..e];
         self.pool.install(|| xsort_kernels::radix_sort(sorted, work, pb.max(1)));
         if self.key.len() > pb {
-            // Equal prefixes: the full key, then the location (input order).
-            for g in xsort_kernels::equal_prefix_runs(sorted, (pb * 8) as u32) {
-                sorted[g].sort_unstable_by(|&a, &b| {
-                    let (la, lb) = (locate.location(a), locate.location(b));
-                    self.key.compare(locate.record(la), locate.record(lb)).then(la.cmp(&lb))
-                });
-            }
+            let groups = xsort_kernels::equal_prefix_runs(sorted, (pb * 8) as u32);
+            self.order_ties(sorted, groups, |e| locate.location(e), |l| locate.record(l));
         }
         poll();
         sorted
+    }
+
+    /// Orders each of `groups` (ranges of `sorted` whose entries tie on their prefix) by the
+    /// records' full keys, then by `id` (the record's place in input order), which finds the
+    /// record.
+    fn order_ties<'b, E: Copy>(
+        &self,
+        sorted: &mut [E],
+        groups: Vec<Range<usize>>,
+        id: impl Fn(E) -> u64,
+        record: impl Fn(u64) -> &'b [u8],
+    ) {
+        for g in groups {
+            sorted[g].sort_unstable_by(|&a, &b| {
+                let (ia, ib) = (id(a), id(b));
+                self.key.compare(record(ia), record(ib)).then(ia.cmp(&ib))
+            });
+        }
     }
 
     /// Where round `k`'s records are: its own piece in `own`, the others' in `recv`.

@@ -116,13 +116,13 @@ impl Sort {
             Some(l) => {
                 let make = |rec: &[u8], i: usize| l.entry(&key, rec, i);
                 let sort = |entries: &mut [u64], scratch: &mut [u64]| narrow::sort_until(&ctx, l, data, entries, scratch, self.stop());
-                AnySorted::Narrow(self.sort_entries(data, spare, &ctx, l, make, sort)?)
+                AnySorted::Narrow(self.extract_and_sort(data, spare, &ctx, l, make, sort)?)
             }
             None => {
                 let l = ctx.layout;
                 let make = |rec: &[u8], i: usize| l.entry(&key, rec, i * r);
                 let sort = |entries: &mut [u128], scratch: &mut [u128]| entry::sort_until(&ctx, data, entries, scratch, self.stop());
-                AnySorted::Wide(self.sort_entries(data, spare, &ctx, l, make, sort)?)
+                AnySorted::Wide(self.extract_and_sort(data, spare, &ctx, l, make, sort)?)
             }
         };
         self.check_cancelled()?;
@@ -133,7 +133,7 @@ impl Sort {
     /// with scratch space) on the sort's threads. `spare` is memory the caller writes only
     /// afterwards (the output): the entries and the scratch lie there when they fit (see the
     /// module's doc), rather than in fresh memory.
-    fn sort_entries<E: Word, L: Send>(
+    fn extract_and_sort<E: Word, L: Send>(
         &self,
         data: &[u8],
         spare: &mut [u8],
