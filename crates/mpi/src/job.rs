@@ -115,7 +115,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
 
     // 5. Write.
     let t = Instant::now();
-    let target = comm.agree(open_target(comm, opts, &output, &temp_dir))?;
+    let target = comm.agree(open_target(comm, opts, &output, &temp_dir).and_then(|t| t.reserve(offset, size).map(|_| t)))?;
     let mut pull_s = 0.0;
     let written = match staged {
         Some((file, n)) => copy_staged(file, n, &target, offset),
@@ -161,7 +161,7 @@ fn finish_in_place(
     let size = p.size();
     let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
     let t = Instant::now();
-    let target = comm.agree(open_target(comm, opts, output, temp_dir))?;
+    let target = comm.agree(open_target(comm, opts, output, temp_dir).and_then(|t| t.reserve(offset, size).map(|_| t)))?;
     fault_point(comm.rank, "exchange");
     let written = p.run(share, &target, offset);
     fault_point(comm.rank, "write");

@@ -10,6 +10,7 @@
 
 use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -139,6 +140,34 @@ impl Target {
                 None => self.write_at(data, offset),
             },
             Target::Part(p) => Ok(p.file().write_all_at(data, offset)?),
+        }
+    }
+
+    /// Reserves the disk blocks of this rank's range, `len` bytes at `offset`, before it is
+    /// written, as `xsort` reserves its output's: a full disk is found before the rounds, not in
+    /// the middle of them, and the direct writes then fill blocks already allocated instead of
+    /// allocating as they go (on ext4 such writes into one file hold its lock in turn, and a rank
+    /// whose writes waited for the other's made both wait in the exchange). Filesystems without
+    /// `fallocate` are left alone.
+    pub fn reserve(&self, offset: u64, len: u64) -> Result<()> {
+        let (fd, path) = match self {
+            Target::Shared(s) => (s.file.as_ref().context("the output is closed")?.as_raw_fd(), &s.target),
+            // A part is the rank's range alone, from its start.
+            Target::Part(p) => return Ok(p.file().preallocate(offset + len)?),
+        };
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: fallocate on a descriptor this rank holds open; it changes only the file.
+        if unsafe { libc::fallocate(fd, 0, offset as libc::off_t, len as libc::off_t) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            // Reported as xsort reports its own output's: a write error, the disk full.
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => Err(xsort_io::IoError::write(path, e).into()),
+            // Anything else (no fallocate here, a file size limit) is left for the writes to meet.
+            _ => Ok(()),
         }
     }
 

@@ -382,8 +382,9 @@ fn names(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_full_disk_under_one_ranks_part_or_the_shared_output_publishes_nothing() {
-    // Each rank writes a 2 MB part into its own directory; rank 2's is a 1 MiB tmpfs that fills
-    // half way through the part. The other ranks' parts, already written, must not be committed.
+    // Each rank writes a 2 MB part into its own directory; rank 2's is a 1 MiB tmpfs, too small
+    // for the part: the rank finds it as it reserves the part's blocks, before the exchange. The
+    // other ranks' parts must not be committed.
     let f = Fixture::new();
     for r in 0..3 {
         generate_file(&f.path(&format!("in{r}")), 20_000 * r as u128, 20_000, GenOptions::default(), 1).expect("gensort");
