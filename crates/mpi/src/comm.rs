@@ -115,17 +115,28 @@ impl Comm {
 /// which Open MPI reads as `MPI_IN_PLACE`. So every buffer gets one spare byte past its data.
 pub const SPARE: usize = 1;
 
-/// Waits for `req` without keeping a core busy: a blocking MPI wait polls without pause, and
-/// with the ranks and their sorts' threads sharing the cores (as on one machine), the rank that
-/// waits takes the time of the one it waits for. So it polls a while, then sleeps between polls,
-/// longer the longer it has waited (a twentieth of that, 50 us to 1 ms): a long wait then costs
-/// few wake-ups, and what the sleep adds to it stays within about 5%.
-pub(crate) fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(mut req: mpi::request::Request<'a, D, S>) {
+/// Waits for `req` without keeping a core busy (see [`wait_until`]).
+pub(crate) fn wait_politely<'a, D: ?Sized, S: mpi::request::Scope<'a>>(req: mpi::request::Request<'a, D, S>) {
+    let mut req = Some(req);
+    wait_until(|| match req.take().map(|r| r.test()) {
+        Some(Err(r)) => {
+            req = Some(r);
+            false
+        }
+        _ => true,
+    });
+}
+
+/// Polls `done` (an MPI test) until it says so, without keeping a core busy: a blocking MPI wait
+/// polls without pause, and with the ranks and their sorts' threads sharing the cores (as on one
+/// machine), the rank that waits takes the time of the one it waits for. So it polls a while,
+/// then sleeps between polls, longer the longer it has waited (a twentieth of that, 50 us to
+/// 1 ms): a long wait then costs few wake-ups, and what the sleep adds to it stays within about 5%.
+pub(crate) fn wait_until(mut done: impl FnMut() -> bool) {
     let started = std::time::Instant::now();
     for spins in 0u32.. {
-        match req.test() {
-            Ok(_) => return,
-            Err(r) => req = r,
+        if done() {
+            return;
         }
         if spins < 64 {
             std::hint::spin_loop();

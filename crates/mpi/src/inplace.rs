@@ -33,18 +33,18 @@
 //! writer that could not start) ends its sorting and writing, not its sends and receives, and the
 //! error is returned after the last round for the ranks to agree on.
 
-use crate::comm::{wait_politely, Comm, SPARE};
+use crate::comm::{Comm, SPARE};
 use crate::exchange::ExchangeStats;
 use crate::fresh::Fresh;
+use crate::inflight::{InFlight, Layout};
 use crate::job::OUT_BLOCK;
 use crate::output::{writes_in_flight, RangeWriter, Target};
 use crate::share::{MappedSegment, Share};
 use crate::split::{Sample, Splitters};
 use anyhow::Result;
-use mpi::datatype::{Partition, PartitionMut};
-use mpi::traits::*;
 use mpi::Count;
 use std::cmp::Ordering;
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::Instant;
 use xsort_core::key::ResolvedKey;
@@ -56,6 +56,9 @@ pub const MAX_BUCKETS: usize = 1 << 16;
 
 /// Bytes of a rank's range that one round aims to move, sort and write.
 const ROUND_BYTES: u64 = 8 << 20;
+
+/// Rounds a rank has buffers for: the one it sorts and writes, and the ones in flight meanwhile.
+const SLOTS: usize = 3;
 
 /// Sub-ranges a rank's range is cut into at least, so that even a small range overlaps its
 /// exchange with its sort and write.
@@ -117,11 +120,11 @@ struct Plan<'a> {
 
 /// The rounds' buffers, made before the ranks agree to go on, so that the rounds make none.
 struct Buffers {
-    /// Two rounds' records packed by destination, the rank's own piece among them (it is not
-    /// sent): one round's goes out while the one before is sorted from its buffer.
-    send: [Fresh<u8>; 2],
-    /// Two rounds' records from the other ranks: one being sorted while the next arrives.
-    recv: [Fresh<u8>; 2],
+    /// [`SLOTS`] rounds' records packed by destination, the rank's own piece among them (it is
+    /// not sent): the round being sorted from its buffer, the next ones going out.
+    send: Vec<Fresh<u8>>,
+    /// [`SLOTS`] rounds' records from the other ranks: one being sorted while the next arrive.
+    recv: Vec<Fresh<u8>>,
     entries: Fresh<u128>,
     scratch: Fresh<u128>,
     /// Narrow entries and their scratch, one after the other (see [`RoundOrder`]).
@@ -207,7 +210,7 @@ impl<'a> InPlace<'a> {
         let writes = writes_in_flight(memory, OUT_BLOCK);
         let need = share.len()
             + 6 * records as u64
-            + 2 * (send + recv)
+            + SLOTS as u64 * (send + recv)
             + 48 * entries as u64
             + (writes as u64 + 1) * (OUT_BLOCK as u64 + (2 << 20));
         let bufs = if need <= memory / 2 && send.max(recv) < Count::MAX as u64 { Buffers::new(send, recv, entries).ok() } else { None };
@@ -247,64 +250,70 @@ impl<'a> InPlace<'a> {
         written
     }
 
-    /// Every round, in order; sorts and writes into `out` while nothing has failed.
+    /// Every round, in order; sorts and writes into `out` while nothing has failed. Round `k`
+    /// uses slot `k % slots` of the send and receive buffers; while a rank sorts and writes round
+    /// `k`, the next `slots - 1` rounds are in flight, so a rank held up for a round (its writes
+    /// waiting on the disk) does not hold up the others at once.
     fn rounds(&mut self, share: &Share, mut out: Option<&mut RangeWriter>) -> Result<()> {
         let InPlace { plan, bufs, stats, sort_s, gather_s, .. } = self;
         let Buffers { send, recv, entries, scratch, narrow } = bufs;
-        let (subs, me) = (plan.subs, plan.comm.rank);
+        let (subs, me, slots) = (plan.subs, plan.comm.rank, send.len());
         let shrink = std::env::var("XSORT_MPI_FAULT").ok().and_then(|f| f.strip_prefix(&format!("shrink:{me}:"))?.parse::<usize>().ok());
         let mut failed: Option<anyhow::Error> = None;
-        let [s0, s1] = send;
-        let [r0, r1] = recv;
-        let t = Instant::now();
-        plan.pack(0, s0);
-        let mut pack_s = t.elapsed().as_secs_f64();
-        // Round 0 overlaps only the packing of round 1.
-        plan.transfer(0, s0, r0, stats, |_| {
+        let (mut pack_s, mut wait_s) = (0.0, 0.0);
+        // The rounds in flight, oldest first. Each is waited for before its slot is used again,
+        // and all of them before the buffers are dropped (the queue is dropped first, and a round
+        // dropped in flight ends the job).
+        let mut flight: VecDeque<InFlight> = VecDeque::with_capacity(slots);
+        let test = |flight: &mut VecDeque<InFlight>, wait_s: &mut f64| {
             let t = Instant::now();
-            if subs > 1 {
-                plan.pack(1, s1);
-            }
+            // Testing the oldest round not yet arrived moves every round along.
+            flight.iter_mut().all(InFlight::test);
+            *wait_s += t.elapsed().as_secs_f64();
+        };
+        for k in 0..subs.min(slots) {
+            let t = Instant::now();
+            plan.pack(k, &mut send[k]);
             pack_s += t.elapsed().as_secs_f64();
-        });
+            // SAFETY: slot k is not touched again before round k has been waited for (below).
+            flight.push_back(unsafe { plan.start(k, &send[k], &mut recv[k], stats) });
+            test(&mut flight, &mut wait_s);
+        }
         for k in 0..subs {
-            // Round k's records are in `recv_now` and (its own piece) in `send_done`; round k + 1's
-            // go out of `send_next` into `recv_next` meanwhile, and once round k is written its
-            // send buffer takes round k + 2.
-            let (send_done, send_next, recv_now, recv_next) =
-                if k % 2 == 0 { (&mut *s0, &*s1, &*r0, &mut *r1) } else { (&mut *s1, &*s0, &*r1, &mut *r0) };
-            let mut work = |poll: &mut dyn FnMut()| {
-                if shrink == Some(k) {
-                    // Fault injection for the tests: the input cut short in the middle of the rounds.
-                    share.shrink_at(share.len() / 2);
-                }
-                if let (None, Some(out)) = (&failed, out.as_deref_mut()) {
-                    let locate = plan.locate(k, &send_done.as_slice()[plan.own_piece(k)], recv_now.as_slice());
-                    let numbered = locate.numbered();
-                    let sorted = plan.sort_round(&locate, &numbered, RoundBuffers { entries, scratch, narrow }, poll, sort_s);
-                    let t = Instant::now();
-                    let written = match sorted {
-                        RoundOrder::Narrow(sorted, mask) => gather(sorted, |e| numbered.record((e & mask) as usize), plan.r, out, poll),
-                        RoundOrder::Wide(sorted) => gather(sorted, |e| locate.record(locate.location(e)), plan.r, out, poll),
-                    };
-                    if let Err(e) = written {
-                        failed = Some(e);
-                    }
-                    *gather_s += t.elapsed().as_secs_f64();
-                }
+            let slot = k % slots;
+            let t = Instant::now();
+            flight.pop_front().expect("every round is started before it is sorted").wait();
+            wait_s += t.elapsed().as_secs_f64();
+            if shrink == Some(k) {
+                // Fault injection for the tests: the input cut short in the middle of the rounds.
+                share.shrink_at(share.len() / 2);
+            }
+            if let (None, Some(out)) = (&failed, out.as_deref_mut()) {
+                let mut poll = || test(&mut flight, &mut wait_s);
+                let locate = plan.locate(k, &send[slot].as_slice()[plan.own_piece(k)], recv[slot].as_slice());
+                let numbered = locate.numbered();
+                let sorted = plan.sort_round(&locate, &numbered, RoundBuffers { entries, scratch, narrow }, &mut poll, sort_s);
                 let t = Instant::now();
-                if k + 2 < subs {
-                    plan.pack(k + 2, send_done);
+                let written = match sorted {
+                    RoundOrder::Narrow(sorted, mask) => gather(sorted, |e| numbered.record((e & mask) as usize), plan.r, out, &mut poll),
+                    RoundOrder::Wide(sorted) => gather(sorted, |e| locate.record(locate.location(e)), plan.r, out, &mut poll),
+                };
+                if let Err(e) = written {
+                    failed = Some(e);
                 }
+                *gather_s += t.elapsed().as_secs_f64();
+            }
+            if k + slots < subs {
+                let t = Instant::now();
+                plan.pack(k + slots, &mut send[slot]);
                 pack_s += t.elapsed().as_secs_f64();
-            };
-            if k + 1 < subs {
-                plan.transfer(k + 1, send_next, recv_next, stats, work);
-            } else {
-                work(&mut || {});
+                // SAFETY: round k, the slot's last user, has arrived and is done with; the slot is
+                // not touched again before round k + slots has been waited for.
+                flight.push_back(unsafe { plan.start(k + slots, &send[slot], &mut recv[slot], stats) });
             }
         }
         stats.input_s += pack_s;
+        stats.wait_s += wait_s;
         failed.map_or(Ok(()), Err)
     }
 }
@@ -370,44 +379,32 @@ impl Plan<'_> {
         }
     }
 
-    /// Moves round `k` (`send` to the other ranks, theirs into `recv`) while `during` runs, with a
-    /// poll to call now and then so that MPI moves it; returns once the round has arrived.
-    fn transfer(&self, k: usize, send: &Fresh<u8>, recv: &mut Fresh<u8>, stats: &mut ExchangeStats, during: impl FnOnce(&mut dyn FnMut())) {
+    /// Starts moving round `k`: `send` to the other ranks, theirs into `recv`.
+    ///
+    /// # Safety
+    /// `send` and `recv` are neither touched nor dropped before the returned transfer has
+    /// completed (see [`InFlight::start`]).
+    unsafe fn start(&self, k: usize, send: &Fresh<u8>, recv: &mut Fresh<u8>, stats: &mut ExchangeStats) -> InFlight {
         let displs = |c: &[Count]| -> Vec<Count> { c.iter().scan(0, |acc, &c| Some(std::mem::replace(acc, *acc + c))).collect() };
         let me = self.comm.rank;
         let (mut sent, received) = (self.pieces(k), self.recv_counts(k));
         let kept = std::mem::take(&mut sent[me]);
-        let scounts: Vec<Count> = sent.iter().map(|&c| c as Count).collect();
-        let rcounts: Vec<Count> = received.iter().map(|&c| c as Count).collect();
+        let send_counts: Vec<Count> = sent.iter().map(|&c| c as Count).collect();
+        let recv_counts: Vec<Count> = received.iter().map(|&c| c as Count).collect();
         // The pieces lie in the send buffer as packed, the rank's own among them (not sent).
-        let mut sdispls = displs(&scounts);
-        for displ in &mut sdispls[me + 1..] {
+        let mut send_displs = displs(&send_counts);
+        for displ in &mut send_displs[me + 1..] {
             *displ += kept as Count;
         }
-        let rdispls = displs(&rcounts);
-        let sendp = Partition::new(send.as_slice(), &scounts[..], &sdispls[..]);
-        let mut recvp = PartitionMut::new(recv.as_mut_slice(), &rcounts[..], &rdispls[..]);
-        let mut waited = 0.0;
-        mpi::request::scope(|scope| {
-            let mut req = Some(self.comm.world.immediate_all_to_all_varcount_into(scope, &sendp, &mut recvp));
-            during(&mut || {
-                if let Some(r) = req.take() {
-                    let t = Instant::now();
-                    req = r.test().err();
-                    waited += t.elapsed().as_secs_f64();
-                }
-            });
-            let t = Instant::now();
-            if let Some(r) = req.take() {
-                wait_politely(r);
-            }
-            waited += t.elapsed().as_secs_f64();
-        });
-        stats.wait_s += waited;
+        let recv_displs = displs(&recv_counts);
         stats.sent_bytes += sent.iter().sum::<u64>();
         stats.received_bytes += received.iter().sum::<u64>();
         stats.kept_bytes += kept;
         stats.rounds += 1;
+        let layout = Layout { send_counts, send_displs, recv_counts, recv_displs };
+        // SAFETY: the buffers were made for the largest round (`largest_round`), so every piece
+        // lies inside them; the caller keeps them as the contract says.
+        unsafe { InFlight::start(&self.comm.world, send.as_slice().as_ptr(), recv.as_mut_slice().as_mut_ptr(), layout) }
     }
 
     /// Makes the entries of a round's records (found by `locate`, numbered in input order by
@@ -527,8 +524,8 @@ impl Buffers {
     fn new(send: u64, recv: u64, entries: usize) -> Result<Buffers> {
         let bytes = |n: u64| Fresh::<u8>::populated(n as usize + SPARE);
         Ok(Buffers {
-            send: [bytes(send)?, bytes(send)?],
-            recv: [bytes(recv)?, bytes(recv)?],
+            send: (0..SLOTS).map(|_| bytes(send)).collect::<Result<_>>()?,
+            recv: (0..SLOTS).map(|_| bytes(recv)).collect::<Result<_>>()?,
             entries: Fresh::populated(entries)?,
             scratch: Fresh::populated(entries)?,
             narrow: Fresh::populated(2 * entries)?,

@@ -6,6 +6,7 @@
 mod comm;
 mod exchange;
 mod fresh;
+mod inflight;
 mod inplace;
 mod job;
 mod options;
@@ -91,7 +92,8 @@ fn runtime_sockets_without_delay() {
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: `on` and `len` are valid for writes of the sizes given; on a descriptor that is
         // not a TCP socket (or no longer open) the call fails and changes nothing.
-        let tcp = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&mut on as *mut libc::c_int).cast(), &mut len) } == 0;
+        let tcp =
+            unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&mut on as *mut libc::c_int).cast(), &mut len) } == 0;
         if tcp && on == 0 {
             let one: libc::c_int = 1;
             // SAFETY: `one` is valid for reads of the size given; `fd` is a TCP socket of the
