@@ -37,8 +37,7 @@ use crate::comm::{Comm, SPARE};
 use crate::exchange::ExchangeStats;
 use crate::fresh::Fresh;
 use crate::inflight::{InFlight, Layout};
-use crate::job::OUT_BLOCK;
-use crate::output::{writes_in_flight, RangeWriter, Target};
+use crate::output::{RangeWriter, Target, WritePlan};
 use crate::share::{MappedSegment, Share};
 use crate::split::{Sample, Splitters};
 use anyhow::Result;
@@ -94,8 +93,8 @@ pub struct InPlace<'a> {
     pub sort_s: f64,
     /// Seconds gathering the sorted records into the range writer (waits for its writes included).
     pub gather_s: f64,
-    /// Direct writes the range writer keeps in flight.
-    writes: usize,
+    /// How the range writer buffers and writes.
+    writes: WritePlan,
 }
 
 /// What the counting pass found: where every record goes, round by round.
@@ -211,12 +210,8 @@ impl<'a> InPlace<'a> {
         // The share stays mapped (it counts, as the engine's copy would), its index, the rounds'
         // buffers, and the range writer's blocks (one filling, the others in flight).
         let (send, recv, entries) = plan.largest_round();
-        let writes = writes_in_flight(memory, OUT_BLOCK);
-        let need = share.len()
-            + 6 * records as u64
-            + SLOTS as u64 * (send + recv)
-            + 48 * entries as u64
-            + (writes as u64 + 1) * (OUT_BLOCK as u64 + (2 << 20));
+        let writes = WritePlan::for_memory(memory);
+        let need = share.len() + 6 * records as u64 + SLOTS as u64 * (send + recv) + 48 * entries as u64 + writes.bytes(r);
         let bufs = if need <= memory / 2 && send.max(recv) < Count::MAX as u64 { Buffers::new(send, recv, entries).ok() } else { None };
         if comm.any(bufs.is_none()).is_some() {
             return None;
@@ -237,7 +232,7 @@ impl<'a> InPlace<'a> {
     pub fn run(&mut self, share: &Share, target: &Target, offset: u64) -> Result<()> {
         let started = Instant::now();
         let mut began = false;
-        let written = RangeWriter::run(target, offset, (OUT_BLOCK, self.writes), self.plan.r, |out| {
+        let written = RangeWriter::run(target, offset, self.writes, self.plan.r, |out| {
             began = true;
             self.rounds(share, Some(out))
         });

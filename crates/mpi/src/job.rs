@@ -20,7 +20,7 @@ use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
 use crate::inplace::InPlace;
 use crate::options::{Options, RANK_MARKER};
-use crate::output::{writes_in_flight, RangeWriter, SharedFile, Target};
+use crate::output::{RangeWriter, SharedFile, Target, WritePlan};
 use crate::share::{Kind, Share};
 use crate::split::{self, Splitters};
 use crate::stats::{self, RankStats};
@@ -34,9 +34,6 @@ use xsort_core::{Order, Sorting};
 
 /// Samples per rank for the splitters.
 const SAMPLES: usize = 4096;
-
-/// Bytes moved at a time from the local sort to the output.
-pub(crate) const OUT_BLOCK: usize = 8 << 20;
 
 /// Runs the job on this rank.
 pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
@@ -109,7 +106,8 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     comm.agree(exchanged.and_then(|_| Ok(sorting.finish()?)))?;
 
     // 4. Offsets. An output that can shrink (-u) is sorted into a temp file first, to know its size.
-    let staged = comm.agree(if opts.shrinks { stage(&mut sorting, &temp_dir).map(Some) } else { Ok(None) })?;
+    let writes = WritePlan::for_memory(memory);
+    let staged = comm.agree(if opts.shrinks { stage(&mut sorting, &temp_dir, writes.block).map(Some) } else { Ok(None) })?;
     let size = staged.as_ref().map_or(pushed, |(_, n)| *n);
     let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
 
@@ -118,8 +116,8 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let target = comm.agree(open_target(comm, opts, &output, &temp_dir).and_then(|t| t.reserve(offset, size).map(|_| t)))?;
     let mut pull_s = 0.0;
     let written = match staged {
-        Some((file, n)) => copy_staged(file, n, &target, offset),
-        None => write_sorted(&mut sorting, &target, (offset, size), writes_in_flight(memory, OUT_BLOCK), &mut pull_s),
+        Some((file, n)) => copy_staged(file, n, &target, offset, writes.block),
+        None => write_sorted(&mut sorting, &target, (offset, size), writes, &mut pull_s),
     };
     fault_point(rank, "write");
     comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
@@ -250,11 +248,12 @@ fn nonce() -> u64 {
     t ^ u64::from(std::process::id()).rotate_left(32)
 }
 
-/// Pulls the local sort's output into an unnamed temp file; returns it and its length.
-fn stage(sorting: &mut Sorting, dir: &Path) -> Result<(File, u64)> {
+/// Pulls the local sort's output into an unnamed temp file, `block` bytes at a time; returns it
+/// and its length.
+fn stage(sorting: &mut Sorting, dir: &Path, block: usize) -> Result<(File, u64)> {
     let cannot = || format!("{}: cannot write a temp file", dir.display());
     let mut file = tempfile::tempfile_in(dir).with_context(cannot)?;
-    let mut buf = vec![0u8; OUT_BLOCK];
+    let mut buf = vec![0u8; block];
     let mut n = 0u64;
     loop {
         let k = sorting.pull(&mut buf)?;
@@ -266,9 +265,11 @@ fn stage(sorting: &mut Sorting, dir: &Path) -> Result<(File, u64)> {
     }
 }
 
-fn copy_staged(mut file: File, len: u64, target: &Target, offset: u64) -> Result<()> {
+/// Copies the staged output (`len` bytes of `file`) to `offset` of the target, `block` bytes at a
+/// time.
+fn copy_staged(mut file: File, len: u64, target: &Target, offset: u64, block: usize) -> Result<()> {
     file.seek(SeekFrom::Start(0)).context("cannot read a temp file")?;
-    let mut buf = vec![0u8; OUT_BLOCK];
+    let mut buf = vec![0u8; block];
     let mut done = 0u64;
     while done < len {
         let k = file.read(&mut buf).context("cannot read a temp file")?;
@@ -279,11 +280,11 @@ fn copy_staged(mut file: File, len: u64, target: &Target, offset: u64) -> Result
     Ok(())
 }
 
-/// Pulls the sorted range and writes it at `offset`, with `writes` writes in flight; it must be
-/// `size` bytes. Adds the seconds spent waiting for the sort's output to `pull_s`.
-fn write_sorted(sorting: &mut Sorting, target: &Target, (offset, size): (u64, u64), writes: usize, pull_s: &mut f64) -> Result<()> {
+/// Pulls the sorted range and writes it at `offset` as `writes` says; it must be `size` bytes.
+/// Adds the seconds spent waiting for the sort's output to `pull_s`.
+fn write_sorted(sorting: &mut Sorting, target: &Target, (offset, size): (u64, u64), writes: WritePlan, pull_s: &mut f64) -> Result<()> {
     let mut done = 0u64;
-    RangeWriter::run(target, offset, (OUT_BLOCK, writes), sorting.record_size().unwrap_or(0), |out| loop {
+    RangeWriter::run(target, offset, writes, sorting.record_size().unwrap_or(0), |out| loop {
         let t = Instant::now();
         let k = sorting.pull(out.space())?;
         *pull_s += t.elapsed().as_secs_f64();

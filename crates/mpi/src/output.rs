@@ -189,8 +189,8 @@ impl Target {
 /// file ran at about 120 MB/s a rank here (fresh page-cache pages, and the file's lock taken by
 /// both), a fifth of what the single-node xsort writes with direct I/O.
 ///
-/// The whole pages go from threads of their own, a few buffers at a time (see
-/// [`writes_in_flight`]) while another fills: a direct write waits for the disk, and the sort's
+/// The whole pages go from threads of their own, a few buffers at a time (see [`WritePlan`])
+/// while another fills: a direct write waits for the disk, and the sort's
 /// output can be pulled meanwhile.
 ///
 /// `buf[i]` stands for the file's byte `base + i`, `base` a page boundary, so the buffer's pages
@@ -221,28 +221,59 @@ type PageJob = (AlignedBuf, usize, usize, u64);
 /// one write in flight a rank 1.36 s, two 1.27-1.31 s, four 1.24-1.26 s.
 const MAX_WRITES_IN_FLIGHT: usize = 4;
 
-/// Direct writes of `block` bytes a rank with `memory` bytes keeps in flight: up to
-/// [`MAX_WRITES_IN_FLIGHT`] while their buffers take at most a 32nd of the memory, at least one.
-pub fn writes_in_flight(memory: u64, block: usize) -> usize {
-    let buffer = block as u64 + (2 << 20);
-    (memory / 32 / buffer).clamp(1, MAX_WRITES_IN_FLIGHT as u64) as usize
+/// The largest direct write, and the smallest (the block of a tiny `-S`).
+const MAX_BLOCK: usize = 8 << 20;
+const MIN_BLOCK: usize = 64 << 10;
+
+/// How a rank's range writer buffers its output, chosen from the rank's memory so that its
+/// buffers stay a small part of `-S`: blocks (direct writes) of a 64th of the memory, 64 KiB to
+/// 8 MiB, and up to [`MAX_WRITES_IN_FLIGHT`] of them in flight while their buffers take at most a
+/// 32nd of the memory, at least one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WritePlan {
+    /// Bytes of a direct write.
+    pub block: usize,
+    /// Direct writes kept in flight.
+    pub writes: usize,
+}
+
+impl WritePlan {
+    pub fn for_memory(memory: u64) -> WritePlan {
+        let block = (memory / 64).clamp(MIN_BLOCK as u64, MAX_BLOCK as u64) as usize / IO_ALIGN * IO_ALIGN;
+        let buffer = Self::buffer_len(block, 0) as u64;
+        WritePlan { block, writes: (memory / 32 / buffer).clamp(1, MAX_WRITES_IN_FLIGHT as u64) as usize }
+    }
+
+    /// Bytes its buffers take at most (the one filling and those in flight), for items (records)
+    /// of `item` bytes.
+    pub fn bytes(&self, item: usize) -> u64 {
+        (self.writes as u64 + 1) * Self::buffer_len(self.block, item) as u64
+    }
+
+    /// Room kept free at a buffer's end to pull into: an eighth of a block, at least two items.
+    fn room(block: usize, item: usize) -> usize {
+        (block / 8).max(2 * item)
+    }
+
+    fn buffer_len(block: usize, item: usize) -> usize {
+        block + Self::room(block, item) + IO_ALIGN
+    }
 }
 
 impl<'a> RangeWriter<'a> {
     /// Writes the range from `offset` with what `body` puts in (through [`RangeWriter::space`] and
-    /// [`RangeWriter::filled`]), buffering `block` bytes at a time; `item` is the largest item the
-    /// sort gives whole (a record), 0 for lines; `writes` page writes (at least one) are kept in
-    /// flight.
+    /// [`RangeWriter::filled`]), buffering and writing as `plan` says; `item` is the largest item
+    /// the sort gives whole (a record), 0 for lines.
     pub fn run(
         target: &Target,
         offset: u64,
-        (block, writes): (usize, usize),
+        plan: WritePlan,
         item: usize,
         body: impl FnOnce(&mut RangeWriter) -> Result<()>,
     ) -> Result<()> {
-        let writes = writes.max(1);
-        let room = (1 << 20).max(2 * item);
-        let buf = AlignedBuf::new(block + room + IO_ALIGN)?;
+        let writes = plan.writes.max(1);
+        let room = WritePlan::room(plan.block, item);
+        let buf = AlignedBuf::new(WritePlan::buffer_len(plan.block, item))?;
         let start = (offset % IO_ALIGN as u64) as usize;
         std::thread::scope(|scope| {
             let (pages, jobs) = mpsc::sync_channel::<PageJob>(writes);
@@ -388,11 +419,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn writes_in_flight_follow_the_memory() {
-        let block = 8 << 20;
-        assert_eq!(writes_in_flight(2 << 20, block), 1, "a tiny budget still writes");
-        assert_eq!(writes_in_flight(1 << 30, block), 3);
-        assert_eq!(writes_in_flight(6 << 30, block), MAX_WRITES_IN_FLIGHT);
+    fn writes_follow_the_memory() {
+        let plan = |memory: u64| WritePlan::for_memory(memory);
+        // A tiny budget still writes, from buffers within a 13th of it.
+        assert_eq!(plan(2 << 20), WritePlan { block: MIN_BLOCK, writes: 1 });
+        assert!(plan(2 << 20).bytes(100) <= (2 << 20) / 13);
+        assert_eq!(plan(64 << 20), WritePlan { block: 1 << 20, writes: 1 });
+        assert_eq!(plan(1 << 30), WritePlan { block: MAX_BLOCK, writes: 3 });
+        assert_eq!(plan(6 << 30), WritePlan { block: MAX_BLOCK, writes: MAX_WRITES_IN_FLIGHT });
+        // Blocks are whole pages, and the buffers stay within a 13th of the memory from 2 MiB on.
+        for memory in [(2u64 << 20) + 12_345, 100 << 20, (3 << 30) + 7] {
+            let p = plan(memory);
+            assert_eq!(p.block % IO_ALIGN, 0);
+            assert!(p.bytes(100) <= memory / 13, "{memory}: {p:?}");
+        }
+        // Records larger than the room get room for two.
+        assert!(plan(2 << 20).bytes(1 << 20) >= 2 * (2 << 20));
     }
 
     /// Ranges at offsets on and off page boundaries, written by writers of tiny blocks (many
@@ -405,7 +447,7 @@ mod tests {
         for cuts in [&[0usize, 4096, 150_000, 300_000][..], &[0, 1, 4095, 4097, 123_457, 299_999, 300_000], &[0, 300_000]] {
             let shared = Target::Shared(SharedFile::create(&target, 7).unwrap());
             for w in cuts.windows(2) {
-                RangeWriter::run(&shared, w[0] as u64, (4096, 3), 100, |out| {
+                RangeWriter::run(&shared, w[0] as u64, WritePlan { block: 4096, writes: 3 }, 100, |out| {
                     let mut at = w[0];
                     // Pulls of uneven sizes, as a sort gives them.
                     for k in [1usize, 99, 4096, 5000, 777].iter().cycle() {
