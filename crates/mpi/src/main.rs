@@ -102,3 +102,22 @@ fn runtime_sockets_without_delay() {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_sockets_get_nodelay_and_other_descriptors_are_left_alone() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+        let client = std::net::TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+        let (server, _) = listener.accept().expect("accept");
+        let file = tempfile::tempfile().expect("a file");
+        assert!(!client.nodelay().expect("nodelay") && !server.nodelay().expect("nodelay"));
+        runtime_sockets_without_delay();
+        assert!(client.nodelay().expect("nodelay") && server.nodelay().expect("nodelay"));
+        // The file and the listener are still usable.
+        assert_eq!(file.metadata().expect("metadata").len(), 0);
+        assert!(listener.local_addr().is_ok());
+    }
+}
