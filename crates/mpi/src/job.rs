@@ -20,7 +20,7 @@ use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
 use crate::inplace::InPlace;
 use crate::options::{Options, RANK_MARKER};
-use crate::output::{RangeWriter, SharedFile, Target, WritePlan};
+use crate::output::{resolve_shared, RangeWriter, SharedFile, Target, WritePlan};
 use crate::share::{Kind, Share};
 use crate::split::{self, Splitters};
 use crate::stats::{self, RankStats};
@@ -50,7 +50,12 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let stats_file =
         comm.agree(if rank == 0 { opts.stats_json.as_deref().map(|p| StatsFile::open(p, &output)).transpose() } else { Ok(None) })?;
     // An output that is a directory fails now, not after the sort (rank 0 for the shared one).
-    comm.agree(if rank == 0 || opts.output.contains(RANK_MARKER) { not_a_directory(&output) } else { Ok(()) })?;
+    let parts = opts.output.contains(RANK_MARKER);
+    comm.agree(match (parts, rank) {
+        (true, _) => not_a_directory(&output),
+        (false, 0) => resolve_shared(&output).map(|_| ()),
+        _ => Ok(()),
+    })?;
 
     // 1. Share.
     let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();

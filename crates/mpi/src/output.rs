@@ -1,8 +1,10 @@
 //! Where the ranks write: one shared file, each rank at its offset, or one part per rank
 //! (node-local). Either way nothing reaches its target name before every rank has written its
 //! range: the shared file is written under a temp name beside the target (every rank opens it by
-//! name, so it cannot be unnamed) and rank 0 renames it over the target after the ranks agree;
-//! a part is xsort's atomic output (unnamed until committed), and every rank commits its part
+//! name, so it cannot be unnamed) and rank 0 renames it over the target after the ranks agree
+//! (over the file a symbolic link names, keeping the link; a target with other hard links gets the
+//! new contents copied in; a device such as `/dev/null` is written in place, as `xsort` writes
+//! one); a part is xsort's atomic output (unnamed until committed), and every rank commits its part
 //! after the ranks agree.
 //!
 //! The temp name is registered with xsort's signal cleanup on every rank, so whichever ranks
@@ -11,7 +13,7 @@
 use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use xsort_io::output::AtomicOutput;
@@ -27,13 +29,31 @@ pub enum Target {
 
 /// The shared output under its temp name.
 pub struct SharedFile {
+    /// The output as the user named it (for messages).
     target: PathBuf,
+    /// The file it names once symbolic links are followed: the file replaced or rewritten.
+    real: PathBuf,
+    /// The file the ranks write: the temp name beside `real`, or `real` itself for a device.
     temp: PathBuf,
     file: Option<File>,
     /// The same file opened with O_DIRECT (None where the filesystem refuses it), for the pages
     /// that lie wholly inside this rank's range.
     direct: Option<File>,
+    placement: Placement,
     committed: bool,
+}
+
+/// How the written output takes the target's place, as `xsort` puts its own output in place.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Placement {
+    /// The temp file is renamed over the target (a symbolic link to it stays a link).
+    Rename,
+    /// The target has other names (hard links), which must see the output too: its contents are
+    /// replaced by the temp file's, which is then removed.
+    Rewrite,
+    /// The target is a device (`/dev/null`, a disk): the ranks write it in place; there is no
+    /// temp file, and nothing to commit or remove.
+    InPlace,
 }
 
 /// The temp file opened again with O_DIRECT, if the filesystem allows it.
@@ -51,12 +71,38 @@ pub fn temp_name(target: &Path, nonce: u64) -> PathBuf {
     dir.join(format!(".{name}.xsort-mpi-{nonce:016x}"))
 }
 
+/// The file `target` names with symbolic links followed, and what is there now. A directory, a
+/// FIFO or a socket cannot take the ranks' byte ranges: an error naming `target`.
+pub fn resolve_shared(target: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>)> {
+    let cannot = || format!("{}: cannot open", target.display());
+    let real = xsort_io::output::resolve_links(target).with_context(cannot)?;
+    let existing = match std::fs::metadata(&real) {
+        Ok(md) => Some(md),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(cannot),
+    };
+    if let Some(md) = &existing {
+        let kind = md.file_type();
+        if kind.is_dir() {
+            anyhow::bail!("{}: cannot open: is a directory", target.display());
+        }
+        if !kind.is_file() && !kind.is_char_device() && !kind.is_block_device() {
+            anyhow::bail!("{}: not a regular file or a device: the ranks write byte ranges of one output", target.display());
+        }
+    }
+    Ok((real, existing))
+}
+
 impl SharedFile {
-    /// Rank 0: creates the temp file (never through an existing name), with the target's mode
-    /// when it exists.
+    /// Rank 0: creates the temp file beside the file `target` names (never through an existing
+    /// name), with that file's mode and, where allowed, owner; or opens a device in place.
     pub fn create(target: &Path, nonce: u64) -> Result<SharedFile> {
-        let temp = temp_name(target, nonce);
-        let mode = std::fs::metadata(target).map_or(0o666, |m| m.permissions().mode() & 0o7777);
+        let (real, existing) = resolve_shared(target)?;
+        if let Some(shared) = Self::device(target, &real, existing.as_ref())? {
+            return Ok(shared);
+        }
+        let temp = temp_name(&real, nonce);
+        let mode = existing.as_ref().map_or(0o666, |m| m.permissions().mode() & 0o7777);
         let file = xsort_io::signals::registering(|register| {
             let f = OpenOptions::new().write(true).create_new(true).mode(mode).open(&temp);
             if f.is_ok() {
@@ -65,37 +111,83 @@ impl SharedFile {
             f
         })
         .with_context(|| format!("{}: cannot create the output beside it", target.display()))?;
+        let placement = match &existing {
+            Some(md) if md.nlink() > 1 => Placement::Rewrite,
+            Some(md) => {
+                // Best effort, as for xsort's own output: a user may not give a file away.
+                // SAFETY: fchown on a descriptor this rank holds open.
+                if unsafe { libc::fchown(file.as_raw_fd(), md.uid(), md.gid()) } == 0 {
+                    // A change of owner clears the set-user-ID and set-group-ID bits: set again.
+                    let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
+                }
+                Placement::Rename
+            }
+            None => Placement::Rename,
+        };
         let direct = open_direct(&temp);
-        Ok(SharedFile { target: target.to_owned(), temp, file: Some(file), direct, committed: false })
+        Ok(SharedFile { target: target.to_owned(), real, temp, file: Some(file), direct, placement, committed: false })
     }
 
-    /// The other ranks: opens the temp file rank 0 created.
+    /// The other ranks: opens the temp file rank 0 created (or the device, in place).
     pub fn open(target: &Path, nonce: u64) -> Result<SharedFile> {
-        let temp = temp_name(target, nonce);
+        let (real, existing) = resolve_shared(target)?;
+        if let Some(shared) = Self::device(target, &real, existing.as_ref())? {
+            return Ok(shared);
+        }
+        let temp = temp_name(&real, nonce);
         let file = xsort_io::signals::registering(|register| {
             register(&temp);
             OpenOptions::new().write(true).open(&temp)
         });
         let direct = open_direct(&temp);
-        let mut shared = SharedFile { target: target.to_owned(), temp, file: None, direct, committed: false };
+        let placement = if existing.is_some_and(|md| md.nlink() > 1) { Placement::Rewrite } else { Placement::Rename };
+        let mut shared = SharedFile { target: target.to_owned(), real, temp, file: None, direct, placement, committed: false };
         shared.file =
             Some(file.with_context(|| format!("{}: cannot open the output's temp file {}", target.display(), shared.temp.display()))?);
         Ok(shared)
+    }
+
+    /// A device at `real`, opened for writing in place; None for anything else.
+    fn device(target: &Path, real: &Path, existing: Option<&std::fs::Metadata>) -> Result<Option<SharedFile>> {
+        if existing.is_none_or(|md| md.is_file()) {
+            return Ok(None);
+        }
+        let file = OpenOptions::new().write(true).open(real).with_context(|| format!("{}: cannot open", target.display()))?;
+        let direct = open_direct(real);
+        let (target, real) = (target.to_owned(), real.to_owned());
+        Ok(Some(SharedFile { target, temp: real.clone(), real, file: Some(file), direct, placement: Placement::InPlace, committed: false }))
     }
 
     /// Rank 0, after every rank has written and synced its range: puts the file in place.
     pub fn commit(&mut self, sync: bool) -> Result<()> {
         self.file.take();
         self.direct.take();
-        std::fs::rename(&self.temp, &self.target)
-            .with_context(|| format!("{}: cannot rename the output into place", self.target.display()))?;
+        match self.placement {
+            Placement::InPlace => {}
+            Placement::Rename => std::fs::rename(&self.temp, &self.real)
+                .with_context(|| format!("{}: cannot rename the output into place", self.target.display()))?,
+            Placement::Rewrite => self.rewrite(sync)?,
+        }
         self.committed = true;
         xsort_io::signals::unregister(&self.temp);
-        if sync {
-            let dir = self.target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if sync && self.placement == Placement::Rename {
+            let dir = self.real.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
             File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("{}: cannot fsync the directory", dir.display()))?;
         }
         Ok(())
+    }
+
+    /// Replaces the target's contents with the temp file's (all of its names see them), then
+    /// removes the temp file.
+    fn rewrite(&self, sync: bool) -> Result<()> {
+        let name = self.target.display();
+        let mut from = File::open(&self.temp).with_context(|| format!("{name}: cannot read the output's temp file"))?;
+        let mut to = OpenOptions::new().write(true).truncate(true).open(&self.real).with_context(|| format!("{name}: cannot open"))?;
+        std::io::copy(&mut from, &mut to).with_context(|| format!("{name}: write error"))?;
+        if sync {
+            to.sync_all().with_context(|| format!("{name}: fsync failed"))?;
+        }
+        std::fs::remove_file(&self.temp).with_context(|| format!("{}: cannot remove", self.temp.display()))
     }
 
     /// The other ranks, once rank 0 has committed: the name is no longer theirs to remove.
@@ -109,7 +201,7 @@ impl SharedFile {
 
 impl Drop for SharedFile {
     fn drop(&mut self) {
-        if !self.committed {
+        if !self.committed && self.placement != Placement::InPlace {
             let _ = std::fs::remove_file(&self.temp);
             xsort_io::signals::unregister(&self.temp);
         }
@@ -151,6 +243,8 @@ impl Target {
     /// `fallocate` are left alone.
     pub fn reserve(&self, offset: u64, len: u64) -> Result<()> {
         let (fd, path) = match self {
+            // A device has its blocks already.
+            Target::Shared(s) if s.placement == Placement::InPlace => return Ok(()),
             Target::Shared(s) => (s.file.as_ref().context("the output is closed")?.as_raw_fd(), &s.target),
             // A part is the rank's range alone, from its start.
             Target::Part(p) => return Ok(p.file().preallocate(offset + len)?),

@@ -284,6 +284,40 @@ fn an_output_that_is_a_directory_or_the_stats_file_fails_before_the_sort() {
 }
 
 #[test]
+fn shared_outputs_behind_links_and_devices_go_where_xsort_puts_them() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let f = Fixture::new();
+    f.records("in", 20_000, false);
+    f.single(&["--record-size", "100", "-o", "ref", "in"]);
+    let reference = f.read("ref");
+    let sort_into = |output: &str| f.mpirun(2, &["--record-size", "100", "-o", output, "in"], &[]);
+    // A symbolic link: the file it names gets the output, and the link stays.
+    std::fs::write(f.path("real"), b"old").expect("write");
+    std::os::unix::fs::symlink("real", f.path("link")).expect("symlink");
+    assert!(sort_into("link").status.success());
+    assert!(std::fs::symlink_metadata(f.path("link")).expect("link").file_type().is_symlink());
+    assert!(f.read("real") == reference, "the linked file does not hold the output");
+    // Hard links: every name sees the output, still one file.
+    std::fs::write(f.path("hard1"), b"old").expect("write");
+    std::fs::hard_link(f.path("hard1"), f.path("hard2")).expect("hard link");
+    assert!(sort_into("hard1").status.success());
+    assert!(f.read("hard1") == reference && f.read("hard2") == reference, "a hard link missed the output");
+    let ino = |n: &str| std::fs::metadata(f.path(n)).expect("stat").ino();
+    assert_eq!(ino("hard1"), ino("hard2"));
+    // A device (a null device of the test's own) is written in place, never replaced by a file.
+    let made = Command::new("mknod").arg(f.path("nulldev")).args(["c", "1", "3"]).status().expect("mknod");
+    assert!(made.success(), "mknod needs root");
+    assert!(sort_into("nulldev").status.success());
+    assert!(std::fs::metadata(f.path("nulldev")).expect("stat").file_type().is_char_device());
+    // A FIFO cannot take byte ranges: one clear error before the sort, and the FIFO stays.
+    assert!(Command::new("mkfifo").arg(f.path("fifo")).status().expect("mkfifo").success());
+    let out = sort_into("fifo");
+    assert_eq!(one_error_line(&out), "xsort-mpi: rank 0: fifo: not a regular file or a device: the ranks write byte ranges of one output");
+    assert!(std::fs::metadata(f.path("fifo")).expect("stat").file_type().is_fifo());
+    assert_nothing_left(&f, &["fifo", "hard1", "hard2", "in", "link", "nulldev", "real", "ref"]);
+}
+
+#[test]
 fn a_rank_killed_mid_sort_publishes_nothing_and_leaves_no_temp() {
     let f = Fixture::new();
     f.records("in", 30_000, false);
