@@ -16,7 +16,8 @@ Shared files (every rank sees the same paths): rank r reads its 1/N of the input
 exchange records by key range, and each writes its range at its offset in the one OUTPUT.
 Node-local files: in paths containing {rank}, each rank puts its own rank number: it reads its own
 inputs and (when OUTPUT has {rank}) writes its own part; the parts in rank order are the sorted
-whole. The output appears only when every rank has finished.
+whole. The output appears only when every rank has finished (a device, such as /dev/null, is
+written in place).
 
 Records:  --record-size N   --key-bytes OFFSET:LENGTH[:TYPE][:r] (repeatable)   --spec STATEMENTS
 Lines:    GNU sort's ordering options: -b -d -f -g -h -i -M -n -R -r -V -k KEYDEF -t SEP -s -u -z
