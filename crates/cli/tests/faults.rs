@@ -234,6 +234,30 @@ fn full_output_file_system_keeps_the_old_target() {
     }
 }
 
+#[test]
+fn hard_linked_target_on_a_disk_too_full_for_its_copy_keeps_its_contents() {
+    for job in [Job::records(30_000), Job::lines(100_000)] {
+        // Room for the input and the new output, not for the copy into the hard-linked target.
+        let fs_dir = job.fx.path("full");
+        let _fs = Tmpfs::mount(&fs_dir, &format!("{}", job.input.len() * 5 / 2));
+        std::fs::write(fs_dir.join("in"), &job.input).unwrap();
+        std::fs::write(fs_dir.join("out"), OLD).unwrap();
+        std::fs::hard_link(fs_dir.join("out"), fs_dir.join("out2")).unwrap();
+        let mut cmd = job.fx.cmd();
+        cmd.args(&job.args[..job.args.len() - 3]).args(["-o", "full/out", "full/in"]);
+        let msg = fail(&mut cmd);
+        assert!(msg.contains("full/out") && msg.to_lowercase().contains("no space left on device"), "{msg}");
+        for name in ["out", "out2"] {
+            assert!(std::fs::read(fs_dir.join(name)).unwrap() == OLD, "{name} changed");
+        }
+        assert_eq!(names(&fs_dir), ["in", "out", "out2"], "files left beside the target");
+        // The blocks reserved in the target were given back.
+        use std::os::unix::fs::MetadataExt;
+        assert!(std::fs::metadata(fs_dir.join("out")).unwrap().blocks() * 512 < 64 << 10, "reserved blocks kept");
+        assert_dir_empty(&job.fx.path("t"));
+    }
+}
+
 /// Changes the input at random moments of the sort with `change`, and checks that each outcome is
 /// one the user can trust: the sort of the input as it was before the change or after it (never a
 /// mix or a partial record), or a one-line error with the old target kept.

@@ -54,7 +54,7 @@ impl Destination {
             Target::File(o) if !o.is_regular() => Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() },
             Target::File(o) => {
                 if let (true, Some(n)) = (preallocate, total) {
-                    o.file().preallocate(n)?;
+                    o.reserve(n)?;
                 }
                 Sink::File(o.file().clone())
             }

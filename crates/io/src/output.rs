@@ -157,6 +157,21 @@ impl AtomicOutput {
         Ok(())
     }
 
+    /// Reserves the disk for `len` bytes of output before they are written, so that a full disk
+    /// is found first: the new file's blocks, and where the output is to be copied into the
+    /// target (a target with other hard links), the target's too, without changing its size or
+    /// contents. A device or FIFO reserves nothing.
+    pub fn reserve(&self, len: u64) -> Result<()> {
+        match &self.state {
+            State::Special => Ok(()),
+            State::Replace { .. } => self.file.preallocate(len),
+            State::Rewrite { target, .. } => {
+                self.file.preallocate(len)?;
+                reserve_keeping_size(target, 0, len, &self.target)
+            }
+        }
+    }
+
     /// The file to write.
     pub fn file(&self) -> &Arc<DirectFile> {
         &self.file
@@ -219,6 +234,10 @@ impl AtomicOutput {
 
 impl Drop for AtomicOutput {
     fn drop(&mut self) {
+        // A target that was to be rewritten gives back the blocks reserved for it.
+        if let State::Rewrite { target, .. } = &self.state {
+            release_reserved(target);
+        }
         // An unnamed file vanishes with its descriptor; a named one is removed.
         if let State::Replace { name: Some(name), .. } | State::Rewrite { name: Some(name), .. } = &self.state {
             let _ = std::fs::remove_file(name);
@@ -280,19 +299,52 @@ fn writable(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Replaces the contents of `dst` (the target, named `name` in messages) with all of `src`:
-/// truncated, then copied, then synced if asked.
-fn copy_into(src: &DirectFile, dst: &File, name: &Path, sync: bool) -> Result<()> {
+/// Replaces the contents of `dst` (the target, named `name` in messages) with all of `src`: its
+/// blocks reserved first (a full disk leaves the old contents as they were), then overwritten
+/// from the start, then cut to the new length, then synced if asked.
+pub fn copy_into(src: &DirectFile, dst: &File, name: &Path, sync: bool) -> Result<()> {
     // The copy reads through the page cache: O_DIRECT would hold it to aligned transfers.
     if src.is_direct() {
         src.drop_direct()?;
     }
-    dst.set_len(0).map_err(|e| IoError::meta(name, "truncate", e))?;
+    let len = src.len()?;
+    reserve_keeping_size(dst, 0, len, name)?;
     copy_all(src, dst, name)?;
+    dst.set_len(len).map_err(|e| IoError::meta(name, "truncate", e))?;
     if sync {
         dst.sync_all().map_err(|e| IoError::meta(name, "fsync", e))?;
     }
     Ok(())
+}
+
+/// Reserves the blocks of bytes `[offset, offset + len)` of `file` without changing its size or
+/// contents (`FALLOC_FL_KEEP_SIZE`). A full disk is an error naming `name`; a filesystem without
+/// `fallocate` reserves nothing.
+pub fn reserve_keeping_size(file: &File, offset: u64, len: u64, name: &Path) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: fallocate on a descriptor we hold; KEEP_SIZE changes neither size nor contents.
+    if unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset as libc::off_t, len as libc::off_t) } == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+            release_reserved(file);
+            Err(IoError::DiskFull { path: name.to_owned() })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Gives back the blocks reserved past the end of `file` (by [`reserve_keeping_size`]) for an
+/// output that will not be copied in: a truncate to its own size frees them (ext4 and tmpfs free
+/// blocks past the end on any truncate). Best effort.
+pub fn release_reserved(file: &File) {
+    if let Ok(md) = file.metadata() {
+        let _ = file.set_len(md.len());
+    }
 }
 
 /// Copies all of `src` to the start of `dst` with `copy_file_range` (which may share or copy blocks

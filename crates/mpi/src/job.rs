@@ -20,7 +20,7 @@ use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
 use crate::inplace::InPlace;
 use crate::options::{Options, RANK_MARKER};
-use crate::output::{resolve_shared, RangeWriter, SharedFile, Target, WritePlan};
+use crate::output::{resolve_output, RangeWriter, SharedFile, Target, WritePlan};
 use crate::share::{Kind, Share};
 use crate::split::{self, Splitters};
 use crate::stats::{self, RankStats};
@@ -49,13 +49,16 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let output = here(&opts.output);
     let stats_file =
         comm.agree(if rank == 0 { opts.stats_json.as_deref().map(|p| StatsFile::open(p, &output)).transpose() } else { Ok(None) })?;
-    // An output that is a directory fails now, not after the sort (rank 0 for the shared one).
+    // An output that is a directory, a FIFO or a socket fails now, not after the sort (rank 0 for
+    // the shared one; every rank for its part), and so does a temp directory that cannot be used,
+    // as with `xsort`, whichever path the sort then takes.
     let parts = opts.output.contains(RANK_MARKER);
+    let temp_dirs = if opts.temp_dirs.is_empty() { vec![temp_dir.clone()] } else { opts.temp_dirs.clone() };
     comm.agree(match (parts, rank) {
-        (true, _) => not_a_directory(&output),
-        (false, 0) => resolve_shared(&output).map(|_| ()),
+        (true, _) | (false, 0) => resolve_output(&output).map(|_| ()),
         _ => Ok(()),
     })?;
+    comm.agree(xsort_io::TempSpace::new(temp_dirs, false).map_err(anyhow::Error::from))?;
 
     // 1. Share.
     let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
@@ -112,7 +115,9 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
 
     // 4. Offsets. An output that can shrink (-u) is sorted into a temp file first, to know its size.
     let writes = WritePlan::for_memory(memory);
-    let staged = comm.agree(if opts.shrinks { stage(&mut sorting, &temp_dir, writes.block).map(Some) } else { Ok(None) })?;
+    // The staging copies hold a record at least (the sort gives records whole).
+    let staging_block = writes.block.max(sorting.record_size().unwrap_or(0));
+    let staged = comm.agree(if opts.shrinks { stage(&mut sorting, &temp_dir, staging_block).map(Some) } else { Ok(None) })?;
     let size = staged.as_ref().map_or(pushed, |(_, n)| *n);
     let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
 
@@ -121,7 +126,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let target = comm.agree(open_target(comm, opts, &output, &temp_dir).and_then(|t| t.reserve(offset, size).map(|_| t)))?;
     let mut pull_s = 0.0;
     let written = match staged {
-        Some((file, n)) => copy_staged(file, n, &target, offset, writes.block),
+        Some((file, n)) => copy_staged(file, n, &target, offset, staging_block),
         None => write_sorted(&mut sorting, &target, (offset, size), writes, &mut pull_s),
     };
     fault_point(rank, "write");
@@ -369,14 +374,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned()), p.file_name().map(|n| n.to_owned()))
     };
     place(a) == place(b)
-}
-
-/// Fails for an output path that is a directory, in xsort's words.
-fn not_a_directory(path: &Path) -> Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-        anyhow::bail!("{}: cannot open: is a directory", path.display());
-    }
-    Ok(())
 }
 
 /// Gathers the statistics; rank 0 prints and writes them as asked.

@@ -61,19 +61,29 @@ fn open_direct(temp: &Path) -> Option<File> {
     OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(temp).ok()
 }
 
-/// The temp name of the shared output `target` for the job `nonce`.
+/// Bytes of the target's name kept in its temp name: with `.` before and `.xsort-mpi-` and 16
+/// hex digits after, the temp name stays within a name's 255 bytes whatever the target's length.
+const TEMP_NAME_KEEPS: usize = 200;
+
+/// The temp name of the shared output `target` for the job `nonce`: `.NAME.xsort-mpi-NONCE`
+/// beside it, NAME cut to its first [`TEMP_NAME_KEEPS`] bytes.
 pub fn temp_name(target: &Path, nonce: u64) -> PathBuf {
-    let name = target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let name = target.file_name().map_or(&b"output"[..], |n| n.as_bytes());
+    let mut temp = b".".to_vec();
+    temp.extend_from_slice(&name[..name.len().min(TEMP_NAME_KEEPS)]);
+    temp.extend_from_slice(format!(".xsort-mpi-{nonce:016x}").as_bytes());
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
     };
-    dir.join(format!(".{name}.xsort-mpi-{nonce:016x}"))
+    dir.join(std::ffi::OsString::from_vec(temp))
 }
 
-/// The file `target` names with symbolic links followed, and what is there now. A directory, a
-/// FIFO or a socket cannot take the ranks' byte ranges: an error naming `target`.
-pub fn resolve_shared(target: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>)> {
+/// The file the output `target` (shared, or a rank's part) names with symbolic links followed,
+/// and what is there now. A directory, a FIFO or a socket cannot take the ranks' byte ranges (their
+/// positioned writes): an error naming `target`.
+pub fn resolve_output(target: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>)> {
     let cannot = || format!("{}: cannot open", target.display());
     let real = xsort_io::output::resolve_links(target).with_context(cannot)?;
     let existing = match std::fs::metadata(&real) {
@@ -97,7 +107,7 @@ impl SharedFile {
     /// Rank 0: creates the temp file beside the file `target` names (never through an existing
     /// name), with that file's mode and, where allowed, owner; or opens a device in place.
     pub fn create(target: &Path, nonce: u64) -> Result<SharedFile> {
-        let (real, existing) = resolve_shared(target)?;
+        let (real, existing) = resolve_output(target)?;
         if let Some(shared) = Self::device(target, &real, existing.as_ref())? {
             return Ok(shared);
         }
@@ -130,7 +140,7 @@ impl SharedFile {
 
     /// The other ranks: opens the temp file rank 0 created (or the device, in place).
     pub fn open(target: &Path, nonce: u64) -> Result<SharedFile> {
-        let (real, existing) = resolve_shared(target)?;
+        let (real, existing) = resolve_output(target)?;
         if let Some(shared) = Self::device(target, &real, existing.as_ref())? {
             return Ok(shared);
         }
@@ -177,17 +187,19 @@ impl SharedFile {
         Ok(())
     }
 
-    /// Replaces the target's contents with the temp file's (all of its names see them), then
-    /// removes the temp file.
+    /// Replaces the target's contents with the temp file's, as `xsort` does (all of its names
+    /// see them; its blocks reserved first, so a full disk leaves the old contents), then removes
+    /// the temp file.
     fn rewrite(&self, sync: bool) -> Result<()> {
-        let name = self.target.display();
-        let mut from = File::open(&self.temp).with_context(|| format!("{name}: cannot read the output's temp file"))?;
-        let mut to = OpenOptions::new().write(true).truncate(true).open(&self.real).with_context(|| format!("{name}: cannot open"))?;
-        std::io::copy(&mut from, &mut to).with_context(|| format!("{name}: write error"))?;
-        if sync {
-            to.sync_all().with_context(|| format!("{name}: fsync failed"))?;
-        }
+        let from = File::open(&self.temp).with_context(|| format!("{}: cannot read the output's temp file", self.target.display()))?;
+        let to = self.open_real()?;
+        xsort_io::output::copy_into(&xsort_io::DirectFile::from_file(from, self.temp.clone()), &to, &self.target, sync)?;
         std::fs::remove_file(&self.temp).with_context(|| format!("{}: cannot remove", self.temp.display()))
+    }
+
+    /// The target itself, opened for writing (to be rewritten).
+    fn open_real(&self) -> Result<File> {
+        OpenOptions::new().write(true).open(&self.real).with_context(|| format!("{}: cannot open", self.target.display()))
     }
 
     /// The other ranks, once rank 0 has committed: the name is no longer theirs to remove.
@@ -201,6 +213,12 @@ impl SharedFile {
 
 impl Drop for SharedFile {
     fn drop(&mut self) {
+        if !self.committed && self.placement == Placement::Rewrite {
+            // The blocks this rank reserved in the target for its range are given back.
+            if let Ok(f) = self.open_real() {
+                xsort_io::output::release_reserved(&f);
+            }
+        }
         if !self.committed && self.placement != Placement::InPlace {
             let _ = std::fs::remove_file(&self.temp);
             xsort_io::signals::unregister(&self.temp);
@@ -245,9 +263,15 @@ impl Target {
         let (fd, path) = match self {
             // A device has its blocks already.
             Target::Shared(s) if s.placement == Placement::InPlace => return Ok(()),
+            // The output will be copied into the target too: its blocks are reserved as well (its
+            // size and contents unchanged), so a full disk is found now, not in the commit.
+            Target::Shared(s) if s.placement == Placement::Rewrite => {
+                xsort_io::output::reserve_keeping_size(&s.open_real()?, offset, len, &s.target)?;
+                (s.file.as_ref().context("the output is closed")?.as_raw_fd(), &s.target)
+            }
             Target::Shared(s) => (s.file.as_ref().context("the output is closed")?.as_raw_fd(), &s.target),
             // A part is the rank's range alone, from its start.
-            Target::Part(p) => return Ok(p.file().preallocate(offset + len)?),
+            Target::Part(p) => return Ok(p.reserve(offset + len)?),
         };
         if len == 0 {
             return Ok(());

@@ -57,10 +57,15 @@ impl Share {
         let mut inputs = Vec::new();
         let mut pos = base;
         for path in paths {
+            let not_regular = || anyhow::anyhow!("{}: not a regular file (the ranks read byte ranges of their inputs)", path.display());
+            // Looked at before it is opened: opening a FIFO would wait for a writer.
+            if std::fs::metadata(path).is_ok_and(|md| !md.is_file()) {
+                return Err(not_regular());
+            }
             let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
             let md = file.metadata().with_context(|| format!("{}: cannot read", path.display()))?;
             if !md.is_file() {
-                bail!("{}: not a regular file (the ranks read byte ranges of their inputs)", path.display());
+                return Err(not_regular());
             }
             inputs.push(Input { path: path.clone(), file, len: md.len(), base: pos });
             pos += md.len();

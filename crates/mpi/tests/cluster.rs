@@ -314,7 +314,50 @@ fn shared_outputs_behind_links_and_devices_go_where_xsort_puts_them() {
     let out = sort_into("fifo");
     assert_eq!(one_error_line(&out), "xsort-mpi: rank 0: fifo: not a regular file or a device: the ranks write byte ranges of one output");
     assert!(std::fs::metadata(f.path("fifo")).expect("stat").file_type().is_fifo());
-    assert_nothing_left(&f, &["fifo", "hard1", "hard2", "in", "link", "nulldev", "real", "ref"]);
+    // So does a rank's part, and a FIFO as input (at once, not once something writes into it).
+    std::fs::write(f.path("part0"), b"old").expect("write");
+    std::os::unix::fs::symlink("fifo", f.path("part1")).expect("symlink");
+    let out = sort_into("part{rank}");
+    assert_eq!(one_error_line(&out), "xsort-mpi: rank 1: part1: not a regular file or a device: the ranks write byte ranges of one output");
+    assert_eq!(f.read("part0"), b"old");
+    let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in", "fifo"], &[]);
+    assert!(one_error_line(&out).ends_with(" fifo: not a regular file (the ranks read byte ranges of their inputs)"));
+    // A hard-linked target too small for the output: the old contents stay under both names.
+    let _small = Tmpfs::mount(f.path("small"), "3m");
+    std::fs::write(f.path("small/hard"), b"old").expect("write");
+    std::fs::hard_link(f.path("small/hard"), f.path("small/hard2")).expect("hard link");
+    let out = sort_into("small/hard");
+    assert!(one_error_line(&out).ends_with(" small/hard: write error: No space left on device"));
+    assert_eq!(f.read("small/hard2"), b"old");
+    assert_eq!(names(&f.path("small")), ["hard", "hard2"]);
+    drop(_small);
+    std::fs::remove_dir(f.path("small")).expect("rmdir");
+    assert_nothing_left(&f, &["fifo", "hard1", "hard2", "in", "link", "nulldev", "part0", "part1", "real", "ref"]);
+}
+
+#[test]
+fn long_names_big_records_and_temp_directories_behave_as_with_xsort() {
+    let f = Fixture::new();
+    f.records("in", 20_000, false);
+    // An output name near the 255-byte limit (its temp name must stay within it).
+    let long = "L".repeat(240);
+    same_as_xsort(&f, &["--record-size", "100", "--key-bytes", "0:10"], &["in"]);
+    f.cluster(2, &["--record-size", "100", "--key-bytes", "0:10", "-o", &long, "in"]);
+    assert!(f.read(&long) == f.read("ref"), "the long-named output differs from xsort's");
+    // -u with records far larger than the writer's blocks under a small -S.
+    f.single(&["--record-size", "200000", "--key-bytes", "0:10", "-u", "-S", "8M", "-o", "ref_u", "in"]);
+    f.cluster(2, &["--record-size", "200000", "--key-bytes", "0:10", "-u", "-S", "8M", "-o", "out_u", "in"]);
+    assert!(f.read("out_u") == f.read("ref_u"), "-u with 200 KB records differs from xsort's");
+    // A temp directory that cannot be used fails as in xsort, on the in-place path too.
+    let out = f.mpirun(2, &["--record-size", "100", "-T", "missing", "-o", "out_t", "in"], &[]);
+    assert!(
+        one_error_line(&out).ends_with(": missing: unusable temporary directory: No such file or directory"),
+        "{}",
+        one_error_line(&out)
+    );
+    let mut keep = vec!["in", "out", "ref", "ref_u", "out_u", long.as_str()];
+    keep.sort();
+    assert_nothing_left(&f, &keep);
 }
 
 #[test]
