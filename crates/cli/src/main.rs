@@ -87,8 +87,11 @@ fn run(args: args::Args) -> Result<u8> {
     match s.job {
         Job::Sort(cfg) => {
             let output = cfg.output.clone();
+            let inputs: Vec<std::path::PathBuf> =
+                cfg.inputs.iter().filter_map(|i| if let xsort_core::Input::Path(p) = i { Some(p.clone()) } else { None }).collect();
             let engine = xsort_core::Engine::new(cfg);
-            sort_and_report(s.progress, engine.counters(), s.stats, s.stats_json.as_deref(), &output, || engine.run())
+            let json = s.stats_json.as_deref().map(|p| stats_file::StatsFile::open(p, &output, &inputs)).transpose()?;
+            sort_and_report(s.progress, engine.counters(), s.stats, json, || engine.run())
         }
         Job::Check { input, quiet, unique, terminator, order } => {
             start_workers(s.threads)?;
@@ -137,17 +140,15 @@ fn start_workers(threads: usize) -> Result<()> {
         .context("cannot start worker threads")
 }
 
-/// Runs a sort into `output` (with a progress bar when `progress`), then reports its statistics as
-/// asked. The `--stats-json` file is opened first (see [`stats_file`]).
+/// Runs a sort (with a progress bar when `progress`), then reports its statistics as asked: printed
+/// when `print`, into `json` (opened before the sort, see [`stats_file`]).
 fn sort_and_report(
     progress: bool,
     counters: std::sync::Arc<xsort_core::SortCounters>,
     print: bool,
-    json: Option<&std::path::Path>,
-    output: &xsort_core::Output,
+    json: Option<stats_file::StatsFile>,
     sort: impl FnOnce() -> xsort_core::Result<SortStats>,
 ) -> Result<u8> {
-    let json = json.map(|p| stats_file::StatsFile::open(p, output)).transpose()?;
     let bar = progress.then(|| progress::Progress::start(counters));
     let result = sort();
     if let Some(b) = bar {

@@ -2,7 +2,7 @@
 //!
 //! Opening it first means that a path xsort cannot write fails before the output is committed, not
 //! after, and that a statistics path that is also the output (the same name, a link to it, or the
-//! same file) is refused instead of replacing the sorted output. It is not truncated until the
+//! same file) is refused instead of replacing the sorted output, as is one that is an input. It is not truncated until the
 //! statistics are written, so a failed sort leaves an existing file as it was, and a file it
 //! created is removed again (by a signal too, until the statistics are in it).
 
@@ -21,12 +21,15 @@ pub struct StatsFile {
 }
 
 impl StatsFile {
-    /// Opens `path` for the statistics of a sort into `output`.
-    pub fn open(path: &Path, output: &Output) -> Result<Self> {
+    /// Opens `path` for the statistics of a sort of `inputs` (the named ones) into `output`.
+    pub fn open(path: &Path, output: &Output, inputs: &[PathBuf]) -> Result<Self> {
         if let Output::Path(out) = output {
             if same_file(path, out) {
                 bail!("{}: --stats-json names the output file", path.display());
             }
+        }
+        if inputs.iter().any(|i| same_file(path, i)) {
+            bail!("{}: --stats-json names an input file", path.display());
         }
         let cannot = || format!("{}: cannot write statistics", path.display());
         // A file this run creates is registered for removal by a signal, like a partial output.

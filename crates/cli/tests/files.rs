@@ -367,7 +367,7 @@ fn a_thousand_merge_inputs_under_a_limit_of_64_descriptors() {
 }
 
 #[test]
-fn a_statistics_path_that_is_the_output_is_refused_before_sorting() {
+fn a_statistics_path_that_is_the_output_or_an_input_is_refused_before_sorting() {
     let fx = Fixture::new();
     let input = random_lines(1_000, 11);
     fx.write("in", &input);
@@ -383,6 +383,14 @@ fn a_statistics_path_that_is_the_output_is_refused_before_sorting() {
             assert!(!fx.path("new").exists());
         }
     }
+    // Nor may it be an input, which the statistics would overwrite.
+    std::os::unix::fs::symlink("in", fx.path("in-link")).unwrap();
+    for stats in ["in", "./in", "in-link"] {
+        let msg = fail(fx.cmd().args(["--stats-json", stats, "-o", "out", "in"]));
+        assert_eq!(msg, format!("xsort: {stats}: --stats-json names an input file"));
+        assert!(std::fs::read(fx.path("in")).unwrap() == input, "the input changed");
+    }
+    std::fs::remove_file(fx.path("in-link")).unwrap();
     // A different file is fine.
     ok(fx.cmd().args(["--stats-json", "s.json", "-o", "out", "in"]));
     assert_sorted_lines(&fx.path("out"), &input);

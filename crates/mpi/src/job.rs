@@ -47,8 +47,9 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let here = |p: &str| PathBuf::from(p.replace(RANK_MARKER, &rank.to_string()));
     let temp_dir = opts.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
     let output = here(&opts.output);
+    let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
     let stats_file =
-        comm.agree(if rank == 0 { opts.stats_json.as_deref().map(|p| StatsFile::open(p, &output)).transpose() } else { Ok(None) })?;
+        comm.agree(if rank == 0 { opts.stats_json.as_deref().map(|p| StatsFile::open(p, &output, &paths)).transpose() } else { Ok(None) })?;
     // An output that is a directory, a FIFO or a socket fails now, not after the sort (rank 0 for
     // the shared one; every rank for its part), and so does a temp directory that cannot be used,
     // as with `xsort`, whichever path the sort then takes.
@@ -61,7 +62,6 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     comm.agree(xsort_io::TempSpace::new(temp_dirs, false).map_err(anyhow::Error::from))?;
 
     // 1. Share.
-    let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
     let share = if opts.inputs.iter().any(|p| p.contains(RANK_MARKER)) {
         let len = comm.agree(Share::total_len(&paths))?;
         let base = comm.exclusive_sum(len);
@@ -335,10 +335,13 @@ struct StatsFile {
 }
 
 impl StatsFile {
-    /// Opens `path` for the statistics of a sort into `output` (rank 0's).
-    fn open(path: &Path, output: &Path) -> Result<StatsFile> {
+    /// Opens `path` for the statistics of a sort of `inputs` into `output` (rank 0's).
+    fn open(path: &Path, output: &Path, inputs: &[PathBuf]) -> Result<StatsFile> {
         if same_file(path, output) {
             anyhow::bail!("{}: --stats-json names the output file", path.display());
+        }
+        if inputs.iter().any(|i| same_file(path, i)) {
+            anyhow::bail!("{}: --stats-json names an input file", path.display());
         }
         let cannot = || format!("{}: cannot write statistics", path.display());
         let existing = || std::fs::OpenOptions::new().write(true).open(path).with_context(cannot);

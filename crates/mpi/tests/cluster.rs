@@ -266,7 +266,7 @@ fn a_partial_record_fails_every_rank_with_one_line() {
 }
 
 #[test]
-fn an_output_that_is_a_directory_or_the_stats_file_fails_before_the_sort() {
+fn an_output_that_is_a_directory_or_the_stats_file_or_an_input_fails_before_the_sort() {
     let f = Fixture::new();
     f.records("in", 1_000, false);
     for (output, rank) in [("d", 0), ("p{rank}", 1)] {
@@ -280,6 +280,11 @@ fn an_output_that_is_a_directory_or_the_stats_file_fails_before_the_sort() {
     // Statistics into the output itself would be lost when the output is renamed over them.
     let out = f.mpirun(2, &["--record-size", "100", "--stats-json", "./out", "-o", "out", "in"], &[]);
     assert_eq!(one_error_line(&out), "xsort-mpi: rank 0: ./out: --stats-json names the output file");
+    // Nor into an input.
+    let before = f.read("in");
+    let out = f.mpirun(2, &["--record-size", "100", "--stats-json", "./in", "-o", "out", "in"], &[]);
+    assert_eq!(one_error_line(&out), "xsort-mpi: rank 0: ./in: --stats-json names an input file");
+    assert!(f.read("in") == before, "the input changed");
     assert_nothing_left(&f, &["in", "d", "p1"]);
 }
 
