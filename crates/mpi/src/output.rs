@@ -308,8 +308,8 @@ impl Target {
 /// both), a fifth of what the single-node xsort writes with direct I/O.
 ///
 /// The whole pages go from threads of their own, a few buffers at a time (see [`WritePlan`])
-/// while another fills: a direct write waits for the disk, and the sort's
-/// output can be pulled meanwhile.
+/// while another fills: a direct write waits for the disk, and the sort's output can be pulled
+/// meanwhile.
 ///
 /// `buf[i]` stands for the file's byte `base + i`, `base` a page boundary, so the buffer's pages
 /// are the file's; `buf[start..fill]` is what is not yet written.
@@ -356,6 +356,7 @@ pub struct WritePlan {
 }
 
 impl WritePlan {
+    /// The plan for a rank with `memory` bytes (its `-S`).
     pub fn for_memory(memory: u64) -> WritePlan {
         let block = (memory / 64).clamp(MIN_BLOCK as u64, MAX_BLOCK as u64) as usize / IO_ALIGN * IO_ALIGN;
         let buffer = Self::buffer_len(block, 0) as u64;
