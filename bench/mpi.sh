@@ -10,6 +10,8 @@
 # Usage: bash bench/mpi.sh [--records N] [--datamation-records N] [DIR]
 #   DIR holds the data (default /tmp); its files are deleted afterwards.
 #   RUNS=N sets the Datamation runs (default 20); RUNS1=N the runs of part 1 (default 3).
+#   Before each timed job the previous outputs are removed and the disk given SETTLE seconds
+#   (default 2 in part 1; 1 for Datamation).
 #   NICE=N runs everything under `nice -n N` (default 0). MPIRUN_ARGS adds options to mpirun
 #   (e.g. a hostfile; on one host xsort-mpi already chooses Open MPI's ob1 over shared memory).
 set -euo pipefail
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
         --records=*) records="${1#*=}"; shift ;;
         --datamation-records) dm_records="$2"; shift 2 ;;
         --datamation-records=*) dm_records="${1#*=}"; shift ;;
-        -h|--help) sed -n "2,15p" "$0"; exit 0 ;;
+        -h|--help) sed -n "2,17p" "$0"; exit 0 ;;
         -*) echo "mpi.sh: unknown option $1" >&2; exit 2 ;;
         *) dir="$1"; shift ;;
     esac
