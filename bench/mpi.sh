@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
         --records=*) records="${1#*=}"; shift ;;
         --datamation-records) dm_records="$2"; shift 2 ;;
         --datamation-records=*) dm_records="${1#*=}"; shift ;;
-        -h|--help) sed -n "2,17p" "$0"; exit 0 ;;
+        -h|--help) sed -n "2,16p" "$0"; exit 0 ;;
         -*) echo "mpi.sh: unknown option $1" >&2; exit 2 ;;
         *) dir="$1"; shift ;;
     esac
