@@ -13,6 +13,27 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Reserves the disk blocks of bytes `[offset, offset + len)` of `file` (named `path` in errors),
+/// so that a full disk is found before they are written; with `keep_size` the file's size stays as
+/// it is (`FALLOC_FL_KEEP_SIZE`), else it grows to cover the range. A full disk (ENOSPC, EDQUOT)
+/// is [`IoError::DiskFull`]; any other refusal (a filesystem without `fallocate`, a file size
+/// limit) reserves nothing and is left for the writes to meet.
+pub fn reserve_blocks(file: &File, offset: u64, len: u64, keep_size: bool, path: &Path) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let mode = if keep_size { libc::FALLOC_FL_KEEP_SIZE } else { 0 };
+    // SAFETY: fallocate on a descriptor the caller holds open; it changes only that file.
+    if unsafe { libc::fallocate(file.as_raw_fd(), mode, offset as libc::off_t, len as libc::off_t) } == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => Err(IoError::DiskFull { path: path.to_owned() }),
+        _ => Ok(()),
+    }
+}
+
 /// How a file is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -152,19 +173,7 @@ impl DirectFile {
     /// Reserves `len` bytes of disk for the file, so a full disk is found before the sort, not after
     /// it, and the blocks are laid out contiguously. Filesystems without fallocate are left alone.
     pub fn preallocate(&self, len: u64) -> Result<()> {
-        if len == 0 {
-            return Ok(());
-        }
-        // SAFETY: plain syscall on an fd we own.
-        let r = unsafe { libc::fallocate(self.file.as_raw_fd(), 0, 0, len as libc::off_t) };
-        if r == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::ENOSPC) | Some(libc::EDQUOT) => Err(IoError::DiskFull { path: self.path.clone() }),
-            _ => Ok(()), // EOPNOTSUPP and friends: preallocation is an optimisation only
-        }
+        reserve_blocks(&self.file, 0, len, false, &self.path)
     }
 
     /// Gives the blocks of `[offset, offset + len)` back to the filesystem (a consumed temp run),

@@ -321,21 +321,12 @@ pub fn copy_into(src: &DirectFile, dst: &File, name: &Path, sync: bool) -> Resul
 /// contents (`FALLOC_FL_KEEP_SIZE`). A full disk is an error naming `name`; a filesystem without
 /// `fallocate` reserves nothing.
 pub fn reserve_keeping_size(file: &File, offset: u64, len: u64, name: &Path) -> Result<()> {
-    if len == 0 {
-        return Ok(());
+    let reserved = crate::file::reserve_blocks(file, offset, len, true, name);
+    if reserved.is_err() {
+        // What a full disk let it reserve is given back.
+        release_reserved(file);
     }
-    // SAFETY: fallocate on a descriptor we hold; KEEP_SIZE changes neither size nor contents.
-    if unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset as libc::off_t, len as libc::off_t) } == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
-            release_reserved(file);
-            Err(IoError::DiskFull { path: name.to_owned() })
-        }
-        _ => Ok(()),
-    }
+    reserved
 }
 
 /// Gives back the blocks reserved past the end of `file` (by [`reserve_keeping_size`]) for an

@@ -123,7 +123,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
 
     // 5. Write.
     let t = Instant::now();
-    let target = comm.agree(open_target(comm, opts, &output, &temp_dir).and_then(|t| t.reserve(offset, size).map(|_| t)))?;
+    let target = comm.agree(open_target(comm, opts, &output, &temp_dir, (offset, size)))?;
     let mut pull_s = 0.0;
     let written = match staged {
         Some((file, n)) => copy_staged(file, n, &target, offset, staging_block),
@@ -169,7 +169,7 @@ fn finish_in_place(
     let size = p.size();
     let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
     let t = Instant::now();
-    let target = comm.agree(open_target(comm, opts, output, temp_dir).and_then(|t| t.reserve(offset, size).map(|_| t)))?;
+    let target = comm.agree(open_target(comm, opts, output, temp_dir, (offset, size)))?;
     fault_point(comm.rank, "exchange");
     let written = p.run(share, &target, offset);
     fault_point(comm.rank, "write");
@@ -195,13 +195,16 @@ fn finish_in_place(
     report(comm, opts, &mine, stats_file)
 }
 
-/// The rank's output: its part, or the shared file's temp name (collective).
-fn open_target(comm: &Comm, opts: &Options, output: &Path, temp_dir: &Path) -> Result<Target> {
-    if opts.output.contains(RANK_MARKER) {
-        xsort_io::output::AtomicOutput::create(output, false, Some(temp_dir)).map(Target::Part).map_err(anyhow::Error::from)
+/// The rank's output: its part, or the shared file's temp name (collective), with the blocks of its
+/// range (`size` bytes at `offset`) reserved.
+fn open_target(comm: &Comm, opts: &Options, output: &Path, temp_dir: &Path, (offset, size): (u64, u64)) -> Result<Target> {
+    let target = if opts.output.contains(RANK_MARKER) {
+        Target::Part(xsort_io::output::AtomicOutput::create(output, false, Some(temp_dir))?)
     } else {
-        shared_output(comm, output)
-    }
+        shared_output(comm, output)?
+    };
+    target.reserve(offset, size)?;
+    Ok(target)
 }
 
 /// Fault injection for the tests of failure across ranks: `XSORT_MPI_FAULT=kill:RANK:PHASE` makes

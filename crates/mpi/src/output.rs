@@ -56,6 +56,18 @@ enum Placement {
     InPlace,
 }
 
+impl Placement {
+    /// The placement for a target with `existing` metadata (None: no file there yet; a directory,
+    /// FIFO or socket was refused by [`resolve_output`]).
+    fn of(existing: Option<&std::fs::Metadata>) -> Placement {
+        match existing {
+            Some(md) if !md.is_file() => Placement::InPlace,
+            Some(md) if md.nlink() > 1 => Placement::Rewrite,
+            _ => Placement::Rename,
+        }
+    }
+}
+
 /// The temp file opened again with O_DIRECT, if the filesystem allows it.
 fn open_direct(temp: &Path) -> Option<File> {
     OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(temp).ok()
@@ -108,8 +120,9 @@ impl SharedFile {
     /// name), with that file's mode and, where allowed, owner; or opens a device in place.
     pub fn create(target: &Path, nonce: u64) -> Result<SharedFile> {
         let (real, existing) = resolve_output(target)?;
-        if let Some(shared) = Self::device(target, &real, existing.as_ref())? {
-            return Ok(shared);
+        let placement = Placement::of(existing.as_ref());
+        if placement == Placement::InPlace {
+            return Self::in_place(target, real);
         }
         let temp = temp_name(&real, nonce);
         let mode = existing.as_ref().map_or(0o666, |m| m.permissions().mode() & 0o7777);
@@ -121,19 +134,14 @@ impl SharedFile {
             f
         })
         .with_context(|| format!("{}: cannot create the output beside it", target.display()))?;
-        let placement = match &existing {
-            Some(md) if md.nlink() > 1 => Placement::Rewrite,
-            Some(md) => {
-                // Best effort, as for xsort's own output: a user may not give a file away.
-                // SAFETY: fchown on a descriptor this rank holds open.
-                if unsafe { libc::fchown(file.as_raw_fd(), md.uid(), md.gid()) } == 0 {
-                    // A change of owner clears the set-user-ID and set-group-ID bits: set again.
-                    let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
-                }
-                Placement::Rename
+        if let (Placement::Rename, Some(md)) = (placement, &existing) {
+            // Best effort, as for xsort's own output: a user may not give a file away.
+            // SAFETY: fchown on a descriptor this rank holds open.
+            if unsafe { libc::fchown(file.as_raw_fd(), md.uid(), md.gid()) } == 0 {
+                // A change of owner clears the set-user-ID and set-group-ID bits: set again.
+                let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
             }
-            None => Placement::Rename,
-        };
+        }
         let direct = open_direct(&temp);
         Ok(SharedFile { target: target.to_owned(), real, temp, file: Some(file), direct, placement, committed: false })
     }
@@ -141,8 +149,9 @@ impl SharedFile {
     /// The other ranks: opens the temp file rank 0 created (or the device, in place).
     pub fn open(target: &Path, nonce: u64) -> Result<SharedFile> {
         let (real, existing) = resolve_output(target)?;
-        if let Some(shared) = Self::device(target, &real, existing.as_ref())? {
-            return Ok(shared);
+        let placement = Placement::of(existing.as_ref());
+        if placement == Placement::InPlace {
+            return Self::in_place(target, real);
         }
         let temp = temp_name(&real, nonce);
         let file = xsort_io::signals::registering(|register| {
@@ -150,22 +159,25 @@ impl SharedFile {
             OpenOptions::new().write(true).open(&temp)
         });
         let direct = open_direct(&temp);
-        let placement = if existing.is_some_and(|md| md.nlink() > 1) { Placement::Rewrite } else { Placement::Rename };
         let mut shared = SharedFile { target: target.to_owned(), real, temp, file: None, direct, placement, committed: false };
         shared.file =
             Some(file.with_context(|| format!("{}: cannot open the output's temp file {}", target.display(), shared.temp.display()))?);
         Ok(shared)
     }
 
-    /// A device at `real`, opened for writing in place; None for anything else.
-    fn device(target: &Path, real: &Path, existing: Option<&std::fs::Metadata>) -> Result<Option<SharedFile>> {
-        if existing.is_none_or(|md| md.is_file()) {
-            return Ok(None);
-        }
-        let file = OpenOptions::new().write(true).open(real).with_context(|| format!("{}: cannot open", target.display()))?;
-        let direct = open_direct(real);
-        let (target, real) = (target.to_owned(), real.to_owned());
-        Ok(Some(SharedFile { target, temp: real.clone(), real, file: Some(file), direct, placement: Placement::InPlace, committed: false }))
+    /// The device at `real`, opened for writing in place.
+    fn in_place(target: &Path, real: PathBuf) -> Result<SharedFile> {
+        let file = OpenOptions::new().write(true).open(&real).with_context(|| format!("{}: cannot open", target.display()))?;
+        let direct = open_direct(&real);
+        Ok(SharedFile {
+            target: target.to_owned(),
+            temp: real.clone(),
+            real,
+            file: Some(file),
+            direct,
+            placement: Placement::InPlace,
+            committed: false,
+        })
     }
 
     /// Rank 0, after every rank has written and synced its range: puts the file in place.
@@ -260,32 +272,21 @@ impl Target {
     /// whose writes waited for the other's made both wait in the exchange). Filesystems without
     /// `fallocate` are left alone.
     pub fn reserve(&self, offset: u64, len: u64) -> Result<()> {
-        let (fd, path) = match self {
+        match self {
             // A device has its blocks already.
-            Target::Shared(s) if s.placement == Placement::InPlace => return Ok(()),
-            // The output will be copied into the target too: its blocks are reserved as well (its
-            // size and contents unchanged), so a full disk is found now, not in the commit.
-            Target::Shared(s) if s.placement == Placement::Rewrite => {
-                xsort_io::output::reserve_keeping_size(&s.open_real()?, offset, len, &s.target)?;
-                (s.file.as_ref().context("the output is closed")?.as_raw_fd(), &s.target)
+            Target::Shared(s) if s.placement == Placement::InPlace => Ok(()),
+            Target::Shared(s) => {
+                if s.placement == Placement::Rewrite {
+                    // The output will be copied into the target too: its blocks are reserved as
+                    // well (its size and contents unchanged), so a full disk is found now, not in
+                    // the commit.
+                    xsort_io::output::reserve_keeping_size(&s.open_real()?, offset, len, &s.target)?;
+                }
+                let file = s.file.as_ref().context("the output is closed")?;
+                Ok(xsort_io::file::reserve_blocks(file, offset, len, false, &s.target)?)
             }
-            Target::Shared(s) => (s.file.as_ref().context("the output is closed")?.as_raw_fd(), &s.target),
             // A part is the rank's range alone, from its start.
-            Target::Part(p) => return Ok(p.reserve(offset + len)?),
-        };
-        if len == 0 {
-            return Ok(());
-        }
-        // SAFETY: fallocate on a descriptor this rank holds open; it changes only the file.
-        if unsafe { libc::fallocate(fd, 0, offset as libc::off_t, len as libc::off_t) } == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        match e.raw_os_error() {
-            // Reported as xsort reports its own output's: a write error, the disk full.
-            Some(libc::ENOSPC) | Some(libc::EDQUOT) => Err(xsort_io::IoError::write(path, e).into()),
-            // Anything else (no fallocate here, a file size limit) is left for the writes to meet.
-            _ => Ok(()),
+            Target::Part(p) => Ok(p.reserve(offset + len)?),
         }
     }
 
