@@ -26,7 +26,7 @@
 //! spelling as remembered; the Nsort User Guide's sections on `-format` and `-field` were not
 //! available to check them against, so `record_delimiter` is accepted as well.
 
-use super::{FieldType, Layout, NsortSpec, SpecError, Statement};
+use super::{excerpt, FieldType, Layout, NsortSpec, SpecError, Statement};
 
 type Result<T, E = SpecError> = std::result::Result<T, E>;
 
@@ -38,8 +38,9 @@ const NAMES: &[(&str, u8)] = &[("newline", b'\n'), ("tab", b'\t'), ("space", b' 
 pub(super) fn parse_char(text: &str) -> Result<u8, String> {
     let bad = || {
         format!(
-            "'{text}' is not a delimiter: write one character (',' or |), a C escape \
-             ('\\n', '\\t', '\\x1f', '\\037') or a name (newline, tab, space, comma, nul)"
+            "'{}' is not a delimiter: write one character (',' or |), a C escape \
+             ('\\n', '\\t', '\\x1f', '\\037') or a name (newline, tab, space, comma, nul)",
+            excerpt(text)
         )
     };
     let quoted = text.len() >= 2 && text.starts_with('\'') && text.ends_with('\'');
@@ -47,8 +48,9 @@ pub(super) fn parse_char(text: &str) -> Result<u8, String> {
     if !quoted {
         if text.starts_with('\'') {
             return Err(format!(
-                "'{text}' opens a quote that does not close (whitespace ends a statement: \
-                 write a space as space or '\\x20')"
+                "'{}' opens a quote that does not close (whitespace ends a statement: \
+                 write a space as space or '\\x20')",
+                excerpt(text)
             ));
         }
         if let Some(&(_, b)) = NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(text)) {
@@ -157,7 +159,7 @@ pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summar
                 format!(
                     "field '{}' ends at a delimiter, so the records must be delimited too: \
                      give -format=delimiter:'\\n' (or the records' delimiter)",
-                    f.name
+                    excerpt(&f.name)
                 ),
             ));
         }
@@ -188,11 +190,13 @@ pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summar
             return Err(invalid(
                 st,
                 format!(
-                    "field '{}' has a fixed position but field '{}' ('{first_st}') ends at a \
+                    "field '{}' has a fixed position but field '{}' ('{}') ends at a \
                      delimiter; xsort sorts delimited records as text lines with GNU sort's \
                      fields, so the fields of a record must all be delimited or all at fixed \
                      positions",
-                    f.name, first.name
+                    excerpt(&f.name),
+                    excerpt(&first.name),
+                    excerpt(first_st)
                 ),
             ));
         }
@@ -207,7 +211,7 @@ pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summar
                     format!(
                         "field '{}' ends at the record delimiter {}, so it runs to the end of \
                          the record and must be the last -field",
-                        f.name,
+                        excerpt(&f.name),
                         display_char(rd)
                     ),
                 ));
@@ -220,12 +224,13 @@ pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summar
                 return Err(invalid(
                     st,
                     format!(
-                        "field '{}' ends at {} but '{first}' ends at {}; xsort sorts delimited \
+                        "field '{}' ends at {} but '{}' ends at {}; xsort sorts delimited \
                          records with GNU sort's fields, which have one separator, so every \
                          delimited field (but a last one ending at the record delimiter) must \
                          use the same delimiter",
-                        f.name,
+                        excerpt(&f.name),
                         display_char(d),
+                        excerpt(first),
                         display_char(s)
                     ),
                 ));

@@ -30,6 +30,10 @@
 //! names the file and the line where the statement starts. The path, like
 //! every path of a spec, is relative to the current directory.
 //!
+//! Statements given as bytes (the C library's `xsort_define`) may name
+//! paths that are not UTF-8, as the `xsort` command's operands may: see
+//! [`bytes`]. Messages quote what was written, long text by an [`excerpt`].
+//!
 //! # Statements
 //!
 //! | statement | meaning |
@@ -82,6 +86,7 @@
 //! in any order: fields, keys and the record size are checked against
 //! each other once the whole spec is read.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -89,6 +94,7 @@ use thiserror::Error;
 
 use crate::size::{self, MemorySize, SizeError};
 
+pub mod bytes;
 pub mod delimited;
 pub mod mapping;
 mod statements;
@@ -99,6 +105,24 @@ use words::{canonical, canonical_names, lookup, or_list, statements, Keyword, Ma
 
 /// Deepest nesting of `-specification` files (a file named in a file named in ...).
 pub const MAX_SPECIFICATION_DEPTH: usize = 16;
+
+/// Text of at most this many characters is quoted whole in a message; longer text by an
+/// [`excerpt`].
+pub const QUOTE_WHOLE_CHARS: usize = 80;
+
+/// The characters of longer text that an [`excerpt`] keeps.
+pub const EXCERPT_CHARS: usize = 60;
+
+/// Text the user wrote, as a message quotes it: whole up to [`QUOTE_WHOLE_CHARS`] characters, else
+/// its first [`EXCERPT_CHARS`] characters, "..." and its length, so that a message stays one
+/// readable line whatever was written (a 1 MB statement is quoted in about 90 bytes).
+pub fn excerpt(text: &str) -> Cow<'_, str> {
+    if text.chars().nth(QUOTE_WHOLE_CHARS).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let cut = text.char_indices().nth(EXCERPT_CHARS).map_or(text.len(), |(i, _)| i);
+    Cow::Owned(format!("{}... ({} bytes in all)", &text[..cut], bytes::written_len(text)))
+}
 
 /// The in-memory sort method (`-method=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,17 +275,18 @@ pub struct NsortSpec {
 }
 
 /// A spec that could not be parsed. Every message quotes the statement as
-/// written and is meant to be shown to the user as is.
+/// written (by an [`excerpt`] when it is long; the fields keep it whole) and is
+/// meant to be shown to the user as is. Reasons quote what they name the same way.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SpecError {
     /// A word that does not start with '-'.
-    #[error("'{token}' is not an Nsort statement: statements start with a single '-', as in -memory=1G")]
+    #[error("'{}' is not an Nsort statement: statements start with a single '-', as in -memory=1G", excerpt(.token))]
     NotAStatement {
         /// The word as written.
         token: String,
     },
     /// A keyword that matches no statement.
-    #[error("unknown statement '{statement}': expected one of {expected}")]
+    #[error("unknown statement '{}': expected one of {expected}", excerpt(.statement))]
     UnknownStatement {
         /// The statement as written.
         statement: String,
@@ -269,7 +294,7 @@ pub enum SpecError {
         expected: String,
     },
     /// A keyword prefix that matches several statements.
-    #[error("ambiguous statement '{statement}': '-{keyword}' could be {candidates}")]
+    #[error("ambiguous statement '{}': '-{}' could be {candidates}", excerpt(.statement), excerpt(.keyword))]
     AmbiguousStatement {
         /// The statement as written.
         statement: String,
@@ -279,7 +304,7 @@ pub enum SpecError {
         candidates: String,
     },
     /// An option word (or value word such as a method) that matches nothing.
-    #[error("invalid statement '{statement}': unknown {what} '{word}'; expected one of {expected}")]
+    #[error("invalid statement '{}': unknown {what} '{}'; expected one of {expected}", excerpt(.statement), excerpt(.word))]
     UnknownWord {
         /// The statement as written.
         statement: String,
@@ -291,7 +316,7 @@ pub enum SpecError {
         expected: String,
     },
     /// An option word prefix that matches several words.
-    #[error("invalid statement '{statement}': {what} '{word}' is ambiguous; it could be {candidates}")]
+    #[error("invalid statement '{}': {what} '{}' is ambiguous; it could be {candidates}", excerpt(.statement), excerpt(.word))]
     AmbiguousWord {
         /// The statement as written.
         statement: String,
@@ -303,7 +328,7 @@ pub enum SpecError {
         candidates: String,
     },
     /// A size that did not parse.
-    #[error("invalid statement '{statement}': {error}")]
+    #[error("invalid statement '{}': {error}", excerpt(.statement))]
     Size {
         /// The statement as written.
         statement: String,
@@ -311,7 +336,7 @@ pub enum SpecError {
         error: SizeError,
     },
     /// Anything else wrong with a statement; `reason` says what.
-    #[error("invalid statement '{statement}': {reason}")]
+    #[error("invalid statement '{}': {reason}", excerpt(.statement))]
     Invalid {
         /// The statement as written.
         statement: String,
@@ -320,7 +345,7 @@ pub enum SpecError {
     },
     /// A field or key that extends past the end of the fixed-size record (Nsort's
     /// `KEY_BEYOND_END`); `reason` gives the bytes it covers and the record's size.
-    #[error("invalid statement '{statement}': {reason}")]
+    #[error("invalid statement '{}': {reason}", excerpt(.statement))]
     BeyondRecord {
         /// The statement as written.
         statement: String,
@@ -328,7 +353,7 @@ pub enum SpecError {
         reason: String,
     },
     /// An error in a statement of a `-specification` file, at the line where the statement starts.
-    #[error("{path}:{line}: {error}")]
+    #[error("{}:{line}: {error}", excerpt(.path))]
     InFile {
         /// The file as its `-specification` statement names it.
         path: String,
@@ -438,7 +463,7 @@ impl<'a> Statement<'a> {
         }
         let (word, value) = split_sep(piece);
         if value == Some("") {
-            return Err(self.invalid(format!("'{word}' needs a value after '{}'", &piece[word.len()..])));
+            return Err(self.invalid(format!("'{}' needs a value after '{}'", excerpt(word), &piece[word.len()..])));
         }
         Ok(Item { word, value })
     }
@@ -490,13 +515,13 @@ impl<'a> Statement<'a> {
 
     fn number(&self, what: &str, text: &str) -> Result<usize> {
         if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(self.invalid(format!("{what} must be a whole number, not '{text}'")));
+            return Err(self.invalid(format!("{what} must be a whole number, not '{}'", excerpt(text))));
         }
-        text.parse().map_err(|_| self.invalid(format!("{what} '{text}' is too large")))
+        text.parse().map_err(|_| self.invalid(format!("{what} '{}' is too large", excerpt(text))))
     }
 
     fn size_error(&self, error: SizeError) -> SpecError {
-        SpecError::Size { statement: self.text.to_string(), error }
+        SpecError::Size { statement: self.text.to_string(), error: bounded_size_error(error) }
     }
 }
 
@@ -548,7 +573,7 @@ impl Builder {
     /// errors then name the file and line.
     fn read(&mut self, text: &str) -> Result<()> {
         for w in statements(text) {
-            let applied = Statement::split(&w.text).and_then(|st| self.apply(&st));
+            let applied = Statement::split(&w.text).and_then(|st| self.apply_written(&st));
             match (applied, self.files.last()) {
                 (Ok(()), _) => {}
                 (Err(e @ SpecError::InFile { .. }), _) | (Err(e), None) => return Err(e),
@@ -564,23 +589,39 @@ impl Builder {
     fn include(&mut self, st: &Statement<'_>) -> Result<()> {
         let path = st.value("-specification=sort.spec")?;
         let chain = |files: &[(String, PathBuf)]| {
-            let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).chain([path]).collect();
+            let names: Vec<Cow<'_, str>> = files.iter().map(|(p, _)| excerpt(p)).chain([excerpt(path)]).collect();
             names.join(" -> ")
         };
-        let cannot_read = |e: std::io::Error| st.invalid(format!("cannot read '{path}': {}", xsort_io::error::os_text(&e)));
-        let canonical = std::fs::canonicalize(path).map_err(cannot_read)?;
+        let cannot_read = |e: std::io::Error| st.invalid(format!("cannot read '{}': {}", excerpt(path), xsort_io::error::os_text(&e)));
+        let canonical = std::fs::canonicalize(bytes::path(path)).map_err(cannot_read)?;
         if self.files.iter().any(|(_, c)| *c == canonical) {
-            return Err(st.invalid(format!("'{path}' includes itself: {}", chain(&self.files))));
+            return Err(st.invalid(format!("'{}' includes itself: {}", excerpt(path), chain(&self.files))));
         }
         if self.files.len() >= MAX_SPECIFICATION_DEPTH {
             return Err(st.invalid(format!("specification files nest more than {MAX_SPECIFICATION_DEPTH} deep: {}", chain(&self.files))));
         }
         let bytes = std::fs::read(&canonical).map_err(cannot_read)?;
-        let text = String::from_utf8(bytes).map_err(|_| st.invalid(format!("'{path}' is not text (it is not UTF-8)")))?;
+        let text = bytes::file_text(bytes).ok_or_else(|| st.invalid(format!("'{}' is not text (it is not UTF-8)", excerpt(path))))?;
         self.files.push((path.to_string(), canonical));
         let read = self.read(&text);
         self.files.pop();
         read
+    }
+
+    /// Applies a statement as written. Statements given as bytes ([`bytes::with_byte_paths`]) may
+    /// hold bytes that are not UTF-8 in a path only: any other statement must be text.
+    fn apply_written(&mut self, st: &Statement<'_>) -> Result<()> {
+        if matches!(st.keyword, Keyword::InFile | Keyword::OutFile | Keyword::TempFile | Keyword::Specification) {
+            return self.apply(st);
+        }
+        match bytes::plain_text(st.text) {
+            Ok(None) => self.apply(st),
+            Ok(Some(text)) => self.apply(&Statement::split(&text)?),
+            Err(()) => Err(st.invalid(format!(
+                "{} is not UTF-8 text; only the paths of -in_file, -out_file, -temp_file and -specification may hold other bytes",
+                st.name()
+            ))),
+        }
     }
 
     fn apply(&mut self, st: &Statement<'_>) -> Result<()> {
@@ -629,7 +670,7 @@ impl Builder {
             return Err(st.invalid("-field needs a name, as in name:key"));
         };
         if self.spec.fields.iter().any(|f| f.name == name) {
-            return Err(st.invalid(format!("a field named '{name}' is already defined")));
+            return Err(st.invalid(format!("a field named '{}' is already defined", excerpt(&name))));
         }
         if let Some(delimiter) = layout.delimiter {
             let field_type = delimited::field_type(st, &layout)?;
@@ -651,7 +692,7 @@ impl Builder {
 
     fn set_out_file(&mut self, st: &Statement<'_>) -> Result<()> {
         if let Some(prev) = &self.out_statement {
-            return Err(st.invalid(format!("only one -out_file is allowed, and '{prev}' came first")));
+            return Err(st.invalid(format!("only one -out_file is allowed, and '{}' came first", excerpt(prev))));
         }
         self.spec.out_file = Some(parse_file(st, true)?);
         self.out_statement = Some(st.text.to_string());
@@ -678,7 +719,10 @@ impl Builder {
                     return Err(invalid(unknown_field(&name, &self.spec.fields)));
                 };
                 if !matches!(f.field_type, FieldType::Integer | FieldType::Unsigned) || ![1, 2, 4, 8].contains(&f.size) {
-                    return Err(invalid(format!("field '{name}' must be an integer or unsigned field of 1, 2, 4 or 8 bytes to be summed")));
+                    return Err(invalid(format!(
+                        "field '{}' must be an integer or unsigned field of 1, 2, 4 or 8 bytes to be summed",
+                        excerpt(&name)
+                    )));
                 }
                 self.spec.summarize.push(f.clone());
             }
@@ -700,11 +744,28 @@ impl Builder {
 }
 
 fn unknown_field(name: &str, fields: &[FieldDef]) -> String {
+    let name = excerpt(name);
     if fields.is_empty() {
         return format!("no -field is named '{name}' (no fields are defined; field names are case-sensitive)");
     }
-    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    let names: Vec<Cow<'_, str>> = fields.iter().map(|f| excerpt(&f.name)).collect();
     format!("no -field is named '{name}'; the fields are {} (names are case-sensitive)", names.join(", "))
+}
+
+/// A size error whose message quotes the size by an [`excerpt`], as the statement is quoted (the
+/// size module quotes what it is given whole).
+fn bounded_size_error(error: SizeError) -> SizeError {
+    let cut = |text: String| excerpt(&text).into_owned();
+    match error {
+        SizeError::Empty => SizeError::Empty,
+        SizeError::Negative(t) => SizeError::Negative(cut(t)),
+        SizeError::NotANumber(t) => SizeError::NotANumber(cut(t)),
+        SizeError::UnknownUnit { input, unit } => SizeError::UnknownUnit { input: cut(input), unit: cut(unit) },
+        SizeError::Zero(t) => SizeError::Zero(cut(t)),
+        SizeError::TooLarge(t) => SizeError::TooLarge(cut(t)),
+        SizeError::PercentOutOfRange(t) => SizeError::PercentOutOfRange(cut(t)),
+        SizeError::PercentNotAllowed(t) => SizeError::PercentNotAllowed(cut(t)),
+    }
 }
 
 /// Checks that bytes `offset..offset+size` lie inside the record.

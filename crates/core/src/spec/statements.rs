@@ -3,10 +3,8 @@
 //! [`Statement`] already split by the caller and returns what it said; the [`super::Builder`]
 //! checks statements against each other once the whole spec is read.
 
-use std::path::PathBuf;
-
 use super::words::{canonical, or_list, FileWord, FormatWord, LayoutWord, FILE_WORDS, FORMAT_WORDS, LAYOUT_WORDS};
-use super::{delimited, Endian, FieldType, FileSpec, KeyDef, Layout, PendingKey, Result, Statement};
+use super::{bytes, delimited, excerpt, Endian, FieldType, FileSpec, KeyDef, Layout, PendingKey, Result, Statement};
 use crate::size;
 
 /// Stores `v` in `slot` unless it already holds a different value: a
@@ -184,7 +182,7 @@ pub(super) fn parse_file(st: &Statement<'_>, writable: bool) -> Result<FileSpec>
     if path.is_empty() {
         return Err(st.invalid(format!("{} needs a path before the options", st.name())));
     }
-    let mut f = FileSpec { path: PathBuf::from(path), direct: None, transfer_size: None, count: None, preallocate: false, sync: false };
+    let mut f = FileSpec { path: bytes::path(path), direct: None, transfer_size: None, count: None, preallocate: false, sync: false };
     let items = match opts {
         Some(o) => st.items(o)?,
         None => Vec::new(),
@@ -218,7 +216,8 @@ fn transfer_size(st: &Statement<'_>, text: &str) -> Result<u64> {
     if n < 4096 || n % 4096 != 0 {
         return Err(st.invalid(format!(
             "transfer_size must be at least 4 KiB and a multiple of 4 KiB (4096 bytes) \
-             to keep direct I/O aligned, not {text} ({})",
+             to keep direct I/O aligned, not {} ({})",
+            excerpt(text),
             size::format_bytes(n)
         )));
     }

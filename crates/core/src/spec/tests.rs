@@ -756,3 +756,80 @@ fn delimited_errors() {
         assert_eq!(err(text), *want, "for {text:?}");
     }
 }
+
+/// Every place that quotes what the user wrote quotes a bounded excerpt: a 1 MB statement (or
+/// word, size, name, path) must not come back whole in a one-line message.
+#[test]
+fn long_text_is_quoted_by_an_excerpt() {
+    let long = "x".repeat(1 << 20);
+    let cases = [
+        format!("-{long}"),
+        long.clone(),
+        format!("-format=size:100 -field=name:k,size:4,{long}"),
+        format!("-memory={long}"),
+        format!("-memory=1{long}"),
+        format!("-format=delimiter:{long}"),
+        format!("-format=size:{long}"),
+        format!("-format=size:10 -key={long}"),
+        format!("-format=size:10 -field=name:{long},size:1 -field=name:{long},size:1"),
+        format!("-format=size:10 -field=name:{long},size:1 -key=k"),
+        format!("-specification=/nonexistent/{long}"),
+        format!("-in_file=/a,transfer_size={long}"),
+        format!("-out_file=/{long} -out_file=/b"),
+    ];
+    for text in &cases {
+        let message = err(text);
+        assert!(message.len() < 600, "{} bytes: {}", message.len(), excerpt(&message));
+        assert!(message.contains("... ("), "no excerpt in {message}");
+    }
+    let message = err(&format!("-{long}"));
+    let head = format!("-{}", "x".repeat(EXCERPT_CHARS - 1));
+    assert!(
+        message.starts_with(&format!("unknown statement '{head}... ({} bytes in all)': expected one of -processes", (1 << 20) + 1)),
+        "{message}"
+    );
+    // Text up to the limit is quoted whole, as before.
+    let whole = format!("-{}", "y".repeat(QUOTE_WHOLE_CHARS - 1));
+    assert!(err(&whole).starts_with(&format!("unknown statement '{whole}': ")));
+}
+
+/// Statements given as bytes (the C library's): paths may be any bytes, other statements must be
+/// text, and paths given as `&str` keep every character.
+#[test]
+fn byte_paths() {
+    use std::os::unix::ffi::OsStrExt;
+
+    let given = b"-format=size:10 -temp=/t\xff,sync -in_file=/i\xfe -in_file=/j -out_file=/o\xfd\xf4\x8f\xbf\xbf";
+    let spec = bytes::with_byte_paths(given, parse_spec).unwrap();
+    let paths = |files: &[FileSpec]| files.iter().map(|f| f.path.as_os_str().as_bytes().to_vec()).collect::<Vec<_>>();
+    assert_eq!(paths(&spec.temp_dirs), [b"/t\xff".to_vec()]);
+    assert!(spec.temp_dirs[0].sync);
+    assert_eq!(paths(&spec.in_files), [b"/i\xfe".to_vec(), b"/j".to_vec()]);
+    assert_eq!(spec.out_file.unwrap().path.as_os_str().as_bytes(), b"/o\xfd\xf4\x8f\xbf\xbf");
+
+    // Elsewhere the bytes must be text; the message shows the bytes that are not.
+    let refused = bytes::with_byte_paths(b"-format=size:10 -field=name:k\xff,size:2", parse_spec).unwrap_err();
+    assert_eq!(
+        bytes::show_bytes(&refused.to_string()),
+        "invalid statement '-field=name:k\\xff,size:2': -field is not UTF-8 text; only the paths of \
+         -in_file, -out_file, -temp_file and -specification may hold other bytes"
+    );
+    let unknown = bytes::with_byte_paths(b"-in_file=/a,\xffast", parse_spec).unwrap_err();
+    assert!(bytes::show_bytes(&unknown.to_string()).contains("unknown file option '\\xffast'"), "{unknown}");
+    // Characters of the escape block itself are text like any other.
+    let name = "k\u{10FF80}";
+    let spec = bytes::with_byte_paths(format!("-format=size:10 -field=name:{name},size:2 -key={name}").as_bytes(), parse_spec).unwrap();
+    assert_eq!(spec.keys[0].field.as_deref(), Some(name));
+
+    // A -specification file, named by bytes, may name paths by bytes too.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(std::ffi::OsStr::from_bytes(b"spec\xff"));
+    std::fs::write(&file, b"-format=size:10\n-temp=/u\xfe\n").unwrap();
+    let mut given = b"-spec=".to_vec();
+    given.extend_from_slice(file.as_os_str().as_bytes());
+    let spec = bytes::with_byte_paths(&given, parse_spec).unwrap();
+    assert_eq!(paths(&spec.temp_dirs), [b"/u\xfe".to_vec()]);
+
+    // Without the bytes entry point a path is its characters, those of the escape block included.
+    assert_eq!(ok("-temp=/t\u{10FFFF}").temp_dirs[0].path, PathBuf::from("/t\u{10FFFF}"));
+}
