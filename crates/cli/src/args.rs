@@ -52,12 +52,16 @@ Records and keys:
 
 Memory:
   -S/--memory takes a size with a K, M, G or T suffix (powers of 1024; a bare number means KiB, as
-  in GNU sort) or N% of physical memory. The default is 50% of available memory. A budget beyond
-  physical memory is clamped to 90% of it, with a warning. When the input fits the budget, xsort
-  sorts it in one pass with no temp file; otherwise it writes sorted runs to the temp directories
-  and merges them. Records need a budget that holds four of them with their sort entries (32 bytes
-  each) and 64 KiB: larger records are refused. A line longer than the budget is still held whole
-  (about three times its length at most, beside the budget); --stats says when that happened.
+  in GNU sort) or N% of the most memory xsort may hold (physical memory, or a memory cgroup's
+  limit or ulimit -v when smaller). The default is 50% of the memory xsort may use now: the
+  smallest of the kernel's MemAvailable, the room left by its memory cgroup (a container, a
+  systemd unit's MemoryMax, a batch job) and by ulimit -v. A budget beyond 90% of that is clamped
+  there, with a warning; --stats names the limit that chose the budget. When the input fits the
+  budget, xsort sorts it in one pass with no temp file; otherwise it writes sorted runs to the
+  temp directories and merges them. Records need a budget that holds four of them with their sort
+  entries (32 bytes each) and 64 KiB: larger records are refused. A line longer than the budget is
+  still held whole (about three times its length at most, beside the budget); --stats says when
+  that happened.
 
 I/O:
   Regular files are read and written with direct I/O (O_DIRECT), 8 MiB requests, 4 in flight,
@@ -248,7 +252,7 @@ pub struct Args {
         long = "memory",
         visible_alias = "buffer-size",
         value_name = "SIZE",
-        long_help = "Memory budget: SIZE[K|M|G|T] or N% of physical memory."
+        long_help = "Memory budget: SIZE[K|M|G|T] or N% of physical memory (or of a smaller cgroup or ulimit -v limit)."
     )]
     pub memory: Option<String>,
 

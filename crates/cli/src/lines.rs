@@ -181,7 +181,7 @@ fn separator(values: &[String]) -> Result<Option<u8>> {
 }
 
 /// `-S` as GNU sort takes it: 0 and percentages over 100 are accepted (and raised to the minimum or
-/// clamped to physical memory).
+/// clamped to the memory xsort may use).
 pub fn memory_size(s: &str) -> Result<MemorySize> {
     match parse_memory_size(s) {
         Ok(m) => Ok(m),

@@ -135,6 +135,8 @@ pub struct Common {
     pub output_given: bool,
     /// Memory budget in bytes.
     pub budget: u64,
+    /// Where the budget came from (see [`xsort_core::plan::Budget`]).
+    pub budget_basis: String,
     /// Worker threads.
     pub threads: usize,
     /// In-memory kernel.
@@ -181,11 +183,12 @@ impl Common {
             (Some(s), Dialect::Nsort) => Some(parse_memory_size(s).with_context(|| format!("invalid --memory '{s}'"))?),
             (None, _) => spec.memory,
         };
-        let (budget, clamp_warning) = xsort_core::plan::resolve_budget(memory);
+        let xsort_core::plan::Budget { bytes: budget, basis: budget_basis, warning: clamp_warning } =
+            xsort_core::plan::resolve_budget(memory);
         let threads = match (args.parallel, spec.processes, dialect) {
             (Some(0), _, Dialect::Gnu) => bail!("number in parallel must be nonzero"),
             (Some(0), _, Dialect::Nsort) => bail!("--parallel must be at least 1"),
-            (n, p, _) => worker_threads(n.or(p)),
+            (n, p, _) => xsort_core::limits::worker_threads(n.or(p)),
         };
         let max_fan_in = args.batch_size.as_deref().map(crate::lines::batch_size).transpose()?;
         let method = match args.method.as_deref() {
@@ -212,6 +215,7 @@ impl Common {
             output_given: output.is_some(),
             output: output.unwrap_or(Output::Stdout),
             budget,
+            budget_basis,
             threads,
             method,
             temp_dirs,
@@ -233,6 +237,7 @@ impl Common {
             rec.input_io = self.input_io;
         }
         let mut cfg = SortConfig::new(self.inputs, self.output, format, self.budget);
+        cfg.memory_budget_basis = self.budget_basis;
         cfg.threads = self.threads;
         cfg.temp_dirs = self.temp_dirs;
         cfg.method = self.method;
@@ -278,7 +283,7 @@ fn check_record_budget(args: &Args, spec: &NsortSpec, record_size: usize, budget
         let source = match (&args.memory, spec.memory) {
             (Some(s), _) => format!("-S {s}"),
             (None, Some(_)) => "-memory in --spec".to_string(),
-            (None, None) => "the default: half the available memory".to_string(),
+            (None, None) => "the default: half the memory xsort may use".to_string(),
         };
         msg.push_str(&format!(" ({source})"));
     }
@@ -316,16 +321,6 @@ pub fn output_of(p: &std::path::Path) -> Output {
     } else {
         Output::Path(p.to_owned())
     }
-}
-
-/// Worker threads for a request (`--parallel`, `-processes`; None: all): at most the CPUs this
-/// process may run on. More threads than CPUs cannot sort faster, and each costs a stack and a
-/// start, so `--parallel=10000` would spend seconds starting threads (or fail to) and gain
-/// nothing. GNU sort 9.1 takes such a request as a ceiling too (it starts threads only for large
-/// inputs, and never more than it has work for); the output is the same whatever the count.
-pub fn worker_threads(requested: Option<usize>) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    requested.map_or(cpus, |n| n.min(cpus))
 }
 
 #[cfg(test)]

@@ -118,3 +118,46 @@ fn sigkill_leaves_nothing_beside_the_target_and_no_temp_run() {
     assert_dir_empty(&fx.path("t"));
     assert_dir_empty(&fx.tmp());
 }
+
+/// Runs a line sort of standard input into `out` with `signal` ignored by the "parent" (set to
+/// SIG_IGN before exec, as `nohup` and a non-interactive shell's background jobs do), sends the
+/// signal once xsort holds its output open, then ends the input: the sort must finish normally.
+fn ignored_signal_stays_ignored(signal: i32) {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let fx = Fixture::new();
+    let mut cmd = fx.cmd();
+    cmd.args(["-o", "out"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
+    // SAFETY: signal() is async-signal-safe; the closure runs in the child between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(signal, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("spawn xsort");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"b\n").unwrap();
+    let out_marker = format!("{}/#", fx.root().display());
+    wait_for(&mut child, "the unnamed output file", || deleted_open_files(pid).iter().any(|p| p.starts_with(&out_marker)));
+    // SAFETY: kill() with the pid of our own child process, which has not been reaped yet.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, signal) }, 0, "kill failed");
+    std::thread::sleep(Duration::from_millis(200));
+    stdin.write_all(b"a\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "xsort died of an ignored signal {signal}: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"a\nb\n");
+    fx.assert_clean();
+}
+
+#[test]
+fn a_hang_up_ignored_by_the_parent_stays_ignored_as_under_nohup() {
+    ignored_signal_stays_ignored(libc::SIGHUP);
+}
+
+#[test]
+fn an_interrupt_ignored_by_the_parent_stays_ignored_as_in_background_jobs() {
+    ignored_signal_stays_ignored(libc::SIGINT);
+}

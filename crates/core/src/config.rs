@@ -151,6 +151,9 @@ pub struct SortConfig {
     pub format: Format,
     /// Memory budget in bytes for everything the sort allocates.
     pub memory_budget: u64,
+    /// Where the budget came from, for the statistics (e.g. "50% of available memory
+    /// (MemAvailable) (11.5 GiB)"; see [`crate::plan::Budget`]); empty: given by the caller.
+    pub memory_budget_basis: String,
     /// Worker threads; the sort starts them itself (see `pool`).
     pub threads: usize,
     /// Directories for temp runs (spread round robin).
@@ -242,7 +245,8 @@ impl SortConfig {
             output,
             format,
             memory_budget,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_budget_basis: String::new(),
+            threads: crate::limits::worker_threads(None),
             temp_dirs: vec![std::env::temp_dir()],
             method: Method::Radix,
             output_io: IoSettings::default(),

@@ -91,7 +91,10 @@ pub(crate) trait FormatSort {
 
 impl Engine {
     /// An engine for `cfg`.
-    pub fn new(cfg: SortConfig) -> Self {
+    /// Its worker threads are at most the CPUs the process may use
+    /// ([`crate::limits::worker_threads`]), whatever the configuration asks.
+    pub fn new(mut cfg: SortConfig) -> Self {
+        cfg.threads = crate::limits::worker_threads(Some(cfg.threads));
         Engine { cfg, counters: Arc::default() }
     }
 
@@ -257,6 +260,7 @@ impl Engine {
             merge_levels: merge.levels,
             merge_fan_in: merge.fan_in,
             memory_budget_bytes: plan.budget,
+            memory_budget_basis: cfg.memory_budget_basis.clone(),
             memory_planned_bytes: own.memory_planned,
             peak_rss_bytes: peak_rss_bytes(),
             input_mapped: own.input_mapped,

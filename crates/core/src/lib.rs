@@ -28,6 +28,7 @@ mod fold;
 mod framing;
 mod input;
 pub mod key;
+pub mod limits;
 mod merge;
 mod narrow;
 pub mod order;

@@ -22,6 +22,7 @@
 
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
+use crate::limits::MemoryLimits;
 use crate::size::format_bytes;
 use xsort_io::{align_down, align_up, IO_ALIGN};
 
@@ -207,11 +208,13 @@ fn spill_chunks(len: u64, record_size: usize, max_records: u64, merge_room: u64,
     }
 }
 
-/// Whether a mapped input of `len` bytes and `entry_bytes` of entries fit the memory available now
-/// (MemAvailable, which counts the input's own cached pages as free to take: the mapping needs
-/// them all and the entries beside them, so the sum must fit it; see the module's doc).
+/// Whether a mapped input of `len` bytes and `entry_bytes` of entries fit the memory this process
+/// may use now ([`crate::limits::MemoryLimits::usable`]: `MemAvailable`, which counts the input's
+/// own cached pages as free to take, and the room of its memory cgroup, which the mapping's pages
+/// are charged to: the mapping needs them all and the entries beside them, so the sum must fit;
+/// see the module's doc).
 pub fn fits_in_memory(len: u64, entry_bytes: u64) -> bool {
-    len.checked_add(entry_bytes).is_some_and(|need| need <= system_memory().1)
+    len.checked_add(entry_bytes).is_some_and(|need| need <= MemoryLimits::read().usable().0)
 }
 
 /// The smallest budget that sorts `record_size`-byte records: [`MIN_CHUNK_RECORDS`] records with
@@ -247,44 +250,65 @@ pub fn record_too_large(what: &str, floor: Option<u64>, budget: u64) -> String {
     }
 }
 
-/// Share of available memory used when no budget is given.
+/// Share of the usable memory taken when no budget is given.
 pub const DEFAULT_BUDGET_PERCENT_OF_AVAILABLE: u64 = 50;
 
-/// Physical RAM and currently available memory in bytes, from /proc/meminfo (sysconf as fallback).
-pub fn system_memory() -> (u64, u64) {
-    let field = |text: &str, name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .map(|kib| kib * 1024)
-    };
-    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    // SAFETY: sysconf has no preconditions.
-    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) }.max(0) as u64;
-    let total = field(&text, "MemTotal:").unwrap_or(pages * 4096);
-    (total, field(&text, "MemAvailable:").unwrap_or(total / 2))
+/// Share of the usable memory a requested budget is clamped to.
+const MOST_BUDGET_PERCENT_OF_USABLE: u64 = 90;
+
+/// A memory budget and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// The budget in bytes.
+    pub bytes: u64,
+    /// Why this budget, for `--stats` (e.g. "50% of the memory cgroup's limit less its use (1.0
+    /// GiB)", "-S 64M").
+    pub basis: String,
+    /// A warning when a request had to be clamped.
+    pub warning: Option<String>,
 }
 
-/// The budget in bytes for a requested size (None: the default share of available memory), and a
-/// warning when the request had to be clamped to physical memory.
-pub fn resolve_budget(requested: Option<crate::size::MemorySize>) -> (u64, Option<String>) {
-    let (total, available) = system_memory();
+/// The budget for a requested size (None: [`DEFAULT_BUDGET_PERCENT_OF_AVAILABLE`] of the memory
+/// this process may use now). A percentage (`-S 25%`) is of the most memory the process may ever
+/// hold (physical memory, its cgroup's limit, `RLIMIT_AS`), and a request beyond 90% of what it may
+/// use now is clamped there with a warning: a budget the cgroup cannot give gets the sort killed.
+pub fn resolve_budget(requested: Option<crate::size::MemorySize>) -> Budget {
+    resolve_budget_within(requested, &MemoryLimits::read())
+}
+
+fn resolve_budget_within(requested: Option<crate::size::MemorySize>, limits: &MemoryLimits) -> Budget {
+    let (usable, bound) = limits.usable();
     let Some(req) = requested else {
-        return (available * DEFAULT_BUDGET_PERCENT_OF_AVAILABLE / 100, None);
+        return Budget {
+            bytes: percent_of(usable, DEFAULT_BUDGET_PERCENT_OF_AVAILABLE),
+            basis: format!("{DEFAULT_BUDGET_PERCENT_OF_AVAILABLE}% of {} ({})", bound.describe(), format_bytes(usable)),
+            warning: None,
+        };
     };
-    let bytes = req.to_bytes(total);
-    let limit = total / 10 * 9;
-    if bytes > limit {
-        let msg = format!(
-            "memory budget {} exceeds physical memory ({}); using {}",
-            crate::size::format_bytes(bytes),
-            crate::size::format_bytes(total),
-            crate::size::format_bytes(limit)
+    let (ceiling, ceiling_bound) = limits.ceiling();
+    let bytes = req.to_bytes(ceiling);
+    let requested = match req {
+        crate::size::MemorySize::PercentOfRam(p) => format!("{p}% of {} ({})", ceiling_bound.describe_limit(), format_bytes(ceiling)),
+        crate::size::MemorySize::Bytes(b) => format!("{} as requested", format_bytes(b)),
+    };
+    let most = percent_of(usable, MOST_BUDGET_PERCENT_OF_USABLE);
+    if bytes > most {
+        let warning = format!(
+            "memory budget {} exceeds {} ({}); using {}",
+            format_bytes(bytes),
+            bound.describe(),
+            format_bytes(usable),
+            format_bytes(most)
         );
-        return (limit, Some(msg));
+        let basis = format!("{requested}, clamped to {MOST_BUDGET_PERCENT_OF_USABLE}% of {} ({})", bound.describe(), format_bytes(usable));
+        return Budget { bytes: most, basis, warning: Some(warning) };
     }
-    (bytes, None)
+    Budget { bytes, basis: requested, warning: None }
+}
+
+/// `percent`% of `bytes`, rounded down (without overflow).
+fn percent_of(bytes: u64, percent: u64) -> u64 {
+    (bytes as u128 * percent as u128 / 100) as u64
 }
 
 /// How runs are merged.
@@ -321,8 +345,33 @@ mod tests {
         assert!(!p.mapped_fits(u64::MAX), "never wraps");
         // The mapping and the entries must also fit the memory there is.
         assert!(fits_in_memory(1 << 20, 1 << 20));
-        assert!(!fits_in_memory(system_memory().0 + 1, 0), "a file larger than the machine's memory is read, not mapped");
+        assert!(!fits_in_memory(MemoryLimits::read().physical + 1, 0), "a file larger than the machine's memory is read, not mapped");
         assert!(!fits_in_memory(u64::MAX, 1), "never wraps");
+    }
+
+    #[test]
+    fn budgets_follow_the_memory_the_process_may_use() {
+        use crate::limits::{MemoryLimits, Room};
+        use crate::size::MemorySize;
+        let host = MemoryLimits { physical: 16 << 30, available: 12 << 30, cgroup: None, address_space: None };
+        let boxed = MemoryLimits { cgroup: Some(Room { limit: 1 << 30, room: 800 << 20 }), ..host };
+        let default = resolve_budget_within(None, &boxed);
+        assert_eq!(default.bytes, 400 << 20);
+        assert_eq!(default.basis, "50% of the memory cgroup's limit less its use (800 MiB)");
+        assert_eq!(resolve_budget_within(None, &host).bytes, 6 << 30);
+        // A percentage is of the most the process may hold: the cgroup's limit, not the host's.
+        let quarter = resolve_budget_within(Some(MemorySize::PercentOfRam(25.0)), &boxed);
+        assert_eq!((quarter.bytes, quarter.warning), (256 << 20, None));
+        assert_eq!(quarter.basis, "25% of the memory cgroup's limit (1 GiB)");
+        // A request the cgroup cannot give is clamped, with a warning naming the limit.
+        let big = resolve_budget_within(Some(MemorySize::Bytes(4 << 30)), &boxed);
+        assert_eq!(big.bytes, 720 << 20);
+        assert_eq!(
+            big.warning.as_deref(),
+            Some("memory budget 4 GiB exceeds the memory cgroup's limit less its use (800 MiB); using 720 MiB")
+        );
+        let fits = resolve_budget_within(Some(MemorySize::Bytes(64 << 20)), &boxed);
+        assert_eq!((fits.bytes, fits.warning, fits.basis.as_str()), (64 << 20, None, "64 MiB as requested"));
     }
 
     #[test]

@@ -17,10 +17,11 @@ thread_local! {
     static CURRENT: RefCell<Option<Arc<rayon::ThreadPool>>> = const { RefCell::new(None) };
 }
 
-/// Runs `driver` on a new pool of `threads` threads (it runs on one of them).
+/// Runs `driver` on a new pool of `threads` threads (it runs on one of them), at most the CPUs
+/// this process may use ([`crate::limits::worker_threads`]).
 pub(crate) fn run_in_pool<T: Send>(threads: usize, driver: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
+        .num_threads(crate::limits::worker_threads(Some(threads)))
         .thread_name(|i| format!("xsort-worker-{i}"))
         .build()
         .map_err(|e| SortError::Resource(format!("cannot start worker threads: {e}")))?;

@@ -203,6 +203,10 @@ pub struct SortStats {
     pub merge_fan_in: usize,
     /// Memory budget in bytes.
     pub memory_budget_bytes: u64,
+    /// Where the budget came from: a request (`-S`), or the limit that set the default or clamped
+    /// the request (physical memory, `MemAvailable`, the memory cgroup, `ulimit -v`), e.g. "50% of
+    /// the memory cgroup's limit less its use (1.0 GiB)"; empty when the caller gave bytes.
+    pub memory_budget_basis: String,
     /// Bytes the plan allocates at most.
     pub memory_planned_bytes: u64,
     /// Peak resident set size of the process (a mapped input's pages included).
@@ -320,8 +324,9 @@ impl SortStats {
             );
         }
         o += &format!("  passes       {} ({how})\n", self.passes);
+        let basis = if self.memory_budget_basis.is_empty() { String::new() } else { format!(" ({})", self.memory_budget_basis) };
         o += &format!(
-            "  memory       budget {}, planned {}, peak RSS {}\n",
+            "  memory       budget {}{basis}, planned {}, peak RSS {}\n",
             format_bytes(self.memory_budget_bytes),
             format_bytes(self.memory_planned_bytes),
             format_bytes(self.peak_rss_bytes)

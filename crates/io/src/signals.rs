@@ -1,6 +1,11 @@
 //! Cleanup on SIGINT, SIGTERM and SIGHUP.
 //!
-//! [`install`] blocks those signals in the calling thread (every thread started later inherits the
+//! A signal that the parent left ignored stays ignored (POSIX asks it of utilities, and GNU sort
+//! does it): `nohup xsort ... &` must outlive the hang-up, and a background job of a non-interactive
+//! shell, started with SIGINT ignored, must outlive Ctrl-C. Only the signals not ignored at start
+//! are caught.
+//!
+//! [`install`] blocks the caught signals in the calling thread (every thread started later inherits the
 //! mask) and starts one thread that waits for them with `sigwait`. On a signal it removes every path
 //! registered by [`registering`] (a named partial output, or a named temp file before its unlink)
 //! and then dies of the same signal, so the exit status tells the parent what happened. Doing the
@@ -31,21 +36,43 @@ pub fn unregister(path: &Path) {
     }
 }
 
-fn signal_set() -> libc::sigset_t {
+/// The signals whose default action ends the process and that a user sends to stop a job.
+const CLEANUP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Whether `sig`'s action is "ignore" (inherited from the parent across exec).
+fn is_ignored(sig: libc::c_int) -> bool {
+    // SAFETY: sigaction is plain data; a null new action only queries the current one.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// The cleanup signals this process catches: those not ignored at start.
+fn caught_signals() -> Vec<libc::c_int> {
+    CLEANUP_SIGNALS.into_iter().filter(|&s| !is_ignored(s)).collect()
+}
+
+fn signal_set(signals: &[libc::c_int]) -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        for &s in signals {
             libc::sigaddset(&mut set, s);
         }
         set
     }
 }
 
-/// Installs the cleanup thread. Call it first thing in `main`, before any other thread exists.
+/// Installs the cleanup thread for the signals not ignored at start (an ignored one stays ignored).
+/// Call it first thing in `main`, before any other thread exists.
 pub fn install() -> std::io::Result<()> {
-    let set = signal_set();
+    let signals = caught_signals();
+    if signals.is_empty() {
+        return Ok(());
+    }
+    let set = signal_set(&signals);
     // SAFETY: changes only this thread's signal mask, with a valid set.
     let r = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
     if r != 0 {

@@ -81,8 +81,7 @@ impl Sort {
 
     /// Runs `f` on the sort's worker threads.
     fn on_pool<T: Send>(&self, f: impl FnOnce() -> T + Send) -> Result<T> {
-        let threads = self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        crate::pool::run_in_pool(threads, || Ok(f()))
+        crate::pool::run_in_pool(crate::limits::worker_threads(self.threads), || Ok(f()))
     }
 
     /// Extracts and sorts the entries of `data`'s records, narrow or wide (see [`crate::narrow`]).

@@ -69,7 +69,7 @@ pub struct Sort {
     format: Format,
     inputs: Vec<Input>,
     output: Option<Output>,
-    budget: Option<u64>,
+    budget: Option<crate::plan::Budget>,
     threads: Option<usize>,
     temp_dirs: Vec<PathBuf>,
     method: Method,
@@ -158,7 +158,7 @@ impl Sort {
     fn apply_spec(&mut self, spec: &NsortSpec) {
         self.inputs = spec.in_files.iter().map(|f| Input::Path(f.path.clone())).collect();
         self.output = spec.out_file.as_ref().map(|f| Output::Path(f.path.clone()));
-        self.budget = spec.memory.map(|m| crate::plan::resolve_budget(Some(m)).0);
+        self.budget = spec.memory.map(|m| crate::plan::resolve_budget(Some(m)));
         self.threads = spec.processes;
         self.temp_dirs = spec.temp_dirs.iter().map(|t| t.path.clone()).collect();
         if spec.method == Some(spec::Method::Merge) {
@@ -238,10 +238,11 @@ impl Sort {
         self
     }
 
-    /// The memory budget in bytes for everything the sort allocates (default: half the available
-    /// memory). Past it, the sort spills sorted runs to its temp directories and merges them.
+    /// The memory budget in bytes for everything the sort allocates (default: half the memory the
+    /// process may use now: the smallest of `MemAvailable` and the room its memory cgroup and
+    /// `RLIMIT_AS` leave; see [`crate::limits`]). Past it, the sort spills sorted runs to its temp directories and merges them.
     pub fn memory(mut self, bytes: u64) -> Sort {
-        self.budget = Some(bytes);
+        self.budget = Some(crate::plan::Budget { bytes, basis: String::new(), warning: None });
         self
     }
 
@@ -390,7 +391,12 @@ impl Sort {
 
     /// The sort's budget in bytes.
     fn budget_bytes(&self) -> u64 {
-        self.budget.unwrap_or_else(|| crate::plan::resolve_budget(None).0)
+        self.budget().bytes
+    }
+
+    /// The sort's budget (the default one when none was given).
+    fn budget(&self) -> crate::plan::Budget {
+        self.budget.clone().unwrap_or_else(|| crate::plan::resolve_budget(None))
     }
 
     /// The engine's job, checked.
@@ -398,8 +404,8 @@ impl Sort {
         if let Some(refused) = self.refused {
             return Err(SortError::Config(refused));
         }
-        let budget = self.budget_bytes();
-        let threads = self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let crate::plan::Budget { bytes: budget, basis: budget_basis, .. } = self.budget();
+        let threads = crate::limits::worker_threads(self.threads);
         let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
         let io = |i: usize| self.io[i].unwrap_or_else(|| IoSettings::of_statement(None, None, false, budget));
         let output = self.output.unwrap_or(Output::Stdout);
@@ -427,6 +433,7 @@ impl Sort {
             }
         };
         let mut cfg = SortConfig::new(self.inputs, output, format, budget);
+        cfg.memory_budget_basis = budget_basis;
         cfg.threads = threads;
         cfg.temp_dirs = temp_dirs;
         cfg.method = self.method;

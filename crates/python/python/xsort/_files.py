@@ -55,7 +55,7 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
     Records of ``record_size`` bytes when given, sorted by ``keys``: ``--key-bytes`` strings
     (``"0:10"``, ``"8:8:i64le:r"``; the whole record without keys). Text lines otherwise,
     ordered by ``args``: GNU sort's ordering options (``["-t,", "-k2,2n"]``), as ``sort``
-    takes them under ``LC_ALL=C``. Past ``memory`` bytes (default: half the available memory)
+    takes them under ``LC_ALL=C``. Past ``memory`` bytes (default: half the memory the process may use, within its memory cgroup)
     the sort spills sorted runs to ``temp_dirs`` (default: the system's temp directory) and
     merges them. ``sync`` makes the output durable before returning.
 
