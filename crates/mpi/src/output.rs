@@ -1,7 +1,8 @@
 //! Where the ranks write: one shared file, each rank at its offset, or one part per rank
 //! (node-local). Either way nothing reaches its target name before every rank has written its
 //! range: the shared file is written under a temp name beside the target (every rank opens it by
-//! name, so it cannot be unnamed) and rank 0 renames it over the target after the ranks agree
+//! name, so it cannot be unnamed; its owner's alone, 0600, until it takes its final mode in the
+//! commit) and rank 0 renames it over the target after the ranks agree
 //! (over the file a symbolic link names, keeping the link; a target with other hard links gets the
 //! new contents copied in; a device such as `/dev/null` is written in place, as `xsort` writes
 //! one); a part is xsort's atomic output (unnamed until committed), and every rank commits its part
@@ -40,7 +41,33 @@ pub struct SharedFile {
     /// that lie wholly inside this rank's range.
     direct: Option<File>,
     placement: Placement,
+    /// The permission bits the output takes at the commit (the temp file has [`PRIVATE_MODE`]
+    /// until then); rank 0's, which creates the file and commits it.
+    mode: u32,
     committed: bool,
+}
+
+/// The temp file's mode while the ranks write it: its owner's alone.
+const PRIVATE_MODE: u32 = 0o600;
+
+/// The mode a new file is created with before the umask, as `xsort` creates its output.
+const NEW_FILE_MODE: u32 = 0o666;
+
+/// The process's umask. Linux shows it in `/proc/self/status` (since 4.7); elsewhere it is read
+/// by setting it, to 077 for that moment, so that a file another thread creates then gets a
+/// narrower mode, never a wider one.
+fn umask() -> u32 {
+    let shown = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        let line = s.lines().find_map(|l| l.strip_prefix("Umask:"))?.trim().to_owned();
+        u32::from_str_radix(&line, 8).ok()
+    });
+    shown.unwrap_or_else(|| {
+        // SAFETY: umask only swaps the process's file mode creation mask; it is put back at once.
+        let old = unsafe { libc::umask(0o077) };
+        // SAFETY: as above, restoring the mask read.
+        unsafe { libc::umask(old) };
+        old
+    })
 }
 
 /// How the written output takes the target's place, as `xsort` puts its own output in place.
@@ -117,7 +144,9 @@ pub fn resolve_output(target: &Path) -> Result<(PathBuf, Option<std::fs::Metadat
 
 impl SharedFile {
     /// Rank 0: creates the temp file beside the file `target` names (never through an existing
-    /// name), with that file's mode and, where allowed, owner; or opens a device in place.
+    /// name), readable and writable by its owner only while the ranks write it, owned, where
+    /// allowed, by that file's owner; or opens a device in place. It takes the mode the target
+    /// should have only at the commit ([`SharedFile::commit`]).
     pub fn create(target: &Path, nonce: u64) -> Result<SharedFile> {
         let (real, existing) = resolve_output(target)?;
         let placement = Placement::of(existing.as_ref());
@@ -125,9 +154,11 @@ impl SharedFile {
             return Self::in_place(target, real);
         }
         let temp = temp_name(&real, nonce);
-        let mode = existing.as_ref().map_or(0o666, |m| m.permissions().mode() & 0o7777);
+        // The name is in the target's directory, where other users may look: with the target's
+        // mode (0644 for a new file) any of them could open it during the job and keep reading the
+        // sorted data, or what it held before, through that descriptor. 0600 until the commit.
         let file = xsort_io::signals::registering(|register| {
-            let f = OpenOptions::new().write(true).create_new(true).mode(mode).open(&temp);
+            let f = OpenOptions::new().write(true).create_new(true).mode(PRIVATE_MODE).open(&temp);
             if f.is_ok() {
                 register(&temp);
             }
@@ -135,15 +166,17 @@ impl SharedFile {
         })
         .with_context(|| format!("{}: cannot create the output beside it", target.display()))?;
         if let (Placement::Rename, Some(md)) = (placement, &existing) {
-            // Best effort, as for xsort's own output: a user may not give a file away.
+            // Best effort, as for xsort's own output: a user may not give a file away. (The
+            // set-user-ID and set-group-ID bits a change of owner clears come with the mode at
+            // the commit.)
             // SAFETY: fchown on a descriptor this rank holds open.
-            if unsafe { libc::fchown(file.as_raw_fd(), md.uid(), md.gid()) } == 0 {
-                // A change of owner clears the set-user-ID and set-group-ID bits: set again.
-                let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
-            }
+            unsafe { libc::fchown(file.as_raw_fd(), md.uid(), md.gid()) };
         }
+        // A new target gets 0666 less the umask, as xsort's output (and any file it creates); a
+        // replaced one keeps its mode. A copied-in output (hard links) leaves the target's mode.
+        let mode = existing.as_ref().map_or_else(|| NEW_FILE_MODE & !umask(), |m| m.mode() & 0o7777);
         let direct = open_direct(&temp);
-        Ok(SharedFile { target: target.to_owned(), real, temp, file: Some(file), direct, placement, committed: false })
+        Ok(SharedFile { target: target.to_owned(), real, temp, file: Some(file), direct, placement, mode, committed: false })
     }
 
     /// The other ranks: opens the temp file rank 0 created (or the device, in place).
@@ -159,7 +192,7 @@ impl SharedFile {
             OpenOptions::new().write(true).open(&temp)
         });
         let direct = open_direct(&temp);
-        let mut shared = SharedFile { target: target.to_owned(), real, temp, file: None, direct, placement, committed: false };
+        let mut shared = SharedFile { target: target.to_owned(), real, temp, file: None, direct, placement, mode: 0, committed: false };
         shared.file =
             Some(file.with_context(|| format!("{}: cannot open the output's temp file {}", target.display(), shared.temp.display()))?);
         Ok(shared)
@@ -176,12 +209,19 @@ impl SharedFile {
             file: Some(file),
             direct,
             placement: Placement::InPlace,
+            mode: 0,
             committed: false,
         })
     }
 
     /// Rank 0, after every rank has written and synced its range: puts the file in place.
     pub fn commit(&mut self, sync: bool) -> Result<()> {
+        if self.placement == Placement::Rename {
+            // Its final mode, only now that every rank has written it (see `create`).
+            let f = self.file.as_ref().context("the output is closed")?;
+            f.set_permissions(std::fs::Permissions::from_mode(self.mode))
+                .with_context(|| format!("{}: cannot set the mode of the output", self.target.display()))?;
+        }
         self.file.take();
         self.direct.take();
         match self.placement {
@@ -555,6 +595,29 @@ mod tests {
         }
         // Records larger than the room get room for two.
         assert!(plan(2 << 20).bytes(1 << 20) >= 2 * (2 << 20));
+    }
+
+    /// The temp file is its owner's alone while the ranks write it; the committed output has the
+    /// mode xsort gives it (a new file: 0666 less the umask; a replaced one: its own).
+    #[test]
+    fn the_temp_file_is_private_until_the_commit() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o7777;
+        let (new, old) = (dir.path().join("new"), dir.path().join("old"));
+        std::fs::write(&old, b"old").unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o640)).unwrap();
+        for (target, nonce, want) in [(&new, 1, 0o666 & !umask()), (&old, 2, 0o640)] {
+            let mut f = SharedFile::create(target, nonce).unwrap();
+            assert_eq!(mode(&temp_name(target, nonce)), PRIVATE_MODE, "{}", target.display());
+            f.commit(false).unwrap();
+            assert_eq!(mode(target), want, "{}", target.display());
+        }
+        // The umask read is the process's.
+        // SAFETY: umask only swaps the process's mask; it is put back at once.
+        let set = unsafe { libc::umask(0o027) };
+        assert_eq!(umask(), 0o027);
+        // SAFETY: as above.
+        unsafe { libc::umask(set) };
     }
 
     /// Ranges at offsets on and off page boundaries, written by writers of tiny blocks (many

@@ -46,6 +46,12 @@ impl Fixture {
 
     /// Runs `mpirun --oversubscribe LINE...` in the fixture's directory (with a deadline).
     fn launch(&self, line: &[String], env: &[(&str, &str)]) -> Output {
+        let child = self.command(line, env).spawn().expect("mpirun (install openmpi-bin)");
+        wait_with_deadline(child, Duration::from_secs(120))
+    }
+
+    /// `mpirun --oversubscribe LINE...` in the fixture's directory, its output piped.
+    fn command(&self, line: &[String], env: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new("mpirun");
         cmd.arg("--oversubscribe").args(line);
         cmd.current_dir(self.dir.path()).env("TMPDIR", self.path("tmp"));
@@ -53,8 +59,26 @@ impl Fixture {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("mpirun (install openmpi-bin)");
-        wait_with_deadline(child, Duration::from_secs(120))
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd
+    }
+
+    /// Starts `xsort-mpi` on `np` ranks under `umask`, without waiting for it.
+    fn start(&self, np: usize, args: &[&str], env: &[(&str, &str)], umask: libc::mode_t) -> std::process::Child {
+        let line: Vec<String> = ["-np", &np.to_string(), XSORT_MPI].iter().chain(args).map(|s| s.to_string()).collect();
+        with_umask(self.command(&line, env), umask).spawn().expect("mpirun (install openmpi-bin)")
+    }
+
+    /// Waits (60 s at most) for a name in the fixture's directory that starts with `prefix`.
+    fn wait_for(&self, prefix: &str) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(name) = names(self.dir.path()).into_iter().find(|n| n.starts_with(prefix)) {
+                return name;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "no {prefix}* appeared");
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// Runs `xsort-mpi` and expects success.
@@ -89,6 +113,19 @@ impl Fixture {
     fn records(&self, name: &str, count: u64, skew: bool) {
         generate_file(&self.path(name), 0, count, GenOptions { ascii: false, skew }, 1).expect("gensort");
     }
+}
+
+/// `cmd`, run under the file mode creation mask `umask`.
+fn with_umask(mut cmd: Command, umask: libc::mode_t) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: umask is async-signal-safe and touches nothing but the child's own mask.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::umask(umask);
+            Ok(())
+        })
+    };
+    cmd
 }
 
 fn wait_with_deadline(mut child: std::process::Child, limit: Duration) -> Output {
@@ -605,4 +642,34 @@ fn a_rank_waiting_for_a_slow_one_leaves_the_cores_free() {
         let cpu = rank["cpu_s"].as_f64().expect("cpu_s");
         assert!(cpu < 0.4, "{fault} {inputs:?}: rank {waiting} used {cpu:.2} s of CPU waiting 2 s for the other");
     }
+}
+
+/// The shared output's temp file, beside the target where other users may look, is its owner's
+/// alone while the ranks write it (it was created with the target's mode, 0644 for a new file
+/// under umask 022: anyone could open it and keep reading); the committed output has the mode
+/// xsort gives its own: a new file 0666 less the umask, a replaced one its old mode.
+#[test]
+fn the_shared_output_is_private_until_committed() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let f = Fixture::new();
+    f.records("in", 20_000, false);
+    let mode = |name: &str| std::fs::metadata(f.path(name)).expect("stat").mode() & 0o7777;
+    let mut xsort = Command::new(xsort());
+    xsort.args(["--record-size", "100", "-o", "ref", "in"]).current_dir(f.dir.path()).env("TMPDIR", f.path("tmp"));
+    let done = with_umask(xsort, 0o022).output().expect("xsort");
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    std::fs::write(f.path("old"), b"old").expect("write");
+    std::fs::set_permissions(f.path("old"), std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    for (target, want) in [("new", mode("ref")), ("old", 0o640)] {
+        // Rank 1 sleeps 2 s with its range written, before the commit: the temp file is there.
+        let job = f.start(2, &["--record-size", "100", "-o", target, "in"], &[("XSORT_MPI_FAULT", "delay:1:write")], 0o022);
+        let temp = f.wait_for(&format!(".{target}.xsort-mpi-"));
+        assert_eq!(format!("{:o}", mode(&temp)), "600", "{target}: the temp file {temp} while the job runs");
+        let out = wait_with_deadline(job, Duration::from_secs(120));
+        assert!(out.status.success(), "{target}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(format!("{:o}", mode(target)), format!("{want:o}"), "{target}: the committed output's mode");
+        assert!(f.read(target) == f.read("ref"), "{target}: the output differs from xsort's");
+    }
+    assert_eq!(mode("ref"), 0o644);
+    assert_nothing_left(&f, &["in", "new", "old", "ref"]);
 }
