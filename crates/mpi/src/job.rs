@@ -19,6 +19,7 @@
 use crate::comm::{Comm, Stop};
 use crate::exchange::Exchange;
 use crate::inplace::InPlace;
+use crate::launcher;
 use crate::options::{Options, RANK_MARKER};
 use crate::output::{resolve_output, RangeWriter, SharedFile, Target, WritePlan};
 use crate::share::{Kind, Share};
@@ -212,7 +213,7 @@ fn open_target(comm: &Comm, opts: &Options, output: &Path, temp_dir: &Path, (off
 /// its range written, before the ranks agree to commit), as a crashed node would. (The exchange
 /// takes `shrink:RANK:ROUND`: rank RANK cuts its input short before reading after ROUND rounds.)
 /// `delay:RANK:PHASE` makes rank RANK sleep 2 s there instead, as a slow node would: the others
-/// wait for it in the agreement that ends the phase.
+/// wait for it in the agreement that ends the phase (`delay:RANK:PHASE:MS`: MS milliseconds).
 fn fault_point(rank: usize, phase: &str) {
     let Ok(fault) = std::env::var("XSORT_MPI_FAULT") else { return };
     if fault == format!("kill:{rank}:{phase}") {
@@ -221,6 +222,9 @@ fn fault_point(rank: usize, phase: &str) {
     }
     if fault == format!("delay:{rank}:{phase}") {
         std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+    if let Some(ms) = fault.strip_prefix(&format!("delay:{rank}:{phase}:")).and_then(|ms| ms.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
 
@@ -313,18 +317,22 @@ fn write_sorted(sorting: &mut Sorting, target: &Target, (offset, size): (u64, u6
 }
 
 /// Puts the output in place once every rank has written: rank 0 renames the shared file; every
-/// rank commits its part.
+/// rank commits its part. Only when every rank is still healthy, its launcher alive and not
+/// tearing the job down ([`launcher::ready_to_commit`]), asked of all ranks together and again by
+/// each rank that renames, right before its rename: an interrupted `mpirun` (which fails) never
+/// sees its target replaced afterwards.
 fn commit(comm: &Comm, target: Target, sync: bool) -> Result<(), Stop> {
+    comm.agree(launcher::ready_to_commit())?;
     match target {
         Target::Shared(mut f) => {
-            let done = if comm.rank == 0 { f.commit(sync) } else { Ok(()) };
+            let done = if comm.rank == 0 { launcher::ready_to_commit().and_then(|_| f.commit(sync)) } else { Ok(()) };
             let outcome = comm.agree(done);
             if outcome.is_ok() {
                 f.forget();
             }
             outcome
         }
-        Target::Part(p) => comm.agree(p.commit(sync).map_err(anyhow::Error::from)),
+        Target::Part(p) => comm.agree(launcher::ready_to_commit().and_then(|_| p.commit(sync).map_err(anyhow::Error::from))),
     }
 }
 

@@ -9,6 +9,7 @@ mod fresh;
 mod inflight;
 mod inplace;
 mod job;
+mod launcher;
 mod options;
 mod output;
 mod share;
@@ -25,6 +26,12 @@ fn main() -> ExitCode {
     // after another rank failed removes this rank's named temp files).
     if let Err(e) = xsort_io::signals::install() {
         eprintln!("xsort-mpi: cannot install signal handling: {}", xsort_io::error::os_text(&e));
+        return ExitCode::from(TROUBLE);
+    }
+    // Then, still before any other thread: a rank stops when its launcher dies, and notes the
+    // SIGCONT with which a launcher begins to tear a job down (see `launcher`).
+    if let Err(e) = launcher::watch() {
+        eprintln!("xsort-mpi: cannot watch the job's launcher: {}", xsort_io::error::os_text(&e));
         return ExitCode::from(TROUBLE);
     }
     let args: Vec<String> = std::env::args().skip(1).collect();

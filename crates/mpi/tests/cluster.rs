@@ -673,3 +673,75 @@ fn the_shared_output_is_private_until_committed() {
     assert_eq!(mode("ref"), 0o644);
     assert_nothing_left(&f, &["in", "new", "old", "ref"]);
 }
+
+/// The processes whose parent is `parent`.
+fn children(parent: u32) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // After the command's name in parentheses: the state, then the parent.
+        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Whether `pid` is still running: it exists and is not a zombie (an orphan whose reaper has not
+/// collected it yet has ended all the same).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|s| s != "Z" && s != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Ctrl-C or SIGTERM to `mpirun` early in a job: Open MPI 4.1's `mpirun` sends the ranks SIGCONT
+/// at once and SIGTERM a second later, and exits 1; the ranks used to commit a complete output
+/// within that second. `mpirun` killed (or exiting at once on a second Ctrl-C) left the ranks
+/// running on to commit. Either way the old target must stay, no temp file be left, and no rank
+/// outlive `mpirun` for long.
+#[test]
+fn an_interrupted_or_killed_mpirun_commits_nothing() {
+    let f = Fixture::new();
+    f.records("in", 30_000, false);
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM"), (libc::SIGKILL, "SIGKILL")] {
+        std::fs::write(f.path("out"), b"old").expect("write");
+        // Rank 0 sleeps 0.4 s with its range written: the job is still running when the signal
+        // comes, and left alone it would commit well within the second before the ranks' SIGTERM.
+        let args = ["--record-size", "100", "-o", "out", "in"];
+        // Open MPI's shared-memory segments in TMPDIR too: where mpirun is killed, nothing
+        // removes them, and there they go with the test's directory.
+        let tmp = f.path("tmp");
+        let env = [("XSORT_MPI_FAULT", "delay:0:write:400"), ("OMPI_MCA_btl_vader_backing_directory", tmp.to_str().expect("path"))];
+        let job = f.start(3, &args, &env, 0o022);
+        // The ranks have made the output's temp file: the sort is under way.
+        f.wait_for(".out.xsort-mpi-");
+        let ranks = children(job.id());
+        assert_eq!(ranks.len(), 3, "{name}: mpirun's children {ranks:?}");
+        // SAFETY: kill sends a signal to the mpirun this test started (and has not waited for).
+        assert_eq!(unsafe { libc::kill(job.id() as libc::pid_t, sig) }, 0);
+        let out = wait_with_deadline(job, Duration::from_secs(60));
+        assert!(!out.status.success(), "{name}: mpirun succeeded");
+        let ended = Instant::now();
+        while ranks.iter().any(|&r| running(r)) {
+            assert!(ended.elapsed() < Duration::from_secs(2), "{name}: ranks still running 2 s after mpirun ended");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Late enough for a commit that was to come (the rank's sleep and more).
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(f.read("out"), b"old", "{name}: the target was replaced after mpirun failed");
+        assert_eq!(names(f.dir.path()), ["in", "out", "tmp"], "{name}: files left beside the target");
+        // mpirun killed outright leaves its own session directory and the ranks' shared-memory
+        // segments, as for any MPI program; nothing of xsort-mpi's.
+        let left: Vec<String> = names(&tmp);
+        let theirs = |n: &String| sig == libc::SIGKILL && (n.starts_with("ompi.") || n.starts_with("vader_segment."));
+        assert!(left.iter().all(theirs), "{name}: left in TMPDIR: {left:?}");
+        for n in left {
+            let p = tmp.join(n);
+            let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+        }
+    }
+}
