@@ -125,6 +125,10 @@ extern "C" {
  * Defines a sort from Nsort statements (`-format=size:100 -key=position:0,size:10 -memory=1g`...,
  * the language of `xsort --spec`) and stores its context id in `*ctx`.
  *
+ * The statements are bytes: a path that `-in_file`, `-out_file`, `-temp_file` or
+ * `-specification` names may be any bytes (Linux paths need not be UTF-8); the other statements
+ * must be UTF-8 text (else `XSORT_SYNTAX_ERROR`). A message quotes long text by an excerpt.
+ *
  * `options` and `reserved` must be 0 and NULL. Returns `XSORT_SUCCESS`, or a negative code:
  * `XSORT_UNKNOWN_KEYWORD`, `XSORT_SYNTAX_ERROR`, `XSORT_CONFIG_ERROR`, `XSORT_INVALID_ARGUMENT`...
  * Even then `*ctx` names a context whose `xsort_message` says what is wrong: end it with `xsort_end`.
@@ -160,6 +164,8 @@ xsort_msg_t xsort_release_end(xsort_t *ctx);
  * of bytes written, always whole records. Returns `XSORT_SUCCESS` while records come, then
  * `XSORT_END_OF_OUTPUT` with `*size` 0. A buffer smaller than the next record gets
  * `XSORT_RETURN_BUF_SMALL` (a warning: nothing is returned, and a larger buffer may be offered).
+ * Whatever the status, `*size` is the number of bytes written: 0 for every warning and error,
+ * a NULL or ended context included.
  *
  * # Safety
  * `buf` is NULL or points to `*size` writable bytes; `size` is NULL or points to a `size_t`;
@@ -178,7 +184,8 @@ xsort_msg_t xsort_end(xsort_t *ctx);
 
 /**
  * The statistics of the finished sort, as `xsort --stats` prints them (several lines), or NULL
- * before the end of the output (or on error; see `xsort_message`). Valid until `xsort_end`.
+ * before the end of the output (or on error; see `xsort_message`). Asking too early stops
+ * nothing: the sort goes on. Valid until `xsort_end`, whatever calls come between.
  *
  * # Safety
  * `ctx` is NULL or points to an `xsort_t`.
@@ -195,13 +202,13 @@ const char *xsort_get_stats(xsort_t *ctx);
 const char *xsort_get_stats_json(xsort_t *ctx);
 
 /**
- * Writes the statistics of the finished sort to `fp`. `XSORT_INVALID_PHASE` before the end of the output.
+ * Writes the statistics of the finished sort to `fp`. `XSORT_INVALID_PHASE` before the end of
+ * the output; like every refusal of a statistics call, it stops nothing and the sort goes on.
  *
  * # Safety
  * `ctx` is NULL or points to an `xsort_t`; `fp` is NULL or an open `FILE`.
  */
-xsort_msg_t xsort_print_stats(xsort_t *ctx,
-                              FILE *fp);
+xsort_msg_t xsort_print_stats(xsort_t *ctx, FILE *fp);
 
 /**
  * The last error or warning of the context, one line ("" when there was none). For a NULL or

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::engine::{Sort, SortStats, Sorting};
 use crate::status::*;
+use xsort_core::spec::bytes::{show_bytes, with_byte_paths};
 
 /// Bytes pulled at a time from a sort of delimited records, whose returned records are staged so
 /// that only whole records reach the caller.
@@ -101,9 +102,12 @@ pub fn lock(context: &Mutex<Context>) -> MutexGuard<'_, Context> {
 
 /// Makes a context from statements: a started sort, or (when the statements are refused or the
 /// sort cannot start) a failed context whose message says why, with the code to return.
-pub fn define(statements: &str, callback: Option<crate::nsort::Callback>) -> (Context, xsort_msg_t) {
+///
+/// The statements are bytes, as the C program gives them: a path they name is any bytes, as the
+/// `xsort` command's paths are (Linux paths need not be UTF-8); every other statement is text.
+pub fn define(statements: &[u8], callback: Option<crate::nsort::Callback>) -> (Context, xsort_msg_t) {
     let mut context = Context::new(callback);
-    let started = Sort::from_spec(statements).and_then(|sort| {
+    let started = with_byte_paths(statements, Sort::from_spec).and_then(|sort| {
         let framing = match (sort.record_size(), sort.record_delimiter()) {
             (Some(n), _) => Framing::Fixed(n),
             (None, delimiter) => Framing::Delimited(delimiter.unwrap_or(b'\n')),
@@ -120,7 +124,10 @@ pub fn define(statements: &str, callback: Option<crate::nsort::Callback>) -> (Co
             (context, XSORT_SUCCESS)
         }
         Err(e) => {
-            let code = context.refuse(Failure::from(e));
+            let mut failure = Failure::from(e);
+            // The parser's messages hold the bytes that are not UTF-8 as escape characters.
+            failure.message = show_bytes(&failure.message);
+            let code = context.refuse(failure);
             (context, code)
         }
     }
@@ -147,15 +154,21 @@ impl Context {
 
     /// Records a failure: stores its message and, for an error (not a warning), stops the sort,
     /// which removes its temp files. Returns the code. (The caller then calls the error callback,
-    /// once the context is unlocked: a handler may well call `nsort_message`.)
+    /// once the context is unlocked: a handler may well call `nsort_message`.) A sort whose output
+    /// has ended has nothing left to stop: it stays done, its statistics kept until `xsort_end`.
     pub fn refuse(&mut self, failure: Failure) -> xsort_msg_t {
-        let line = one_line(&failure.message);
-        if failure.is_error() && self.stopped_by.is_none() {
-            self.stopped_by = Some(line.clone());
+        if failure.is_error() && self.stopped_by.is_none() && !matches!(self.phase, Phase::Done(_)) {
+            self.stopped_by = Some(one_line(&failure.message));
             self.phase = Phase::Failed;
             self.stage = Vec::new();
         }
-        self.message = CString::new(line).unwrap_or_default();
+        self.report(failure)
+    }
+
+    /// Records the refusal of a call that only reads the context (the statistics): its message,
+    /// and nothing stopped. Returns the code.
+    pub fn report(&mut self, failure: Failure) -> xsort_msg_t {
+        self.message = CString::new(one_line(&failure.message)).unwrap_or_default();
         failure.code
     }
 

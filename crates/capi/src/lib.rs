@@ -67,14 +67,26 @@ fn no_context(code: xsort_msg_t, message: String) -> xsort_msg_t {
     code
 }
 
+/// What a call does to its sort, and so what its refusal does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Call {
+    /// Releases or returns records: an error stops the sort (Nsort's rule).
+    Step,
+    /// Only reads the context (the statistics): a refusal is reported and stops nothing, since a
+    /// program may well ask too early and go on sorting.
+    Query,
+}
+
 /// Runs `f` on the context `*ctxp`, with every failure turned into a code: NULL or unknown
-/// contexts, refusals (stored on the context, which an error stops), and panics. `on_error` makes
-/// the value to return from a code (the code itself, or NULL for calls that return a string).
+/// contexts, refusals (stored on the context, which an error of a [`Call::Step`] stops), and
+/// panics (which stop the context whatever the call). `on_error` makes the value to return from a
+/// code (the code itself, or NULL for calls that return a string).
 ///
 /// # Safety
 /// `ctxp` is NULL or points to a readable `xsort_t`.
 unsafe fn on_context<R>(
     call: &str,
+    kind: Call,
     ctxp: *const xsort_t,
     on_error: impl Fn(xsort_msg_t) -> R,
     f: impl FnOnce(&mut context::Context) -> Result<R, Failure>,
@@ -93,14 +105,13 @@ unsafe fn on_context<R>(
         };
         let mut guard = context::lock(&shared);
         // Caught here, with the context still locked, so that a panic fails this context only.
-        let failure = match catch_unwind(AssertUnwindSafe(|| f(&mut guard))) {
+        let code = match catch_unwind(AssertUnwindSafe(|| f(&mut guard))) {
             Ok(Ok(value)) => return Ok(value),
-            Ok(Err(failure)) => failure,
-            Err(panic) => {
-                Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", xsort_io::error::panic_message(&*panic)))
-            }
+            Ok(Err(failure)) if kind == Call::Query => guard.report(failure),
+            Ok(Err(failure)) => guard.refuse(failure),
+            Err(panic) => guard
+                .refuse(Failure::new(XSORT_INTERNAL_ERROR, format!("{call}: internal error: {}", xsort_io::error::panic_message(&*panic)))),
         };
-        let code = guard.refuse(failure);
         let notice = guard.notice();
         drop(guard);
         if let Some((callback, message)) = notice {
@@ -140,10 +151,7 @@ pub(crate) unsafe fn define(
             failed(Failure::new(XSORT_INVALID_ARGUMENT, format!("{call}: the statements are NULL")), callback)
         } else {
             // SAFETY: not NULL (checked above); the caller promises a NUL-terminated string.
-            match unsafe { CStr::from_ptr(statements) }.to_str() {
-                Ok(text) => context::define(text, callback),
-                Err(e) => failed(Failure::new(XSORT_SYNTAX_ERROR, format!("{call}: the statements are not UTF-8 ({e})")), callback),
-            }
+            context::define(unsafe { CStr::from_ptr(statements) }.to_bytes(), callback)
         };
         let notice = if code == XSORT_SUCCESS { None } else { context.notice() };
         let id = context::insert(context);
@@ -169,6 +177,10 @@ fn failed(failure: Failure, callback: Option<nsort::Callback>) -> (context::Cont
 
 /// Defines a sort from Nsort statements (`-format=size:100 -key=position:0,size:10 -memory=1g`...,
 /// the language of `xsort --spec`) and stores its context id in `*ctx`.
+///
+/// The statements are bytes: a path that `-in_file`, `-out_file`, `-temp_file` or
+/// `-specification` names may be any bytes (Linux paths need not be UTF-8); the other statements
+/// must be UTF-8 text (else `XSORT_SYNTAX_ERROR`). A message quotes long text by an excerpt.
 ///
 /// `options` and `reserved` must be 0 and NULL. Returns `XSORT_SUCCESS`, or a negative code:
 /// `XSORT_UNKNOWN_KEYWORD`, `XSORT_SYNTAX_ERROR`, `XSORT_CONFIG_ERROR`, `XSORT_INVALID_ARGUMENT`...
@@ -201,6 +213,7 @@ pub unsafe extern "C" fn xsort_release_recs(buf: *const c_void, size: usize, ctx
     unsafe {
         on_context(
             "release_recs",
+            Call::Step,
             ctx,
             |code| code,
             |c| {
@@ -226,39 +239,47 @@ pub unsafe extern "C" fn xsort_release_recs(buf: *const c_void, size: usize, ctx
 #[no_mangle]
 pub unsafe extern "C" fn xsort_release_end(ctx: *mut xsort_t) -> xsort_msg_t {
     // SAFETY: the caller's promise about ctx is on_context's.
-    unsafe { on_context("release_end", ctx, |code| code, |c| c.release_end()) }
+    unsafe { on_context("release_end", Call::Step, ctx, |code| code, |c| c.release_end()) }
 }
 
 /// Returns sorted records: on entry `*size` is the capacity of `buf`; on return it is the number
 /// of bytes written, always whole records. Returns `XSORT_SUCCESS` while records come, then
 /// `XSORT_END_OF_OUTPUT` with `*size` 0. A buffer smaller than the next record gets
 /// `XSORT_RETURN_BUF_SMALL` (a warning: nothing is returned, and a larger buffer may be offered).
+/// Whatever the status, `*size` is the number of bytes written: 0 for every warning and error,
+/// a NULL or ended context included.
 ///
 /// # Safety
 /// `buf` is NULL or points to `*size` writable bytes; `size` is NULL or points to a `size_t`;
 /// `ctx` is NULL or points to an `xsort_t`.
 #[no_mangle]
 pub unsafe extern "C" fn xsort_return_recs(buf: *mut c_void, size: *mut usize, ctx: *mut xsort_t) -> xsort_msg_t {
+    // Read and cleared before the context is looked up, so that no refusal (a NULL or ended
+    // context included) leaves the capacity there for a caller's loop to take as bytes returned.
+    let capacity = if size.is_null() {
+        None
+    } else {
+        // SAFETY: not NULL (checked above); the caller promises a size_t, readable and writable.
+        unsafe { Some(std::mem::replace(&mut *size, 0)) }
+    };
     // SAFETY: the caller's promise about ctx is on_context's.
     unsafe {
         on_context(
             "return_recs",
+            Call::Step,
             ctx,
             |code| code,
             |c| {
-                if size.is_null() {
+                let Some(capacity) = capacity else {
                     return Err(Failure::new(XSORT_INVALID_ARGUMENT, "return_recs: the size pointer is NULL"));
-                }
-                // SAFETY: not NULL (checked above); the caller promises a size_t.
-                let capacity = *size;
-                *size = 0;
+                };
                 if buf.is_null() {
                     return Err(Failure::new(XSORT_INVALID_ARGUMENT, "return_recs: the buffer is NULL"));
                 }
                 // SAFETY: not NULL (checked above); the caller promises `capacity` writable bytes.
                 let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), capacity);
                 let (code, n) = c.return_recs(out)?;
-                // SAFETY: as above.
+                // SAFETY: not NULL (capacity was read from it); the caller promises a writable size_t.
                 *size = n;
                 Ok(code)
             },
@@ -293,14 +314,15 @@ pub unsafe extern "C" fn xsort_end(ctx: *mut xsort_t) -> xsort_msg_t {
 }
 
 /// The statistics of the finished sort, as `xsort --stats` prints them (several lines), or NULL
-/// before the end of the output (or on error; see `xsort_message`). Valid until `xsort_end`.
+/// before the end of the output (or on error; see `xsort_message`). Asking too early stops
+/// nothing: the sort goes on. Valid until `xsort_end`, whatever calls come between.
 ///
 /// # Safety
 /// `ctx` is NULL or points to an `xsort_t`.
 #[no_mangle]
 pub unsafe extern "C" fn xsort_get_stats(ctx: *mut xsort_t) -> *const c_char {
     // SAFETY: the caller's promise about ctx is on_context's.
-    unsafe { on_context("get_stats", ctx, |_| std::ptr::null(), |c| Ok(c.stats_text()?.as_ptr())) }
+    unsafe { on_context("get_stats", Call::Query, ctx, |_| std::ptr::null(), |c| Ok(c.stats_text()?.as_ptr())) }
 }
 
 /// The statistics of the finished sort as JSON (the document `xsort --stats-json` writes), or
@@ -311,10 +333,11 @@ pub unsafe extern "C" fn xsort_get_stats(ctx: *mut xsort_t) -> *const c_char {
 #[no_mangle]
 pub unsafe extern "C" fn xsort_get_stats_json(ctx: *mut xsort_t) -> *const c_char {
     // SAFETY: the caller's promise about ctx is on_context's.
-    unsafe { on_context("get_stats_json", ctx, |_| std::ptr::null(), |c| Ok(c.stats_json()?.as_ptr())) }
+    unsafe { on_context("get_stats_json", Call::Query, ctx, |_| std::ptr::null(), |c| Ok(c.stats_json()?.as_ptr())) }
 }
 
-/// Writes the statistics of the finished sort to `fp`. `XSORT_INVALID_PHASE` before the end of the output.
+/// Writes the statistics of the finished sort to `fp`. `XSORT_INVALID_PHASE` before the end of
+/// the output; like every refusal of a statistics call, it stops nothing and the sort goes on.
 ///
 /// # Safety
 /// `ctx` is NULL or points to an `xsort_t`; `fp` is NULL or an open `FILE`.
@@ -324,6 +347,7 @@ pub unsafe extern "C" fn xsort_print_stats(ctx: *mut xsort_t, fp: *mut libc::FIL
     unsafe {
         on_context(
             "print_stats",
+            Call::Query,
             ctx,
             |code| code,
             |c| {

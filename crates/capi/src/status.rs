@@ -1,6 +1,7 @@
 //! Status codes, with Nsort's values (`nsort_msg_t`): 0 success, 1 end of output, small positive
-//! numbers warnings (the sort goes on), negative numbers errors (the sort will not go on). The
-//! `XSORT_*` constants equal the `NSORT_*` ones of the same name, so a program ports by renaming;
+//! numbers warnings (the sort goes on), negative numbers errors (the sort will not go on, unless
+//! the call only asked for the statistics or the output had already ended: see `Context::refuse`).
+//! The `XSORT_*` constants equal the `NSORT_*` ones of the same name, so a program ports by renaming;
 //! the codes below -1000 are xsort's own, for failures that Nsort's list has no number for.
 
 use std::os::raw::c_int;

@@ -1,9 +1,12 @@
 //! C programs on the rest of the API: delimited records (tests/c/lines.c), -in_file / -out_file
 //! sorts (files.c), two contexts sorting at once from two threads (threads.c), sorts ended early
-//! leaving no temp file (cancel.c), and README's example (examples/example.c).
+//! leaving no temp file (cancel.c), paths that are not UTF-8 (files.c), and README's example
+//! (examples/example.c).
 
 mod support;
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use support::*;
@@ -49,12 +52,12 @@ fn delimited_records_field_key() {
 }
 
 /// Runs files.c; returns what it printed (the statistics).
-fn files(names: Names, statements: &str, output: Option<&Path>) -> String {
+fn files(names: Names, statements: impl AsRef<OsStr>, output: Option<&Path>) -> String {
     let dir = tempdir();
     let exe = compile("tests/c/files.c", dir.path(), Link::Dynamic, names);
-    let mut args = vec![statements];
+    let mut args = vec![statements.as_ref()];
     if let Some(o) = output {
-        args.push(o.to_str().unwrap());
+        args.push(o.as_os_str());
     }
     String::from_utf8(run_ok(&exe, &args).stdout).unwrap()
 }
@@ -81,12 +84,33 @@ fn in_file_to_out_file_spilled() {
     assert_eq!(entries(temp.path()), Vec::<String>::new(), "temp files left");
 }
 
+/// Paths are bytes on Linux, and the xsort command sorts files whatever their names: the
+/// statements' -in_file, -out_file and -temp_file may name paths that are not UTF-8.
+#[test]
+fn paths_that_are_not_utf8() {
+    let (dir, temp) = (tempdir(), tempdir());
+    let named = |dir: &Path, name: &[u8]| dir.join(OsStr::from_bytes(name));
+    let (input, out, spill) = (named(dir.path(), b"in\xff"), named(dir.path(), b"out\xfe\xc3\xa9"), named(temp.path(), b"t\xfd"));
+    std::fs::create_dir(&spill).unwrap();
+    let summary = gensort(&input, 300_000);
+    let mut statements = OsString::from("-format=size:100 -key=position:0,size:10 -memory=16m -in_file=");
+    for (path, next) in [(&input, " -out_file="), (&out, ",sync -temp="), (&spill, "")] {
+        statements.push(path);
+        statements.push(next);
+    }
+    let stats = files(Names::Xsort, &statements, None);
+    assert_sorted_copy(&summary, &out);
+    assert!(stats.contains(" runs, "), "the sort did not spill to the temp directory:\n{stats}");
+    assert_eq!(entries(&spill), Vec::<String>::new(), "temp files left");
+    assert_eq!(entries(dir.path()).len(), 2, "{:?}", entries(dir.path()));
+}
+
 #[test]
 fn in_file_returned_to_the_program() {
     let dir = tempdir();
     let (input, out) = (dir.path().join("in"), dir.path().join("out"));
     let summary = gensort(&input, 200_000);
-    files(Names::Xsort, &format!("-format=size:100 -key=position:0,size:10 -in_file={}", input.display()), Some(&out));
+    files(Names::Xsort, format!("-format=size:100 -key=position:0,size:10 -in_file={}", input.display()), Some(&out));
     assert_sorted_copy(&summary, &out);
 }
 
@@ -114,7 +138,7 @@ fn readme_example_compiles_and_runs() {
     let dir = tempdir();
     for link in [Link::Dynamic, Link::Static] {
         let exe = compile("examples/example.c", dir.path(), link, Names::Xsort);
-        let out = run_ok(&exe, &[]);
+        let out = run_ok::<&str>(&exe, &[]);
         assert_eq!(String::from_utf8_lossy(&out.stdout), "apple\nfig\npear\n");
     }
     // README.md shows the example as it is in the file.

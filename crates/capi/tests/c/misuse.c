@@ -1,7 +1,8 @@
 /* misuse.c - every misuse of the library gets Nsort's status code and a one-line message, and
  * the program goes on: out-of-order calls, partial records, a small return buffer, unknown and
- * invalid statements, NULL pointers, unknown and ended contexts, records released to a sort that
- * reads -in_file or asked of one that writes -out_file.
+ * invalid statements (a 1 MB one included), NULL pointers, unknown and ended contexts, records
+ * released to a sort that reads -in_file or asked of one that writes -out_file, statistics asked
+ * for too early (which stops nothing) and misuse after the end of the output (which keeps them).
  *
  *   misuse DIR      (DIR: an empty directory for the -in_file / -out_file cases)
  */
@@ -38,6 +39,23 @@ static void bad_statements(void) {
     EXPECT(DEFINE("-format=size:10 -key=position:5,size:10", &ctx), CODE(KEY_BEYOND_END), &ctx);
     one_line(&ctx, "past the end");
     EXPECT(API(end)(&ctx), CODE(SUCCESS), &ctx);
+
+    /* Only paths may hold bytes that are not UTF-8; the message shows them as \xNN. */
+    EXPECT(DEFINE("-format=size:100 -field=name:k\xff,size:2", &ctx), CODE(SYNTAX_ERROR), &ctx);
+    one_line(&ctx, "-field=name:k\\xff,size:2': -field is not UTF-8 text");
+    EXPECT(API(end)(&ctx), CODE(SUCCESS), &ctx);
+
+    /* A 1 MB statement is quoted by an excerpt and its length, not whole. */
+    size_t big = 1 << 20;
+    char *huge = xmalloc(big + 1);
+    memset(huge, 'x', big);
+    huge[0] = '-';
+    huge[big] = '\0';
+    EXPECT(DEFINE(huge, &ctx), CODE(UNKNOWN_KEYWORD), &ctx);
+    one_line(&ctx, "... (1048576 bytes in all)");
+    REQUIRE(strlen(API(message)(&ctx)) < 600, "a %zu-byte message", strlen(API(message)(&ctx)));
+    EXPECT(API(end)(&ctx), CODE(SUCCESS), &ctx);
+    free(huge);
 
     EXPECT(DEFINE(NULL, &ctx), CODE(INVALID_ARGUMENT), &ctx);
     one_line(&ctx, "NULL");
@@ -84,11 +102,45 @@ static void out_of_order(void) {
     one_line(&ctx, "twice");
     EXPECT(API(end)(&ctx), CODE(SUCCESS), &ctx);
 
-    /* Statistics come only after the end of the output. */
+    /* Statistics come only after the end of the output; asking earlier is refused and stops
+     * nothing: the sort goes on to its end. */
+    char recs[300];
+    memset(recs, 'c', 100);
+    memset(recs + 100, 'a', 100);
+    memset(recs + 200, 'b', 100);
     ctx = fixed();
     REQUIRE(API(get_stats)(&ctx) == NULL, "statistics before the sort ran");
     one_line(&ctx, "not finished");
     EXPECT(API(print_stats)(&ctx, stderr), CODE(INVALID_PHASE), &ctx);
+    EXPECT(API(print_stats)(&ctx, NULL), CODE(INVALID_ARGUMENT), &ctx);
+    EXPECT(API(release_recs)(recs, 300, &ctx), CODE(SUCCESS), &ctx);
+    EXPECT(API(release_end)(&ctx), CODE(SUCCESS), &ctx);
+    REQUIRE(API(get_stats)(&ctx) == NULL, "statistics before the end of the output");
+#ifndef USE_NSORT
+    REQUIRE(xsort_get_stats_json(&ctx) == NULL, "JSON statistics before the end of the output");
+#endif
+    size = sizeof rec;
+    EXPECT(API(return_recs)(rec, &size, &ctx), CODE(SUCCESS), &ctx);
+    REQUIRE(size == 300 && rec[0] == 'a' && rec[100] == 'b' && rec[200] == 'c', "returned %zu bytes", size);
+    EXPECT(API(return_recs)(rec, &size, &ctx), CODE(END_OF_OUTPUT), &ctx);
+
+    /* Misuse after the end of the output is refused, and the statistics stay until end. */
+    EXPECT(API(release_recs)(recs, 100, &ctx), CODE(INVALID_PHASE), &ctx);
+    const char *stats = API(get_stats)(&ctx);
+    REQUIRE(stats != NULL, "no statistics after a misuse at the end of the output: %s", API(message)(&ctx));
+    EXPECT(API(release_end)(&ctx), CODE(INVALID_PHASE), &ctx);
+    size = sizeof rec;
+    EXPECT(API(return_recs)(NULL, &size, &ctx), CODE(INVALID_ARGUMENT), &ctx);
+    EXPECT(API(print_stats)(&ctx, NULL), CODE(INVALID_ARGUMENT), &ctx);
+    REQUIRE(API(get_stats)(&ctx) == stats, "the statistics after a misuse: %s", API(message)(&ctx));
+#ifndef USE_NSORT
+    REQUIRE(xsort_get_stats_json(&ctx) != NULL, "no JSON statistics after a misuse: %s", xsort_message(&ctx));
+#endif
+    FILE *devnull = fopen("/dev/null", "w");
+    REQUIRE(devnull != NULL, "cannot open /dev/null");
+    EXPECT(API(print_stats)(&ctx, devnull), CODE(SUCCESS), &ctx);
+    fclose(devnull);
+    EXPECT(API(return_recs)(rec, &size, &ctx), CODE(END_OF_OUTPUT), &ctx);
     EXPECT(API(end)(&ctx), CODE(SUCCESS), &ctx);
 }
 
@@ -161,7 +213,13 @@ static void bad_contexts(void) {
     EXPECT(API(release_recs)(rec, 100, &ctx), CODE(INVALID_CONTEXT), &ctx);
     one_line(&ctx, "987654321");
     EXPECT(API(release_end)(&ctx), CODE(INVALID_CONTEXT), &ctx);
+    /* A refused return sets *size to 0, whatever the context, so that a loop cannot take the
+     * capacity for bytes returned. */
     EXPECT(API(return_recs)(rec, &size, &ctx), CODE(INVALID_CONTEXT), &ctx);
+    REQUIRE(size == 0, "size %zu after a return from no sort", size);
+    size = sizeof rec;
+    EXPECT(API(return_recs)(rec, &size, NULL), CODE(INVALID_ARGUMENT), NULL);
+    REQUIRE(size == 0, "size %zu after a return with no context", size);
     REQUIRE(API(get_stats)(&ctx) == NULL, "statistics of no sort");
     EXPECT(API(end)(&ctx), CODE(INVALID_CONTEXT), &ctx);
     EXPECT(API(release_end)(NULL), CODE(INVALID_ARGUMENT), NULL);
@@ -173,6 +231,9 @@ static void bad_contexts(void) {
     REQUIRE(ctx == 0, "end left the id %u", ctx);
     EXPECT(API(release_recs)(rec, 100, &copy), CODE(INVALID_CONTEXT), &copy);
     one_line(&copy, "ended");
+    size = sizeof rec;
+    EXPECT(API(return_recs)(rec, &size, &copy), CODE(INVALID_CONTEXT), &copy);
+    REQUIRE(size == 0, "size %zu after a return from an ended sort", size);
     EXPECT(API(end)(&copy), CODE(INVALID_CONTEXT), &copy);
     EXPECT(API(end)(&ctx), CODE(INVALID_CONTEXT), &ctx);
 }

@@ -8,6 +8,7 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -87,8 +88,9 @@ pub fn compile(source: &str, dir: &Path, link: Link, names: Names) -> PathBuf {
     exe
 }
 
-/// Runs a compiled program; panics with its output unless it exits 0.
-pub fn run_ok(exe: &Path, args: &[&str]) -> Output {
+/// Runs a compiled program; panics with its output unless it exits 0. Arguments are any bytes
+/// (`OsStr`), as a program's are, so that statements can name paths that are not UTF-8.
+pub fn run_ok<S: AsRef<OsStr>>(exe: &Path, args: &[S]) -> Output {
     let out = run(exe, args);
     assert!(
         out.status.success(),
@@ -106,7 +108,7 @@ pub fn run_ok(exe: &Path, args: &[&str]) -> Output {
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 /// Runs a compiled program (the shared library comes through the rpath, no LD_LIBRARY_PATH).
-pub fn run(exe: &Path, args: &[&str]) -> Output {
+pub fn run<S: AsRef<OsStr>>(exe: &Path, args: &[S]) -> Output {
     let child = Command::new(exe)
         .args(args)
         .env_remove("LD_LIBRARY_PATH")
