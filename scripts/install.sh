@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Installs xsort, gensort, valsort and xsort-bench, with their manual pages and bash, zsh and fish
-# completions, under PREFIX (default: $HOME/.local):
+# completions, and the cluster sort xsort-mpi where Open MPI's headers are installed, under PREFIX
+# (default: $HOME/.local):
 #
 #   bash scripts/install.sh [PREFIX]
 #
 #   PREFIX/bin/{xsort,gensort,valsort,xsort-bench}
+#   PREFIX/bin/xsort-mpi            (only with Open MPI's headers: Debian's libopenmpi-dev)
 #   PREFIX/share/man/man1/NAME.1
 #   PREFIX/share/bash-completion/completions/NAME
 #   PREFIX/share/zsh/site-functions/_NAME
 #   PREFIX/share/fish/vendor_completions.d/NAME.fish
 #
 # It builds the release binaries first (cargo build --release --locked; cargo's progress shows).
-# XSORT_INSTALL_FROM=DIR installs the binaries already in DIR instead of building (the tests use it).
+# xsort-mpi is built on its own (cargo build -p xsort-mpi, which needs Open MPI's headers and
+# libclang), only where `mpicc --showme:incdirs` or `pkg-config ompi` names a directory holding
+# mpi.h; otherwise the script says why it skips it. XSORT_INSTALL_MPI=0 skips it in any case.
+# XSORT_INSTALL_FROM=DIR installs the binaries already in DIR instead of building (the tests use
+# it; xsort-mpi where DIR has it).
 # The pages and completions come from the installed binaries themselves (hidden flags
 # --generate-man DIR and --generate-completions DIR), so they describe exactly what was installed.
 set -euo pipefail
@@ -19,11 +25,49 @@ prefix=${1:-$HOME/.local}
 root=$(cd "$(dirname "$0")/.." && pwd)
 names=(xsort gensort valsort xsort-bench)
 
+# The directory holding Open MPI's mpi.h, as the mpi crate's build finds it (the MPICC wrapper or
+# mpicc, then pkg-config); nothing when there is none.
+mpi_headers() {
+  local dirs dir
+  dirs=$("${MPICC:-mpicc}" --showme:incdirs 2>/dev/null || pkg-config --cflags-only-I ompi 2>/dev/null || true)
+  for dir in $dirs; do
+    dir=${dir#-I}
+    if [[ -f $dir/mpi.h ]]; then
+      echo "$dir"
+      return
+    fi
+  done
+}
+
+# Whether to install xsort-mpi (mpi=1), or why not (skip).
+mpi=0
+skip=
+if [[ ${XSORT_INSTALL_MPI:-} == 0 ]]; then
+  skip="XSORT_INSTALL_MPI=0"
+elif [[ -n ${XSORT_INSTALL_FROM:-} ]]; then
+  if [[ -x $XSORT_INSTALL_FROM/xsort-mpi ]]; then mpi=1; else skip="$XSORT_INSTALL_FROM has no xsort-mpi"; fi
+elif headers=$(mpi_headers) && [[ -n $headers ]]; then
+  mpi=1
+else
+  skip="Open MPI's headers (mpi.h) were not found by mpicc --showme:incdirs or pkg-config ompi; install them (Debian: apt-get install openmpi-bin libopenmpi-dev libclang-dev) and run this again"
+fi
+if ((!mpi)); then
+  echo "install.sh: skipping xsort-mpi (the cluster sort): $skip" >&2
+fi
+
 if [[ -n ${XSORT_INSTALL_FROM:-} ]]; then
   from=$XSORT_INSTALL_FROM
 else
   echo "install.sh: building the release binaries (the first build takes a few minutes)" >&2
   cargo build --release --locked --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench -p xsort-bench
+  if ((mpi)); then
+    echo "install.sh: building xsort-mpi (Open MPI's headers are in $headers)" >&2
+    if ! cargo build --release --locked --manifest-path "$root/Cargo.toml" -p xsort-mpi; then
+      echo "install.sh: xsort-mpi did not build (see cargo's error above; its build also needs libclang:" \
+        "Debian's libclang-dev); nothing was installed. XSORT_INSTALL_MPI=0 installs the rest without it" >&2
+      exit 1
+    fi
+  fi
   target=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" |
     sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
   from=$target/release
@@ -40,6 +84,9 @@ install -d "$prefix/bin" "$man" "$bash_dir" "$zsh_dir" "$fish_dir"
 for name in "${names[@]}"; do
   install -m 755 "$from/$name" "$prefix/bin/$name"
 done
+if ((mpi)); then
+  install -m 755 "$from/xsort-mpi" "$prefix/bin/xsort-mpi"
+fi
 
 gen=$(mktemp -d)
 trap 'rm -rf "$gen"' EXIT
@@ -54,8 +101,20 @@ for name in "${names[@]}"; do
   install -m 644 "$gen/$name.fish" "$fish_dir/$name.fish"
 done
 
-echo "installed ${names[*]} into $prefix/bin, manual pages into $man,"
+installed=("${names[@]}")
+((mpi)) && installed+=(xsort-mpi)
+echo "installed ${installed[*]} into $prefix/bin, manual pages into $man,"
 echo "completions into $bash_dir, $zsh_dir and $fish_dir"
+if ((mpi)); then
+  # mpirun looks the program up on the PATH it passes to the ranks; Open MPI refuses to run as
+  # root without --allow-run-as-root.
+  as_root=
+  [[ $(id -u) == 0 ]] && as_root="--allow-run-as-root "
+  echo "run the cluster sort as: mpirun ${as_root}-np 2 $prefix/bin/xsort-mpi [options] -o OUTPUT INPUT..."
+  command -v mpirun >/dev/null || echo "note: mpirun is not on PATH (Debian: apt-get install openmpi-bin)"
+else
+  echo "xsort-mpi (the cluster sort) skipped: $skip"
+fi
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) echo "note: $prefix/bin is not on PATH" ;;

@@ -1,10 +1,12 @@
 //! xsort-mpi under `mpirun --oversubscribe -np N` on this machine: outputs byte-identical to the
 //! single-node `xsort` with the same options (records and lines, shared and node-local files),
 //! balance within 10% on skewed and all-equal keys, empty shares, and failures (a partial record,
-//! a rank killed mid-sort) that publish nothing and leave no temp file.
+//! a rank killed mid-sort, an interrupted or killed `mpirun`) that publish nothing and leave no
+//! temp file; the temp file's mode; the README's cluster example, installed and run as printed.
 //!
 //! The reference is the workspace's `target/release/xsort` (built by `cargo test --workspace
-//! --release`, or `cargo build --release -p xsort`).
+//! --release`, or `cargo build --release -p xsort`); the README's example also installs the
+//! `gensort`, `valsort` and `xsort-bench` built there.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -744,4 +746,54 @@ fn an_interrupted_or_killed_mpirun_commits_nothing() {
             let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
         }
     }
+}
+
+/// The README's cluster example, run as printed: `scripts/install.sh` installs `xsort-mpi` beside
+/// the other commands (into `$HOME/.local`, here a test directory; from the binaries this test
+/// run built, `XSORT_INSTALL_FROM`), and the block's `mpirun` lines then find it on `PATH`. It was
+/// not installed, and the block ran it without, on files that were not there. As root, Open MPI
+/// wants `--allow-run-as-root`, as the README says (here through the environment, as in every
+/// test); more ranks than this machine's cores, `--oversubscribe` (the same way).
+#[test]
+fn the_readme_cluster_example_runs_as_printed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let section = readme.split("\n## Cluster mode").nth(1).expect("the README's cluster section");
+    let block = section.split("```sh\n").nth(1).and_then(|b| b.split("\n```").next()).expect("its first sh block");
+    assert!(block.contains("scripts/install.sh") && block.contains("mpirun"), "{block}");
+    let built = Path::new(XSORT_MPI).parent().expect("target/release").to_owned();
+    for name in ["xsort", "gensort", "valsort", "xsort-bench"] {
+        assert!(
+            built.join(name).is_file(),
+            "{name} is missing beside xsort-mpi: cargo build --release -p xsort -p xsort-sortbench -p xsort-bench"
+        );
+    }
+    let f = Fixture::new();
+    let (home, work) = (f.path("home"), f.path("work"));
+    std::fs::create_dir_all(&work).expect("work dir");
+    // The block runs from the repository's root (`bash scripts/install.sh`): its scripts here.
+    std::os::unix::fs::symlink(root.join("scripts"), work.join("scripts")).expect("symlink");
+    let out = Command::new("bash")
+        .args(["-e", "-c", block])
+        .current_dir(&work)
+        .env("HOME", &home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("TMPDIR", f.path("tmp"))
+        .env("XSORT_INSTALL_FROM", &built)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .output()
+        .expect("bash");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the README's cluster example failed:\n{block}\n{said}");
+    let installed = std::fs::read(home.join(".local/bin/xsort-mpi")).expect("xsort-mpi installed");
+    assert!(installed == std::fs::read(XSORT_MPI).expect("xsort-mpi"), "the installed xsort-mpi is not the built one");
+    // The one output is xsort's; the node-local parts in rank order are the sorted lines.
+    let reference =
+        Command::new(xsort()).args(["--record-size", "100", "--key-bytes", "0:10", "-o", "ref", "in"]).current_dir(&work).status();
+    assert!(reference.expect("xsort").success());
+    assert!(std::fs::read(work.join("out")).expect("out") == std::fs::read(work.join("ref")).expect("ref"), "out differs from xsort's");
+    let parts: Vec<u8> = (0..2).flat_map(|r| std::fs::read(work.join(format!("part{r}.txt"))).expect("part")).collect();
+    assert_eq!(String::from_utf8_lossy(&parts), "c,1\nb,2\na,10\n");
 }
