@@ -13,7 +13,6 @@ mod manual;
 mod progress;
 mod settings;
 mod spec_lines;
-mod stats_file;
 mod usage;
 
 use anyhow::{Context, Result};
@@ -23,6 +22,7 @@ use settings::Job;
 use std::io::Write;
 use std::process::ExitCode;
 use xsort_core::SortStats;
+use xsort_io::stats_file::StatsFile;
 
 // Notes which standard streams were closed at start, before Rust's runtime reopens them on
 // /dev/null (see xsort_io::stdio).
@@ -86,11 +86,11 @@ fn run(args: args::Args) -> Result<u8> {
     warn(&s.warnings);
     match s.job {
         Job::Sort(cfg) => {
-            let output = cfg.output.clone();
+            let output = if let xsort_core::Output::Path(p) = &cfg.output { Some(p.as_path()) } else { None };
             let inputs: Vec<std::path::PathBuf> =
                 cfg.inputs.iter().filter_map(|i| if let xsort_core::Input::Path(p) = i { Some(p.clone()) } else { None }).collect();
+            let json = s.stats_json.as_deref().map(|p| StatsFile::open(p, output, &inputs)).transpose()?;
             let engine = xsort_core::Engine::new(cfg);
-            let json = s.stats_json.as_deref().map(|p| stats_file::StatsFile::open(p, &output, &inputs)).transpose()?;
             sort_and_report(s.progress, engine.counters(), s.stats, json, || engine.run())
         }
         Job::Check { input, quiet, unique, terminator, order } => {
@@ -141,12 +141,12 @@ fn start_workers(threads: usize) -> Result<()> {
 }
 
 /// Runs a sort (with a progress bar when `progress`), then reports its statistics as asked: printed
-/// when `print`, into `json` (opened before the sort, see [`stats_file`]).
+/// when `print`, into `json` (checked and opened before the sort, see [`StatsFile`]).
 fn sort_and_report(
     progress: bool,
     counters: std::sync::Arc<xsort_core::SortCounters>,
     print: bool,
-    json: Option<stats_file::StatsFile>,
+    json: Option<StatsFile>,
     sort: impl FnOnce() -> xsort_core::Result<SortStats>,
 ) -> Result<u8> {
     let bar = progress.then(|| progress::Progress::start(counters));
@@ -154,18 +154,12 @@ fn sort_and_report(
     if let Some(b) = bar {
         b.finish(result.is_ok());
     }
-    match result {
-        Ok(stats) => report(&stats, print, json)?,
-        Err(e) => {
-            json.into_iter().for_each(stats_file::StatsFile::abandon);
-            return Err(e.into());
-        }
-    }
+    report(&result?, print, json)?;
     Ok(EXIT_OK)
 }
 
 /// Prints and writes the statistics as asked.
-fn report(stats: &SortStats, print: bool, json: Option<stats_file::StatsFile>) -> Result<()> {
+fn report(stats: &SortStats, print: bool, json: Option<StatsFile>) -> Result<()> {
     if print {
         eprint!("{}", stats.render());
     }

@@ -95,19 +95,26 @@ fn chmod(path: &Path, mode: u32) {
 
 #[test]
 fn another_user_can_open_neither_temp_runs_nor_the_partial_output() {
-    check_private(&[]);
+    check_private(&[], true);
 }
 
 #[test]
 fn another_user_cannot_open_compressed_runs() {
     // Compressed runs are files of their own, written by the program through a shared descriptor.
-    check_private(&["--compress-program=gzip"]);
+    check_private(&["--compress-program=gzip"], true);
 }
 
-/// Runs a spilled sort (with `extra` options) of a private input into a private target, both in a
-/// sticky world-writable directory that is also the temp directory, and checks while it runs that
-/// each of its files there is private and that nobody can open any of them.
-fn check_private(extra: &[&str]) {
+#[test]
+fn another_user_cannot_open_the_partial_output_of_a_new_target() {
+    // A new target ends with 0666 less the umask, but its partial output is 0600 until then.
+    check_private(&[], false);
+}
+
+/// Runs a spilled sort (with `extra` options) of a private input into a private target (an
+/// `existing` one, or a new one), both in a sticky world-writable directory that is also the temp
+/// directory, and checks while it runs that each of its files there is private and that nobody can
+/// open any of them.
+fn check_private(extra: &[&str], existing: bool) {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let fx = Fixture::new();
     // A world-writable sticky directory, like /tmp, reachable by nobody: the temp directory and the
@@ -118,8 +125,11 @@ fn check_private(extra: &[&str]) {
     let public = fx.write("shared/public", b"anyone may read this\n");
     chmod(&public, 0o644);
     assert!(nobody_can_read(&public), "setpriv must work for this test to mean anything");
-    let target = fx.write("shared/out", b"old secret\n");
-    chmod(&target, 0o600);
+    let target = shared.join("out");
+    if existing {
+        fx.write("shared/out", b"old secret\n");
+        chmod(&target, 0o600);
+    }
     let fifo_path = shared.join("in");
     mkfifo(&fifo_path);
     chmod(&fifo_path, 0o600);
@@ -153,11 +163,14 @@ fn check_private(extra: &[&str]) {
     for p in &names {
         assert!(p == &public || !nobody_can_read(p), "nobody opened {}", p.display());
     }
-    assert_entries(&shared, &["in", "out", "public"]);
+    let entries: &[&str] = if existing { &["in", "out", "public"] } else { &["in", "public"] };
+    assert_entries(&shared, entries);
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_entries(&shared, &["in", "out", "public"]);
-    assert_eq!(std::fs::read(&target).unwrap(), b"old secret\n");
+    assert_entries(&shared, entries);
+    if existing {
+        assert_eq!(std::fs::read(&target).unwrap(), b"old secret\n");
+    }
 }
 
 #[test]
@@ -202,6 +215,77 @@ fn another_users_link_in_a_sticky_directory_is_not_followed() {
     assert!(msg.contains("shared/out") && msg.contains("Permission denied"), "{msg}");
     assert_eq!(std::fs::read(&victim).unwrap(), b"keep\n");
     assert!(std::fs::symlink_metadata(shared.join("out")).unwrap().file_type().is_symlink());
+}
+
+/// A world-writable sticky directory `shared` (like /tmp) in a fresh fixture with an input `in`.
+fn sticky_fixture() -> (Fixture, std::path::PathBuf) {
+    let fx = Fixture::new();
+    chmod(fx.root(), 0o755);
+    let shared = fx.mkdir("shared");
+    chmod(&shared, 0o1777);
+    fx.write("in", b"secret b\nsecret a\n");
+    (fx, shared)
+}
+
+/// nobody plants, at `name` in `shared`, a link to `victim`, a 0666 file or a FIFO.
+fn plant(shared: &Path, name: &str, what: &str, victim: &Path) -> std::path::PathBuf {
+    let at = shared.join(name);
+    let st = match what {
+        "link" => as_nobody("ln").arg("-s").arg(victim).arg(&at).status(),
+        "file" => as_nobody("sh").arg("-c").arg("umask 0 && : > \"$0\"").arg(&at).status(),
+        _ => as_nobody("mkfifo").arg("-m").arg("666").arg(&at).status(),
+    };
+    assert!(st.unwrap().success(), "nobody plants a {what}");
+    at
+}
+
+#[test]
+fn another_users_link_file_or_fifo_at_the_statistics_path_in_a_sticky_directory_is_refused() {
+    // --stats-json follows the output's rules: root's statistics never go through a name another
+    // user chose in a sticky directory (the link would truncate and overwrite a root-owned file).
+    for what in ["link", "file", "fifo"] {
+        let (fx, shared) = sticky_fixture();
+        let victim = fx.write("victim", b"keep\n");
+        let at = plant(&shared, "s.json", what, &victim);
+        fx.write("out", b"old\n");
+        let msg = fail(fx.cmd().args(["--stats-json", "shared/s.json", "-o", "out", "in"]));
+        assert!(msg.starts_with("xsort: shared/s.json: cannot write statistics: "), "{what}: {msg}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep\n", "{what}");
+        assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"old\n", "{what}: refused before the sort");
+        if what == "file" {
+            assert_eq!(std::fs::read(&at).unwrap(), b"", "nothing written into the planted file");
+        }
+        fx.assert_clean();
+    }
+    // Devices are refused too, wherever they are.
+    let (fx, _) = sticky_fixture();
+    let msg = fail(fx.cmd().args(["--stats-json", "/dev/null", "-o", "out", "in"]));
+    assert_eq!(msg, "xsort: /dev/null: cannot write statistics: not a regular file");
+}
+
+#[test]
+fn another_users_file_or_fifo_at_the_target_in_a_sticky_directory_is_refused() {
+    // nobody's 0666 file (or FIFO) at root's target would receive root's sorted secret; the
+    // kernel's protected_regular/protected_fifos would refuse it, and so does xsort, at once.
+    for what in ["file", "fifo"] {
+        let (fx, shared) = sticky_fixture();
+        let at = plant(&shared, "out", what, Path::new("/nonexistent"));
+        let msg = fail(fx.cmd().args(["-o", "shared/out", "in"]));
+        assert!(
+            msg.starts_with("xsort: shared/out: cannot open: a ")
+                && msg.contains("of another user (uid 65534) in the sticky world-writable directory"),
+            "{what}: {msg}"
+        );
+        if what == "file" {
+            assert_eq!(std::fs::read(&at).unwrap(), b"", "nothing written into the planted file");
+        }
+        fx.assert_clean();
+    }
+    // Root's own file there is written as usual.
+    let (fx, _) = sticky_fixture();
+    ok(fx.cmd().args(["-o", "shared/own", "in"]));
+    ok(fx.cmd().args(["-o", "shared/own", "in"]));
+    assert_eq!(std::fs::read(fx.path("shared/own")).unwrap(), b"secret a\nsecret b\n");
 }
 
 #[test]

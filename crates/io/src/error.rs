@@ -25,6 +25,13 @@ pub enum IoError {
     /// fsync, rename, truncate or another metadata operation failed.
     #[error("{path}: cannot {op}: {}", os_text(.cause))]
     Meta { path: PathBuf, op: &'static str, cause: std::io::Error },
+    /// The `--stats-json` file names the output or an input (`what`: "the output file", "an
+    /// input file").
+    #[error("{path}: --stats-json names {what}")]
+    StatsClash { path: PathBuf, what: &'static str },
+    /// The `--stats-json` file cannot be opened or written.
+    #[error("{path}: cannot write statistics: {}", os_text(.cause))]
+    Statistics { path: PathBuf, cause: std::io::Error },
     /// A temp directory is missing, not a directory, or not writable.
     #[error("{path}: unusable temporary directory: {reason}")]
     TempDir { path: PathBuf, reason: String },

@@ -16,6 +16,7 @@ pub mod reader;
 pub mod sigbus;
 pub mod signals;
 pub mod stats;
+pub mod stats_file;
 pub mod stdio;
 pub mod temp;
 pub mod writer;

@@ -6,9 +6,11 @@
 //! that destination), as GNU sort writes through it. How the complete file reaches the target:
 //!
 //! - **Replace** (a new target, or one with a single link whose owner and group the new file can
-//!   take): the new file gets the target's owner, group and mode before it holds any data (a new
-//!   target: `0666` less the umask), is linked into the directory under a short random name and
-//!   renamed over the target. Atomic: readers see the old file or the new one, never a mix.
+//!   take): the new file gets the target's owner and group before it holds any data, and mode
+//!   `0600` until the commit, which gives it the target's mode (a new target: `0666` less the
+//!   umask), links it into the directory under a short random name and renames it over the target.
+//!   Atomic: readers see the old file or the new one, never a mix; no other user can read the
+//!   partial output, even where it has a name.
 //! - **Rewrite** (a target with other hard links, or whose owner or group cannot be given to a new
 //!   file, as when sorting into another user's file without root): what GNU sort does, once the sort
 //!   is complete: the target is truncated and the new file copied into it (`copy_file_range`). The
@@ -19,6 +21,10 @@
 //! random name at once (created exclusively, never through a planted link), which SIGINT, SIGTERM
 //! and SIGHUP remove. Targets that are not regular files (`/dev/null`, a FIFO, a terminal) are
 //! written in place, since renaming over them would be wrong.
+//!
+//! In a sticky world-writable directory (such as /tmp), another user's file or FIFO at the target's
+//! name is refused, as the kernel's `protected_regular` and `protected_fifos` would refuse opening
+//! it (whether or not they are on): it may have been planted there to receive the output.
 
 use crate::error::{IoError, Result};
 use crate::file::DirectFile;
@@ -44,8 +50,9 @@ enum State {
     /// A device, FIFO or terminal, written in place.
     Special,
     /// A new file in `dir` that is renamed over the target on commit: unnamed until then, or (where
-    /// the filesystem has no `O_TMPFILE`) already under `name`.
-    Replace { dir: PathBuf, name: Option<PathBuf> },
+    /// the filesystem has no `O_TMPFILE`) already under `name`. It is `0600` until the commit gives
+    /// it `mode`.
+    Replace { dir: PathBuf, name: Option<PathBuf>, mode: u32 },
     /// The existing target, open for writing, into which the complete new file (named `name` where
     /// the filesystem has no `O_TMPFILE`) is copied on commit.
     Rewrite { target: File, name: Option<PathBuf> },
@@ -69,6 +76,9 @@ impl AtomicOutput {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(open_error(e)),
         };
+        if let Some(md) = &existing {
+            refuse_planted(&real, md).map_err(open_error)?;
+        }
         if let Some(md) = existing.as_ref().filter(|m| !m.is_file()) {
             if md.is_dir() {
                 return Err(open_error(std::io::ErrorKind::IsADirectory.into()));
@@ -84,10 +94,11 @@ impl AtomicOutput {
             writable(&real).map_err(open_error)?;
         }
         let dir = parent_dir(&real);
-        // A new target gets 0666 less the umask, as any file xsort creates; a file that replaces
-        // another is made 0600 and given the old one's owner and mode below, before it holds data.
-        let mode = if existing.is_some() { 0o600 } else { 0o666 };
-        let (made, dir) = match make(&dir, mode, direct, naming) {
+        // The new file is 0600 until the commit: it may have a name (no O_TMPFILE) while it holds
+        // the user's data. It then takes the old file's mode or, for a new target, 0666 less the
+        // umask, as any file xsort creates.
+        let mode = existing.as_ref().map_or_else(new_file_mode, |md| md.mode() & 0o7777);
+        let (made, dir) = match make(&dir, 0o600, direct, naming) {
             Ok(made) => (made, dir),
             Err(e) if existing.is_some() && spare_dir.is_some() && matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
                 let spare = spare_dir.expect("checked").to_owned();
@@ -99,11 +110,9 @@ impl AtomicOutput {
         let rewrite_only = dir != parent_dir(&real);
         // Errors name what the user asked for, not a file that has no name or will not survive.
         let file = Arc::new(DirectFile::from_parts(made.file, target.to_owned(), made.direct));
-        let mut out = AtomicOutput { target: target.to_owned(), real, file, state: State::Replace { dir, name: made.name } };
+        let mut out = AtomicOutput { target: target.to_owned(), real, file, state: State::Replace { dir, name: made.name, mode } };
         if let Some(md) = existing {
-            if !rewrite_only && md.nlink() == 1 && out.take_owner(&md)? {
-                out.set_mode(md.mode() & 0o7777)?;
-            } else {
+            if rewrite_only || md.nlink() != 1 || !out.take_owner(&md)? {
                 out.rewrite_instead(&md)?;
             }
         }
@@ -129,8 +138,8 @@ impl AtomicOutput {
         }
     }
 
-    /// Gives the new file the permission bits of the file it replaces (after its owner: a change
-    /// of owner clears the set-user-ID and set-group-ID bits).
+    /// Gives the new file the permission bits it keeps as the target (after its owner: a change of
+    /// owner clears the set-user-ID and set-group-ID bits).
     fn set_mode(&self, mode: u32) -> Result<()> {
         // SAFETY: fchmod on a descriptor we own.
         if unsafe { libc::fchmod(self.file.as_file().as_raw_fd(), mode as libc::mode_t) } != 0 {
@@ -197,7 +206,10 @@ impl AtomicOutput {
                 }
                 Ok(())
             }
-            State::Replace { dir, name } => self.replace(&dir, name, sync),
+            State::Replace { dir, name, mode } => {
+                self.set_mode(mode)?;
+                self.replace(&dir, name, sync)
+            }
             State::Rewrite { target, name } => {
                 let copied = copy_into(&self.file, &target, &self.target, sync);
                 if let Some(n) = name {
@@ -286,6 +298,53 @@ pub fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
         p = dir.join(std::fs::read_link(&p)?);
     }
     Err(std::io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// Refuses an existing target (`md`: its metadata) that another user may have planted: a regular
+/// file or FIFO in a sticky world-writable directory, owned by neither this user nor the
+/// directory's owner. The kernel's `protected_regular` and `protected_fifos` refuse such an open
+/// with `O_CREAT` (for root too); xsort refuses it whether or not they are on, since it opens an
+/// existing target without `O_CREAT` and renames over it, which those settings do not cover.
+pub fn refuse_planted(path: &Path, md: &Metadata) -> std::io::Result<()> {
+    let kind = md.file_type();
+    if !(kind.is_file() || std::os::unix::fs::FileTypeExt::is_fifo(&kind)) {
+        return Ok(());
+    }
+    let dir = parent_dir(path);
+    let d = std::fs::metadata(&dir)?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let sticky_and_open = libc::S_ISVTX | 0o002;
+    if d.mode() & sticky_and_open == sticky_and_open && md.uid() != me && md.uid() != d.uid() {
+        let what = if kind.is_file() { "file" } else { "FIFO" };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("a {what} of another user (uid {}) in the sticky world-writable directory '{}'; refused, as the kernel's protected_regular and protected_fifos refuse it", md.uid(), dir.display()),
+        ));
+    }
+    Ok(())
+}
+
+/// The mode of a new file a user names (an output, a statistics file): 0666 less the umask.
+pub fn new_file_mode() -> u32 {
+    0o666 & !umask()
+}
+
+/// The process's umask. Linux shows it in `/proc/self/status` (since 4.7); elsewhere it is read by
+/// setting it, to 077 for that moment, so that a file another thread creates then gets a narrower
+/// mode, never a wider one.
+fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if let Some(mask) = status.lines().find_map(|l| l.strip_prefix("Umask:")).and_then(|v| u32::from_str_radix(v.trim(), 8).ok()) {
+        return mask;
+    }
+    // SAFETY: umask only swaps the process's file mode creation mask; the old one is put back at
+    // once.
+    unsafe {
+        let old = libc::umask(0o077);
+        libc::umask(old);
+        old as u32
+    }
 }
 
 /// Whether this user may write `path` (by the effective IDs, as opening it would decide).
@@ -396,7 +455,7 @@ mod tests {
         std::fs::write(&t, b"old").unwrap();
         std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o640)).unwrap();
         let o = AtomicOutput::create_with(&t, false, None, naming).unwrap();
-        assert_eq!(o.file().as_file().metadata().unwrap().mode() & 0o7777, 0o640, "the target's mode from the start");
+        assert_eq!(o.file().as_file().metadata().unwrap().mode() & 0o7777, 0o600, "nobody else reads the partial output");
         o.file().write_all_at(b"new!", 0).unwrap();
         assert_eq!(std::fs::read(&t).unwrap(), b"old");
         let entries = if naming == Naming::Named { 2 } else { 1 };
@@ -405,6 +464,49 @@ mod tests {
         assert_eq!(std::fs::read(&t).unwrap(), b"new!");
         assert_eq!(std::fs::metadata(&t).unwrap().mode() & 0o7777, 0o640);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_new_target_is_private_until_committed_then_takes_the_umask() {
+        for naming in [Naming::Unnamed, Naming::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = dir.path().join("new");
+            let o = AtomicOutput::create_with(&t, false, None, naming).unwrap();
+            assert_eq!(o.file().as_file().metadata().unwrap().mode() & 0o7777, 0o600, "{naming:?}");
+            if naming == Naming::Named {
+                let partial = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap();
+                assert_eq!(partial.metadata().unwrap().mode() & 0o777, 0o600, "the named partial output");
+            }
+            o.commit(false).unwrap();
+            assert_eq!(std::fs::metadata(&t).unwrap().mode() & 0o777, new_file_mode());
+        }
+    }
+
+    #[test]
+    fn another_users_file_or_fifo_in_a_sticky_directory_is_refused() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            assert!(std::env::var_os("CI").is_none(), "CI runs as root");
+            eprintln!("NOT RUN: needs root to plant another user's file");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let planted = dir.path().join("out");
+        std::fs::write(&planted, b"planted").unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+        for p in [&planted, &fifo] {
+            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+            let e = AtomicOutput::create(p, false, None).err().expect("refused").to_string();
+            assert!(e.contains("of another user (uid 65534) in the sticky world-writable directory"), "{e}");
+            // The directory's owner (root here) may plant nothing: its own files are written.
+            std::os::unix::fs::chown(p, Some(0), Some(0)).unwrap();
+        }
+        AtomicOutput::create(&planted, false, None).unwrap().commit(false).unwrap();
+        assert_eq!(std::fs::read(&planted).unwrap(), b"");
     }
 
     #[test]

@@ -28,10 +28,10 @@ use crate::stats::{self, RankStats};
 use anyhow::{Context, Result};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use xsort_core::{Order, Sorting};
+use xsort_io::stats_file::StatsFile;
 
 /// Samples per rank for the splitters.
 const SAMPLES: usize = 4096;
@@ -49,8 +49,11 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let temp_dir = opts.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
     let output = here(&opts.output);
     let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
-    let stats_file =
-        comm.agree(if rank == 0 { opts.stats_json.as_deref().map(|p| StatsFile::open(p, &output, &paths)).transpose() } else { Ok(None) })?;
+    let stats_file = comm.agree(if rank == 0 {
+        opts.stats_json.as_deref().map(|p| StatsFile::open(p, Some(&output), &paths).map_err(anyhow::Error::from)).transpose()
+    } else {
+        Ok(None)
+    })?;
     // An output that is a directory, a FIFO or a socket fails now, not after the sort (rank 0 for
     // the shared one; every rank for its part), and so does a temp directory that cannot be used,
     // as with `xsort`, whichever path the sort then takes.
@@ -336,60 +339,6 @@ fn commit(comm: &Comm, target: Target, sync: bool) -> Result<(), Stop> {
     }
 }
 
-/// The `--stats-json` file, checked before the sort (so a path that cannot be written fails first)
-/// and written after it. An existing file is opened then, without truncating it, so a failed job
-/// leaves it as it was. A new one is only tried then (created and removed at once) and made when
-/// the statistics are written: a failed job, or one whose rank 0 is killed, leaves none behind.
-struct StatsFile {
-    file: Option<File>,
-    path: PathBuf,
-}
-
-impl StatsFile {
-    /// Opens `path` for the statistics of a sort of `inputs` into `output` (rank 0's).
-    fn open(path: &Path, output: &Path, inputs: &[PathBuf]) -> Result<StatsFile> {
-        if same_file(path, output) {
-            anyhow::bail!("{}: --stats-json names the output file", path.display());
-        }
-        if inputs.iter().any(|i| same_file(path, i)) {
-            anyhow::bail!("{}: --stats-json names an input file", path.display());
-        }
-        let cannot = || format!("{}: cannot write statistics", path.display());
-        let existing = || std::fs::OpenOptions::new().write(true).open(path).with_context(cannot);
-        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o666).open(path) {
-            Ok(_) => {
-                std::fs::remove_file(path).with_context(cannot)?;
-                Ok(StatsFile { file: None, path: path.to_owned() })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(StatsFile { file: Some(existing()?), path: path.to_owned() }),
-            Err(e) => Err(e).with_context(cannot),
-        }
-    }
-
-    fn write(self, text: &str) -> std::io::Result<()> {
-        let mut file = match self.file {
-            Some(f) => f,
-            None => std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o666).open(&self.path)?,
-        };
-        file.set_len(0)?;
-        file.write_all(text.as_bytes())
-    }
-}
-
-/// Whether `a` and `b` name the same file: the same file now, or the same name in the same
-/// directory (as xsort tells them apart).
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-        return (x.dev(), x.ino()) == (y.dev(), y.ino());
-    }
-    let place = |p: &Path| {
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        (std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned()), p.file_name().map(|n| n.to_owned()))
-    };
-    place(a) == place(b)
-}
-
 /// Gathers the statistics; rank 0 prints and writes them as asked.
 fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<StatsFile>) -> Result<(), Stop> {
     let Some(report) = stats::gather(comm, mine) else { return Ok(()) };
@@ -398,9 +347,8 @@ fn report(comm: &Comm, opts: &Options, mine: &RankStats, file: Option<StatsFile>
     }
     if let Some(f) = file {
         let text = serde_json::to_string_pretty(&report).unwrap_or_default() + "\n";
-        let path = opts.stats_json.as_deref().unwrap_or(Path::new("(stats)"));
         if let Err(e) = f.write(&text) {
-            eprintln!("xsort-mpi: rank 0: {}: cannot write statistics: {}", path.display(), xsort_io::error::os_text(&e));
+            eprintln!("xsort-mpi: rank 0: {e}");
             return Err(Stop);
         }
     }

@@ -50,26 +50,6 @@ pub struct SharedFile {
 /// The temp file's mode while the ranks write it: its owner's alone.
 const PRIVATE_MODE: u32 = 0o600;
 
-/// The mode a new file is created with before the umask, as `xsort` creates its output.
-const NEW_FILE_MODE: u32 = 0o666;
-
-/// The process's umask. Linux shows it in `/proc/self/status` (since 4.7); elsewhere it is read
-/// by setting it, to 077 for that moment, so that a file another thread creates then gets a
-/// narrower mode, never a wider one.
-fn umask() -> u32 {
-    let shown = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
-        let line = s.lines().find_map(|l| l.strip_prefix("Umask:"))?.trim().to_owned();
-        u32::from_str_radix(&line, 8).ok()
-    });
-    shown.unwrap_or_else(|| {
-        // SAFETY: umask only swaps the process's file mode creation mask; it is put back at once.
-        let old = unsafe { libc::umask(0o077) };
-        // SAFETY: as above, restoring the mask read.
-        unsafe { libc::umask(old) };
-        old
-    })
-}
-
 /// How the written output takes the target's place, as `xsort` puts its own output in place.
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Placement {
@@ -131,6 +111,7 @@ pub fn resolve_output(target: &Path) -> Result<(PathBuf, Option<std::fs::Metadat
         Err(e) => return Err(e).with_context(cannot),
     };
     if let Some(md) = &existing {
+        xsort_io::output::refuse_planted(&real, md).with_context(cannot)?;
         let kind = md.file_type();
         if kind.is_dir() {
             anyhow::bail!("{}: cannot open: is a directory", target.display());
@@ -174,7 +155,7 @@ impl SharedFile {
         }
         // A new target gets 0666 less the umask, as xsort's output (and any file it creates); a
         // replaced one keeps its mode. A copied-in output (hard links) leaves the target's mode.
-        let mode = existing.as_ref().map_or_else(|| NEW_FILE_MODE & !umask(), |m| m.mode() & 0o7777);
+        let mode = existing.as_ref().map_or_else(xsort_io::output::new_file_mode, |m| m.mode() & 0o7777);
         let direct = open_direct(&temp);
         Ok(SharedFile { target: target.to_owned(), real, temp, file: Some(file), direct, placement, mode, committed: false })
     }
@@ -606,18 +587,12 @@ mod tests {
         let (new, old) = (dir.path().join("new"), dir.path().join("old"));
         std::fs::write(&old, b"old").unwrap();
         std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o640)).unwrap();
-        for (target, nonce, want) in [(&new, 1, 0o666 & !umask()), (&old, 2, 0o640)] {
+        for (target, nonce, want) in [(&new, 1, xsort_io::output::new_file_mode()), (&old, 2, 0o640)] {
             let mut f = SharedFile::create(target, nonce).unwrap();
             assert_eq!(mode(&temp_name(target, nonce)), PRIVATE_MODE, "{}", target.display());
             f.commit(false).unwrap();
             assert_eq!(mode(target), want, "{}", target.display());
         }
-        // The umask read is the process's.
-        // SAFETY: umask only swaps the process's mask; it is put back at once.
-        let set = unsafe { libc::umask(0o027) };
-        assert_eq!(umask(), 0o027);
-        // SAFETY: as above.
-        unsafe { libc::umask(set) };
     }
 
     /// Ranges at offsets on and off page boundaries, written by writers of tiny blocks (many

@@ -325,6 +325,17 @@ fn an_output_that_is_a_directory_or_the_stats_file_or_an_input_fails_before_the_
     assert_eq!(one_error_line(&out), "xsort-mpi: rank 0: ./in: --stats-json names an input file");
     assert!(f.read("in") == before, "the input changed");
     assert_nothing_left(&f, &["in", "d", "p1"]);
+    // Nor through another user's link in a sticky world-writable directory (as /tmp), which would
+    // truncate and overwrite the file it names.
+    let shared = f.path("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    std::fs::write(f.path("victim"), b"keep").unwrap();
+    std::os::unix::fs::symlink(f.path("victim"), shared.join("s.json")).unwrap();
+    std::os::unix::fs::lchown(shared.join("s.json"), Some(65534), Some(65534)).unwrap();
+    let out = f.mpirun(2, &["--record-size", "100", "--stats-json", "shared/s.json", "-o", "out", "in"], &[]);
+    assert_eq!(one_error_line(&out), "xsort-mpi: rank 0: shared/s.json: cannot write statistics: Permission denied");
+    assert_eq!(f.read("victim"), b"keep");
 }
 
 #[test]
