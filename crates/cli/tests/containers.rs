@@ -89,8 +89,9 @@ fn cgroup_or_skip(controller: &str, v1: &[(&str, String)], v2: &[(&str, String)]
 const MIB: u64 = 1 << 20;
 
 /// Runs `args` under the default budget in a memory cgroup of `limit` bytes, and returns the
-/// statistics; the sort must finish (not be killed) with a budget the cgroup can give.
-fn sort_in_memory_cgroup(fx: &Fixture, limit: u64, args: &[&str]) -> serde_json::Value {
+/// statistics; the sort must finish (not be killed) with a budget of at most `percent`% of the
+/// cgroup's limit.
+fn sort_in_memory_cgroup(fx: &Fixture, limit: u64, args: &[&str], percent: u64) -> serde_json::Value {
     let (v1, v2) = ([("memory.limit_in_bytes", limit.to_string())], [("memory.max", limit.to_string())]);
     let Some(cg) = cgroup_or_skip("memory", &v1, &v2) else {
         return serde_json::Value::Null;
@@ -101,7 +102,7 @@ fn sort_in_memory_cgroup(fx: &Fixture, limit: u64, args: &[&str]) -> serde_json:
     assert!(out.status.success(), "xsort in a {} MiB cgroup: {:?} {}", limit / MIB, out.status, String::from_utf8_lossy(&out.stderr));
     let stats = read_stats(&fx.path("stats.json"));
     let budget = stat_u64(&stats, "memory_budget_bytes");
-    assert!(budget <= limit / 2, "budget {budget} in a cgroup of {limit}: {stats}");
+    assert!(budget <= limit / 100 * percent, "budget {budget} in a cgroup of {limit}: {stats}");
     let basis = stats["memory_budget_basis"].as_str().unwrap_or_default();
     assert!(basis.contains("memory cgroup"), "the statistics must say the cgroup chose the budget: {basis:?}");
     stats
@@ -114,7 +115,7 @@ fn records_in_a_memory_cgroup_far_below_the_machine_take_their_budget_from_it() 
     // and is killed; the cgroup's room spills them.
     let input = fx.path("in");
     let checksum = gensort(&input, 0, 1_500_000, false);
-    let stats = sort_in_memory_cgroup(&fx, 64 * MIB, &["--record-size=100", "--key-bytes=0:10", "-o", "out", "in"]);
+    let stats = sort_in_memory_cgroup(&fx, 64 * MIB, &["--record-size=100", "--key-bytes=0:10", "-o", "out", "in"], 50);
     if stats.is_null() {
         return;
     }
@@ -135,7 +136,7 @@ fn lines_in_a_memory_cgroup_far_below_the_machine_are_not_mapped_beyond_it() {
     }
     let input = fx.write("in", &text);
     evict(&input);
-    let stats = sort_in_memory_cgroup(&fx, 64 * MIB, &["-o", "out", "in"]);
+    let stats = sort_in_memory_cgroup(&fx, 64 * MIB, &["-o", "out", "in"], 50);
     if stats.is_null() {
         return;
     }
@@ -164,4 +165,24 @@ fn a_cpu_quota_of_one_cpu_gives_one_worker_thread() {
         ok(&mut cmd);
         assert_eq!(stat_u64(&read_stats(&fx.path("stats.json")), "threads"), 1, "{extra:?}");
     }
+}
+
+#[test]
+fn the_default_budget_grows_to_sort_in_one_pass_what_fits_the_cgroup() {
+    let fx = Fixture::new();
+    // 100 MB of records, from disk, in a 256 MiB cgroup: half of its room (128 MiB) cannot hold
+    // them with their entries (32 MB) and the write pool, 80% of it can; the default takes the
+    // one-pass plan rather than read and write everything twice.
+    let input = fx.path("in");
+    let checksum = gensort(&input, 0, 1_000_000, false);
+    evict(&input);
+    let stats = sort_in_memory_cgroup(&fx, 256 * MIB, &["--record-size=100", "--key-bytes=0:10", "-o", "out", "in"], 80);
+    if stats.is_null() {
+        return;
+    }
+    assert_eq!((stat_u64(&stats, "runs"), stat_u64(&stats, "passes")), (0, 1), "{stats}");
+    let basis = stats["memory_budget_basis"].as_str().unwrap_or_default();
+    assert!(basis.starts_with("80% of the memory cgroup's limit less its use") && basis.ends_with("to sort in one pass"), "{basis}");
+    assert_valsort_clean(&fx.path("out"), 1_000_000, checksum);
+    fx.assert_clean();
 }

@@ -7,6 +7,11 @@
 //! program that cannot be started, or that exits with a failure, is an error naming it. Temp files
 //! stay anonymous (unlinked at creation), so nothing is left behind whatever the program does.
 //!
+//! The program's standard error is captured, so that a failure is said once: xsort's one line
+//! names the temp directory, the program and the cause, quoting the program's last line of
+//! complaint unless the cause is a full disk (which xsort names itself). What a program that
+//! succeeds prints there is passed on.
+//!
 //! Each compressed run holds a descriptor until it is merged, and its merge adds a pipe, so
 //! compressed runs and the merge's fan-in each get a quarter of the descriptor limit; beyond it,
 //! runs are stored uncompressed, as GNU sort does when it cannot start the program.
@@ -51,31 +56,34 @@ impl Compressor {
 
     /// Starts compressing into `file` (from its start): the running program and its standard input.
     pub(crate) fn compress_into(&self, file: &DirectFile) -> Result<(Compressing, ChildStdin)> {
-        let mut child = self.spawn(&[], Stdio::piped(), self.rewound(file)?.into())?;
+        let (mut child, errors) = self.spawn(&[], Stdio::piped(), self.rewound(file)?.into())?;
         let stdin = child.stdin.take().ok_or_else(|| SortError::Internal("compress program without standard input".into()))?;
-        Ok((Compressing { child, dir: temp_dir_of(file) }, stdin))
+        Ok((Compressing { child, errors, dir: temp_dir_of(file) }, stdin))
     }
 
     /// Starts decompressing `file`.
     pub(crate) fn decompress(&self, file: &DirectFile) -> Result<Decompression> {
-        let mut child = self.spawn(&["-d"], self.rewound(file)?.into(), Stdio::piped())?;
+        let (mut child, errors) = self.spawn(&["-d"], self.rewound(file)?.into(), Stdio::piped())?;
         let stdout = child.stdout.take().ok_or_else(|| SortError::Internal("decompressor without standard output".into()))?;
         let name = PathBuf::from(format!("{} -d", self.program));
-        Ok(Decompression { child, output: Some(Arc::new(Mutex::new(stdout))), name, dir: temp_dir_of(file) })
+        Ok(Decompression { child, errors, output: Some(Arc::new(Mutex::new(stdout))), name, dir: temp_dir_of(file) })
     }
 
     /// Waits for the compressing program to end: an error unless it succeeded.
     pub(crate) fn finish_compressing(&self, mut c: Compressing) -> Result<()> {
-        self.wait_for(&mut c.child, "", &c.dir)
+        self.wait_for(&mut c.child, &c.errors, "", &c.dir)
     }
 
     /// Waits for `PROG args` to end: an error unless it succeeded. The error names the temp
     /// directory `dir` and, when its filesystem is full (the usual reason a compressor fails
-    /// mid-run: the program's own message says so too, on its standard error, which is ours, as
-    /// in GNU sort), the full disk.
-    fn wait_for(&self, child: &mut Child, args: &str, dir: &Path) -> Result<()> {
+    /// mid-run), the full disk; otherwise the program's last line on its standard error.
+    fn wait_for(&self, child: &mut Child, errors: &Captured, args: &str, dir: &Path) -> Result<()> {
         let status = child.wait().map_err(|e| self.failure(args, dir, &xsort_io::os_text(&e)))?;
+        let said = errors.take();
         if status.success() {
+            if !said.is_empty() {
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), &said);
+            }
             return Ok(());
         }
         let how = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
@@ -83,9 +91,12 @@ impl Compressor {
             (None, Some(sig)) => format!("killed by signal {sig}"),
             (None, None) => status.to_string(),
         };
-        let why = match filesystem_full(dir) {
-            true => format!("No space left on device ({how})"),
-            false => how,
+        let said = String::from_utf8_lossy(&said);
+        let last = said.lines().rev().find(|l| !l.trim().is_empty()).map(|l| crate::spec::excerpt(l.trim()));
+        let why = match (filesystem_full(dir), last) {
+            (true, _) => format!("No space left on device ({how})"),
+            (false, Some(line)) => format!("{how}: {line}"),
+            (false, None) => how,
         };
         Err(self.failure(args, dir, &why))
     }
@@ -97,13 +108,13 @@ impl Compressor {
         Ok(f)
     }
 
-    fn spawn(&self, args: &[&str], stdin: Stdio, stdout: Stdio) -> Result<Child> {
-        Command::new(&self.program)
-            .args(args)
-            .stdin(stdin)
-            .stdout(stdout)
-            .spawn()
-            .map_err(|e| SortError::Program(format!("couldn't execute compress program '{}': {}", self.program, xsort_io::os_text(&e))))
+    fn spawn(&self, args: &[&str], stdin: Stdio, stdout: Stdio) -> Result<(Child, Captured)> {
+        let mut child =
+            Command::new(&self.program).args(args).stdin(stdin).stdout(stdout).stderr(Stdio::piped()).spawn().map_err(|e| {
+                SortError::Program(format!("couldn't execute compress program '{}': {}", self.program, xsort_io::os_text(&e)))
+            })?;
+        let errors = Captured::start(child.stderr.take());
+        Ok((child, errors))
     }
 
     fn failure(&self, args: &str, dir: &Path, what: &str) -> SortError {
@@ -120,9 +131,63 @@ pub(crate) fn free_descriptors() -> Option<usize> {
     Some(limit.saturating_sub(open))
 }
 
+/// The last bytes a program wrote on its standard error, read by a thread of their own (so that a
+/// talkative program never blocks on a full pipe).
+struct Captured {
+    /// The bytes kept and whether the pipe has ended, with the signal of its end.
+    said: Arc<(Mutex<Said>, std::sync::Condvar)>,
+}
+
+/// The bytes kept of a program's standard error, and whether the pipe has ended.
+type Said = (Vec<u8>, bool);
+
+impl Captured {
+    /// Most bytes kept: the end of what was said, where the reason for a failure is.
+    const KEPT: usize = 4096;
+    /// How long [`Captured::take`] waits for the end of the pipe once the program has exited (a
+    /// child of the program may still hold it open).
+    const GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
+    fn start(stderr: Option<std::process::ChildStderr>) -> Captured {
+        let said = Arc::new((Mutex::new((Vec::new(), stderr.is_none())), std::sync::Condvar::new()));
+        if let Some(mut pipe) = stderr {
+            let shared = said.clone();
+            // A thread that cannot be started leaves the pipe unread: the program then blocks only
+            // once it has written a pipe's worth (64 KiB) of complaints.
+            let _ = std::thread::Builder::new().name("xsort-compress-stderr".into()).spawn(move || {
+                let (lock, ended) = &*shared;
+                let mut buf = [0u8; 1024];
+                while let Ok(n @ 1..) = std::io::Read::read(&mut pipe, &mut buf) {
+                    let Ok(mut kept) = lock.lock() else { return };
+                    kept.0.extend_from_slice(&buf[..n]);
+                    let extra = kept.0.len().saturating_sub(Self::KEPT);
+                    kept.0.drain(..extra);
+                }
+                if let Ok(mut kept) = lock.lock() {
+                    kept.1 = true;
+                }
+                ended.notify_all();
+            });
+        }
+        Captured { said }
+    }
+
+    /// What the program said, once its pipe has ended (or after [`Captured::GRACE`]). Called once
+    /// the program has exited.
+    fn take(&self) -> Vec<u8> {
+        let (lock, ended) = &*self.said;
+        let Ok(kept) = lock.lock() else { return Vec::new() };
+        match ended.wait_timeout_while(kept, Self::GRACE, |k| !k.1) {
+            Ok((mut kept, _)) => std::mem::take(&mut kept.0),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
 /// A compress program writing a run into a temp file.
 pub(crate) struct Compressing {
     child: Child,
+    errors: Captured,
     /// The temp directory of the file, for messages.
     dir: PathBuf,
 }
@@ -162,6 +227,7 @@ fn open_file_limit() -> Option<usize> {
 /// A running `PROG -d`: its output is read in order by the merge's read service.
 pub(crate) struct Decompression {
     child: Child,
+    errors: Captured,
     output: Option<Arc<Mutex<ChildStdout>>>,
     name: PathBuf,
     /// The temp directory of the file, for messages.
@@ -184,7 +250,7 @@ impl Decompression {
         // Closing our end first: a program with more to say than the run's bytes gets EPIPE rather
         // than waiting for a reader forever.
         self.output = None;
-        compressor.wait_for(&mut self.child, " -d", &self.dir)
+        compressor.wait_for(&mut self.child, &self.errors, " -d", &self.dir)
     }
 }
 

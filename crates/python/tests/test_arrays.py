@@ -2,6 +2,7 @@
 arrays, special floats, descending fields, strided arrays, budgets that spill, bad arguments,
 the GIL and Ctrl-C."""
 
+import os
 import threading
 import time
 
@@ -273,3 +274,30 @@ def test_ctrl_c_interrupts_an_in_memory_sort(rng):
     assert took < 1.0
     # The package still works after the interrupt.
     check(arr[:1000], "k")
+
+
+def test_thread_requests_are_capped_at_the_cpus(rng, tmp_path):
+    # threads=3000 once started 3,004 threads (12 s for 1,000 numbers); the sort takes at most the
+    # CPUs the process may use, as the xsort command does with --parallel.
+    cpus = len(os.sched_getaffinity(0))
+    tasks = lambda: len(os.listdir("/proc/self/task"))  # noqa: E731
+    before, peak, done = tasks(), [0], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], tasks())
+            time.sleep(0.0005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        arr = rng.integers(0, 1 << 60, 200_000)
+        for _ in range(5):
+            assert np.array_equal(xsort.sort_array(arr, threads=3000), np.sort(arr, kind="stable"))
+    finally:
+        done.set()
+        watcher.join()
+    assert peak[0] <= before + 1 + cpus + 4, f"{peak[0]} threads at once for {cpus} CPUs (before: {before})"
+    (tmp_path / "in").write_bytes(rng.integers(0, 256, 100 * 1000, dtype=np.uint8).tobytes())
+    stats = xsort.sort_file(tmp_path / "in", tmp_path / "out", record_size=100, keys=["0:10"], threads=10**6)
+    assert stats["threads"] == cpus
