@@ -3,13 +3,14 @@
 # a fresh machine; does nothing when all are there):
 # - GNU coreutils 9.x (`sort`: the differential tests compare with it), util-linux's setpriv and
 #   mount and bsdutils' script (the fault matrix mounts small tmpfs file systems and runs commands
-#   as nobody), gzip (--compress-program), python3 with its venv module (scripts/check-msrv.sh,
-#   the Python package's tests);
+#   as nobody), iproute2's ip (crates/mpi/tests/hosts.rs makes its hosts from network
+#   namespaces; not in a minimal Debian), gzip (--compress-program), python3 with its venv module
+#   (scripts/check-msrv.sh, the Python package's tests);
 # - Open MPI with its headers, and libclang for the bindings the mpi crate generates (cluster mode,
 #   crates/mpi: its tests run mpirun on this one machine).
 set -euo pipefail
 missing=()
-for tool in sort:coreutils setpriv:util-linux script:bsdutils mount:mount gzip:gzip python3:python3; do
+for tool in sort:coreutils setpriv:util-linux script:bsdutils mount:mount ip:iproute2 gzip:gzip python3:python3; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
 done
 for pkg in openmpi-bin libopenmpi-dev libclang-dev; do
