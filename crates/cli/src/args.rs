@@ -55,8 +55,7 @@ Memory:
   in GNU sort) or N% of the most memory xsort may hold (physical memory, or a memory cgroup's
   limit or ulimit -v when smaller). The default is 50% of the memory xsort may use now: the
   smallest of the kernel's MemAvailable, the room left by its memory cgroup (a container, a
-  systemd unit's MemoryMax, a batch job) and by ulimit -v, grown up to 80% of it when that sorts
-  inputs of known size in one pass rather than spilling them. A budget beyond 90% of that is clamped
+  systemd unit's MemoryMax, a batch job) and by ulimit -v. A budget beyond 90% of that is clamped
   there, with a warning; --stats names the limit that chose the budget. When the input fits the
   budget, xsort sorts it in one pass with no temp file; otherwise it writes sorted runs to the
   temp directories and merges them. Records need a budget that holds four of them with their sort

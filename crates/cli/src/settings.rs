@@ -137,8 +137,6 @@ pub struct Common {
     pub budget: u64,
     /// Where the budget came from (see [`xsort_core::plan::Budget`]).
     pub budget_basis: String,
-    /// The budget the default may grow to for a one-pass sort (see [`xsort_core::plan::Budget`]).
-    pub budget_one_pass: Option<(u64, String)>,
     /// Worker threads.
     pub threads: usize,
     /// In-memory kernel.
@@ -185,7 +183,7 @@ impl Common {
             (Some(s), Dialect::Nsort) => Some(parse_memory_size(s).with_context(|| format!("invalid --memory '{s}'"))?),
             (None, _) => spec.memory,
         };
-        let xsort_core::plan::Budget { bytes: budget, basis: budget_basis, warning: clamp_warning, one_pass } =
+        let xsort_core::plan::Budget { bytes: budget, basis: budget_basis, warning: clamp_warning } =
             xsort_core::plan::resolve_budget(memory);
         let threads = match (args.parallel, spec.processes, dialect) {
             (Some(0), _, Dialect::Gnu) => bail!("number in parallel must be nonzero"),
@@ -218,7 +216,6 @@ impl Common {
             output: output.unwrap_or(Output::Stdout),
             budget,
             budget_basis,
-            budget_one_pass: one_pass,
             threads,
             method,
             temp_dirs,
@@ -241,7 +238,6 @@ impl Common {
         }
         let mut cfg = SortConfig::new(self.inputs, self.output, format, self.budget);
         cfg.memory_budget_basis = self.budget_basis;
-        cfg.memory_budget_one_pass = self.budget_one_pass;
         cfg.threads = self.threads;
         cfg.temp_dirs = self.temp_dirs;
         cfg.method = self.method;

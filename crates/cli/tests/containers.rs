@@ -166,23 +166,3 @@ fn a_cpu_quota_of_one_cpu_gives_one_worker_thread() {
         assert_eq!(stat_u64(&read_stats(&fx.path("stats.json")), "threads"), 1, "{extra:?}");
     }
 }
-
-#[test]
-fn the_default_budget_grows_to_sort_in_one_pass_what_fits_the_cgroup() {
-    let fx = Fixture::new();
-    // 100 MB of records, from disk, in a 256 MiB cgroup: half of its room (128 MiB) cannot hold
-    // them with their entries (32 MB) and the write pool, 80% of it can; the default takes the
-    // one-pass plan rather than read and write everything twice.
-    let input = fx.path("in");
-    let checksum = gensort(&input, 0, 1_000_000, false);
-    evict(&input);
-    let stats = sort_in_memory_cgroup(&fx, 256 * MIB, &["--record-size=100", "--key-bytes=0:10", "-o", "out", "in"], 80);
-    if stats.is_null() {
-        return;
-    }
-    assert_eq!((stat_u64(&stats, "runs"), stat_u64(&stats, "passes")), (0, 1), "{stats}");
-    let basis = stats["memory_budget_basis"].as_str().unwrap_or_default();
-    assert!(basis.starts_with("80% of the memory cgroup's limit less its use") && basis.ends_with("to sort in one pass"), "{basis}");
-    assert_valsort_clean(&fx.path("out"), 1_000_000, checksum);
-    fx.assert_clean();
-}

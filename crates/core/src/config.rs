@@ -154,10 +154,6 @@ pub struct SortConfig {
     /// Where the budget came from, for the statistics (e.g. "50% of available memory
     /// (MemAvailable) (11.5 GiB)"; see [`crate::plan::Budget`]); empty: given by the caller.
     pub memory_budget_basis: String,
-    /// The larger budget (and its basis) the sort may take when that sorts an input of known size
-    /// in one pass where `memory_budget` would spill: the default budget's
-    /// [`crate::plan::Budget::one_pass`]; None for a budget the caller chose.
-    pub memory_budget_one_pass: Option<(u64, String)>,
     /// Worker threads; the sort starts them itself (see `pool`).
     pub threads: usize,
     /// Directories for temp runs (spread round robin).
@@ -250,7 +246,6 @@ impl SortConfig {
             format,
             memory_budget,
             memory_budget_basis: String::new(),
-            memory_budget_one_pass: None,
             threads: crate::limits::worker_threads(None),
             temp_dirs: vec![std::env::temp_dir()],
             method: Method::Radix,

@@ -154,14 +154,6 @@ impl Engine {
             // so that an input shorter than expected may still sort in one pass.
             plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), None, format.files(), cfg.output_io)?;
         }
-        if let (false, Some(len), Some((most, _))) = (plan.one_pass, format.known_len(), &cfg.memory_budget_one_pass) {
-            // The default budget grows to sort in one pass what it would spill, when the usable
-            // memory holds it without pressure.
-            let grown = MemoryPlan::new(*most, format.plan_record_size(), Some(len), format.files(), cfg.output_io)?;
-            if grown.one_pass {
-                plan = grown;
-            }
-        }
         if let Some(max) = cfg.max_fan_in {
             plan.max_fan_in = max.max(2);
         }
@@ -268,10 +260,7 @@ impl Engine {
             merge_levels: merge.levels,
             merge_fan_in: merge.fan_in,
             memory_budget_bytes: plan.budget,
-            memory_budget_basis: match &cfg.memory_budget_one_pass {
-                Some((most, basis)) if plan.budget == *most && plan.budget != cfg.memory_budget => basis.clone(),
-                _ => cfg.memory_budget_basis.clone(),
-            },
+            memory_budget_basis: cfg.memory_budget_basis.clone(),
             memory_planned_bytes: own.memory_planned,
             peak_rss_bytes: peak_rss_bytes(),
             input_mapped: own.input_mapped,

@@ -253,11 +253,6 @@ pub fn record_too_large(what: &str, floor: Option<u64>, budget: u64) -> String {
 /// Share of the usable memory taken when no budget is given.
 pub const DEFAULT_BUDGET_PERCENT_OF_AVAILABLE: u64 = 50;
 
-/// Share of the usable memory the default budget may grow to when that sorts the input in one pass
-/// (DuckDB's default is 80% of memory): a spilled sort reads and writes the data twice, and at 10
-/// GB under half the memory took 1.40x the one-pass floor.
-pub const ONE_PASS_PERCENT_OF_USABLE: u64 = 80;
-
 /// Share of the usable memory a requested budget is clamped to.
 const MOST_BUDGET_PERCENT_OF_USABLE: u64 = 90;
 
@@ -271,9 +266,6 @@ pub struct Budget {
     pub basis: String,
     /// A warning when a request had to be clamped.
     pub warning: Option<String>,
-    /// For the default budget: the larger budget it may grow to when that sorts an input of known
-    /// size in one pass ([`ONE_PASS_PERCENT_OF_USABLE`] of the usable memory), and its basis.
-    pub one_pass: Option<(u64, String)>,
 }
 
 /// The budget for a requested size (None: [`DEFAULT_BUDGET_PERCENT_OF_AVAILABLE`] of the memory
@@ -287,12 +279,10 @@ pub fn resolve_budget(requested: Option<crate::size::MemorySize>) -> Budget {
 fn resolve_budget_within(requested: Option<crate::size::MemorySize>, limits: &MemoryLimits) -> Budget {
     let (usable, bound) = limits.usable();
     let Some(req) = requested else {
-        let of = |percent| format!("{percent}% of {} ({})", bound.describe(), format_bytes(usable));
         return Budget {
             bytes: percent_of(usable, DEFAULT_BUDGET_PERCENT_OF_AVAILABLE),
-            basis: of(DEFAULT_BUDGET_PERCENT_OF_AVAILABLE),
+            basis: format!("{DEFAULT_BUDGET_PERCENT_OF_AVAILABLE}% of {} ({})", bound.describe(), format_bytes(usable)),
             warning: None,
-            one_pass: Some((percent_of(usable, ONE_PASS_PERCENT_OF_USABLE), of(ONE_PASS_PERCENT_OF_USABLE) + ", to sort in one pass")),
         };
     };
     let (ceiling, ceiling_bound) = limits.ceiling();
@@ -311,9 +301,9 @@ fn resolve_budget_within(requested: Option<crate::size::MemorySize>, limits: &Me
             format_bytes(most)
         );
         let basis = format!("{requested}, clamped to {MOST_BUDGET_PERCENT_OF_USABLE}% of {} ({})", bound.describe(), format_bytes(usable));
-        return Budget { bytes: most, basis, warning: Some(warning), one_pass: None };
+        return Budget { bytes: most, basis, warning: Some(warning) };
     }
-    Budget { bytes, basis: requested, warning: None, one_pass: None }
+    Budget { bytes, basis: requested, warning: None }
 }
 
 /// `percent`% of `bytes`, rounded down (without overflow).
@@ -368,10 +358,6 @@ mod tests {
         let default = resolve_budget_within(None, &boxed);
         assert_eq!(default.bytes, 400 << 20);
         assert_eq!(default.basis, "50% of the memory cgroup's limit less its use (800 MiB)");
-        assert_eq!(
-            default.one_pass,
-            Some((640 << 20, "80% of the memory cgroup's limit less its use (800 MiB), to sort in one pass".into()))
-        );
         assert_eq!(resolve_budget_within(None, &host).bytes, 6 << 30);
         // A percentage is of the most the process may hold: the cgroup's limit, not the host's.
         let quarter = resolve_budget_within(Some(MemorySize::PercentOfRam(25.0)), &boxed);
@@ -385,7 +371,7 @@ mod tests {
             Some("memory budget 4 GiB exceeds the memory cgroup's limit less its use (800 MiB); using 720 MiB")
         );
         let fits = resolve_budget_within(Some(MemorySize::Bytes(64 << 20)), &boxed);
-        assert_eq!((fits.bytes, fits.warning, fits.basis.as_str(), fits.one_pass), (64 << 20, None, "64 MiB as requested", None));
+        assert_eq!((fits.bytes, fits.warning, fits.basis.as_str()), (64 << 20, None, "64 MiB as requested"));
     }
 
     #[test]

@@ -242,7 +242,7 @@ impl Sort {
     /// process may use now: the smallest of `MemAvailable` and the room its memory cgroup and
     /// `RLIMIT_AS` leave; see [`crate::limits`]). Past it, the sort spills sorted runs to its temp directories and merges them.
     pub fn memory(mut self, bytes: u64) -> Sort {
-        self.budget = Some(crate::plan::Budget { bytes, basis: String::new(), warning: None, one_pass: None });
+        self.budget = Some(crate::plan::Budget { bytes, basis: String::new(), warning: None });
         self
     }
 
@@ -404,7 +404,7 @@ impl Sort {
         if let Some(refused) = self.refused {
             return Err(SortError::Config(refused));
         }
-        let crate::plan::Budget { bytes: budget, basis: budget_basis, one_pass, .. } = self.budget();
+        let crate::plan::Budget { bytes: budget, basis: budget_basis, .. } = self.budget();
         let threads = crate::limits::worker_threads(self.threads);
         let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
         let io = |i: usize| self.io[i].unwrap_or_else(|| IoSettings::of_statement(None, None, false, budget));
@@ -434,7 +434,6 @@ impl Sort {
         };
         let mut cfg = SortConfig::new(self.inputs, output, format, budget);
         cfg.memory_budget_basis = budget_basis;
-        cfg.memory_budget_one_pass = one_pass;
         cfg.threads = threads;
         cfg.temp_dirs = temp_dirs;
         cfg.method = self.method;
