@@ -352,3 +352,55 @@ fn concurrent_sorts_onto_one_target_leave_one_complete_output() {
         assert_dir_empty(&fx.path("t"));
     }
 }
+
+#[test]
+fn forty_concurrent_sorts_sharing_one_temp_directory_each_finish_alone() {
+    // 40 spilled sorts at once (records and lines, some through a compress program) in one -T
+    // directory: each run file is the sort's own (unnamed, or a random name created exclusively),
+    // so none reads another's runs, and the directory is empty afterwards.
+    let fx = Fixture::new();
+    fx.mkdir("t");
+    let mut rng = Rng::new(40);
+    let mut lines = Vec::new();
+    for _ in 0..20_000 {
+        let len = 1 + rng.below(30);
+        lines.extend((0..len).map(|_| b'a' + rng.below(26) as u8));
+        lines.push(b'\n');
+    }
+    fx.write("lines", &lines);
+    let mut sums = Vec::new();
+    for w in 0..20u128 {
+        sums.push(gensort(&fx.path(&format!("rec{w}")), w * 100_000, 20_000, false));
+    }
+    let children: Vec<_> = (0..40usize)
+        .map(|i| {
+            let mut c = fx.cmd();
+            c.args(["-S", TINY, "-T", "t", "-o", &format!("out{i}")]);
+            if i % 2 == 0 {
+                c.args(["--record-size=100", "--key-bytes=0:10", &format!("rec{}", i / 2)]);
+            } else {
+                c.arg("lines");
+            }
+            if i % 5 == 0 {
+                c.arg("--compress-program=gzip");
+            }
+            c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn xsort")
+        })
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "sort {i}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    for i in 0..40usize {
+        let out = fx.path(&format!("out{i}"));
+        if i % 2 == 0 {
+            assert_valsort_clean(&out, 20_000, sums[i / 2]);
+        } else {
+            let mut want: Vec<&[u8]> = lines.split_inclusive(|&b| b == b'\n').collect();
+            want.sort();
+            assert!(std::fs::read(&out).unwrap() == want.concat(), "sort {i}: lines differ");
+        }
+    }
+    assert_dir_empty(&fx.path("t"));
+    fx.assert_clean();
+}
