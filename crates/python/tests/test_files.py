@@ -2,6 +2,7 @@
 statistics, errors with the CLI's messages, temp directories left empty, Ctrl-C."""
 
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -239,3 +240,36 @@ def test_sorter_plans_its_memory_for_the_expected_bytes(rng):
         xsort.Sorter(100, "0:10", expected_bytes=0)
     with pytest.raises(TypeError):
         xsort.Sorter(100, "0:10", expected_bytes="5")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs (root, as CI runs; elsewhere the test says why it did not run)."""
+    disk = tmp_path / "small"
+    disk.mkdir()
+    if os.geteuid() != 0:
+        assert "CI" not in os.environ, "CI runs as root"
+        pytest.skip("NOT RUN: mounting a small tmpfs needs root")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_full_temp_disk_fails_sort_file_and_sorter_and_leaves_nothing(rng, tmp_path, small_disk):
+    data = records(rng, 60_000).tobytes()  # 6 MB spilled under 256 KiB onto 1 MiB of temp space
+    (tmp_path / "in").write_bytes(data)
+    (tmp_path / "out").write_bytes(b"old")
+    with pytest.raises(xsort.SortOSError) as e:
+        xsort.sort_file(tmp_path / "in", tmp_path / "out", record_size=100, keys="0:10", memory=256 << 10, temp_dirs=small_disk)
+    assert "No space left on device" in str(e.value) and "\n" not in str(e.value)
+    assert (tmp_path / "out").read_bytes() == b"old"
+    assert list(small_disk.iterdir()) == []
+    with pytest.raises(xsort.SortOSError) as e:
+        with xsort.Sorter(record_size=100, keys="0:10", memory=256 << 10, temp_dirs=small_disk) as sorter:
+            sorter.release(data)
+            sorter.finish()
+    assert "No space left on device" in str(e.value)
+    assert list(small_disk.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out", "small"]
