@@ -146,3 +146,89 @@ fn readme_example_compiles_and_runs() {
     let example = std::fs::read_to_string(crate_dir().join("examples/example.c")).unwrap();
     assert!(readme.contains(&format!("```c\n{example}```")), "README.md's C example differs from crates/capi/examples/example.c");
 }
+
+/// A 1 MiB tmpfs at `dir`, unmounted on drop (root, as CI runs).
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    /// None (after saying why) where it cannot be mounted outside CI; a failure in CI.
+    fn mount(dir: &Path) -> Option<SmallDisk> {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            assert!(std::env::var_os("CI").is_none(), "CI (CI is set) must mount a small tmpfs: run as root");
+            eprintln!("NOT RUN: mounting a small tmpfs needs root");
+            return None;
+        }
+        Some(SmallDisk(dir.to_owned()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_temp_disk_is_an_error_that_leaves_the_output_and_the_disk_as_they_were() {
+    let (dir, temp) = (tempdir(), tempdir());
+    let Some(_disk) = SmallDisk::mount(temp.path()) else { return };
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    gensort(&input, 100_000);
+    std::fs::write(&out, b"old").unwrap();
+    let exe = compile("tests/c/files.c", dir.path(), Link::Dynamic, Names::Nsort);
+    let statements = format!(
+        "-format=size:100 -key=position:0,size:10 -memory=2m -in_file={} -out_file={} -temp={}",
+        input.display(),
+        out.display(),
+        temp.path().display()
+    );
+    let got = run(&exe, &[&statements]);
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert_eq!(got.status.code(), Some(1), "{err}");
+    assert!(err.contains("release_end") && err.contains("write error: No space left on device"), "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"old");
+    assert_eq!(entries(temp.path()), Vec::<String>::new(), "temp files left on the full disk");
+    let beside: Vec<String> = entries(dir.path()).into_iter().filter(|e| !e.starts_with("files")).collect();
+    assert_eq!(beside, ["in", "out"], "files left beside the output");
+}
+
+#[test]
+fn a_program_killed_mid_spill_leaves_no_temp_file_and_the_output_as_it_was() {
+    let (dir, temp) = (tempdir(), tempdir());
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    gensort(&input, 1_000_000);
+    std::fs::write(&out, b"old").unwrap();
+    let exe = compile("tests/c/files.c", dir.path(), Link::Dynamic, Names::Xsort);
+    let statements = format!(
+        "-format=size:100 -key=position:0,size:10 -memory=4m -in_file={} -out_file={} -temp={}",
+        input.display(),
+        out.display(),
+        temp.path().display()
+    );
+    let mut child = std::process::Command::new(&exe).arg(&statements).stdout(std::process::Stdio::null()).spawn().unwrap();
+    // The runs live in an unnamed file in the temp directory: /proc shows it as "TEMP/#INODE (deleted)".
+    let marker = format!("{}/", temp.path().display());
+    let started = std::time::Instant::now();
+    let fds = format!("/proc/{}/fd", child.id());
+    let spilling = || {
+        std::fs::read_dir(&fds)
+            .map(|fds| fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok()).any(|l| l.to_string_lossy().starts_with(&marker)))
+            .unwrap_or(false)
+    };
+    while !spilling() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "no temp run appeared");
+        assert!(child.try_wait().unwrap().is_none(), "the sort ended before it could be killed mid-spill");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), b"old");
+    assert_eq!(entries(temp.path()), Vec::<String>::new(), "temp files left");
+    let beside: Vec<String> = entries(dir.path()).into_iter().filter(|e| !e.starts_with("files")).collect();
+    assert_eq!(beside, ["in", "out"], "files left beside the output");
+}
