@@ -173,20 +173,34 @@ impl Drop for SmallDisk {
     }
 }
 
+/// files.c compiled in `dir` with `names`, the statements of a sort of `records` gensort records
+/// (`dir/in`) into `dir/out` (holding "old") under `-memory=MEMORY`, spilling to `temp`, and the
+/// output's path.
+fn spilling_files_program(
+    dir: &Path,
+    temp: &Path,
+    records: u64,
+    memory: &str,
+    names: Names,
+) -> (std::path::PathBuf, String, std::path::PathBuf) {
+    let (input, out) = (dir.join("in"), dir.join("out"));
+    gensort(&input, records);
+    std::fs::write(&out, b"old").unwrap();
+    let exe = compile("tests/c/files.c", dir, Link::Dynamic, names);
+    let statements = format!(
+        "-format=size:100 -key=position:0,size:10 -memory={memory} -in_file={} -out_file={} -temp={}",
+        input.display(),
+        out.display(),
+        temp.display()
+    );
+    (exe, statements, out)
+}
+
 #[test]
 fn a_full_temp_disk_is_an_error_that_leaves_the_output_and_the_disk_as_they_were() {
     let (dir, temp) = (tempdir(), tempdir());
     let Some(_disk) = SmallDisk::mount(temp.path()) else { return };
-    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
-    gensort(&input, 100_000);
-    std::fs::write(&out, b"old").unwrap();
-    let exe = compile("tests/c/files.c", dir.path(), Link::Dynamic, Names::Nsort);
-    let statements = format!(
-        "-format=size:100 -key=position:0,size:10 -memory=2m -in_file={} -out_file={} -temp={}",
-        input.display(),
-        out.display(),
-        temp.path().display()
-    );
+    let (exe, statements, out) = spilling_files_program(dir.path(), temp.path(), 100_000, "2m", Names::Nsort);
     let got = run(&exe, &[&statements]);
     let err = String::from_utf8_lossy(&got.stderr);
     assert_eq!(got.status.code(), Some(1), "{err}");
@@ -200,16 +214,7 @@ fn a_full_temp_disk_is_an_error_that_leaves_the_output_and_the_disk_as_they_were
 #[test]
 fn a_program_killed_mid_spill_leaves_no_temp_file_and_the_output_as_it_was() {
     let (dir, temp) = (tempdir(), tempdir());
-    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
-    gensort(&input, 1_000_000);
-    std::fs::write(&out, b"old").unwrap();
-    let exe = compile("tests/c/files.c", dir.path(), Link::Dynamic, Names::Xsort);
-    let statements = format!(
-        "-format=size:100 -key=position:0,size:10 -memory=4m -in_file={} -out_file={} -temp={}",
-        input.display(),
-        out.display(),
-        temp.path().display()
-    );
+    let (exe, statements, out) = spilling_files_program(dir.path(), temp.path(), 1_000_000, "4m", Names::Xsort);
     let mut child = std::process::Command::new(&exe).arg(&statements).stdout(std::process::Stdio::null()).spawn().unwrap();
     // The runs live in an unnamed file in the temp directory: /proc shows it as "TEMP/#INODE (deleted)".
     let marker = format!("{}/", temp.path().display());
