@@ -2,10 +2,11 @@
 //! single-node `xsort` with the same options (records and lines, shared and node-local files),
 //! balance within 10% on skewed and all-equal keys, empty shares, and failures (a partial record,
 //! a rank killed mid-sort, an interrupted or killed `mpirun`) that publish nothing and leave no
-//! temp file; the temp file's mode; the README's cluster example, installed and run as printed.
+//! temp file; the temp file's mode; the cluster example of docs/CLUSTER.md, installed and run as
+//! printed.
 //!
 //! The reference is the workspace's `target/release/xsort` (built by `cargo test --workspace
-//! --release`, or `cargo build --release -p xsort`); the README's example also installs the
+//! --release`, or `cargo build --release -p xsort`); the cluster example also installs the
 //! `gensort`, `valsort` and `xsort-bench` built there.
 
 use serde_json::Value;
@@ -759,19 +760,22 @@ fn an_interrupted_or_killed_mpirun_commits_nothing() {
     }
 }
 
-/// The README's cluster example, run as printed: `scripts/install.sh` installs `xsort-mpi` beside
-/// the other commands (into `$HOME/.local`, here a test directory; from the binaries this test
-/// run built, `XSORT_INSTALL_FROM`), and the block's `mpirun` lines then find it on `PATH`. It was
-/// not installed, and the block ran it without, on files that were not there. As root, Open MPI
-/// wants `--allow-run-as-root`, as the README says (here through the environment, as in every
-/// test); more ranks than this machine's cores, `--oversubscribe` (the same way).
+/// The cluster example of docs/CLUSTER.md (README.md shows the same block), run as printed:
+/// `scripts/install.sh` installs `xsort-mpi` beside the other commands (into `$HOME/.local`, here a
+/// test directory; from the binaries this test run built, `XSORT_INSTALL_FROM`), and the block's
+/// `mpirun` lines then find it on `PATH`. It was not installed, and the block ran it without, on
+/// files that were not there. As root, Open MPI wants `--allow-run-as-root`, as the docs say (here
+/// through the environment, as in every test); more ranks than this machine's cores,
+/// `--oversubscribe` (the same way).
 #[test]
 fn the_readme_cluster_example_runs_as_printed() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
-    let section = readme.split("\n## Cluster mode").nth(1).expect("the README's cluster section");
+    let doc = std::fs::read_to_string(root.join("docs/CLUSTER.md")).expect("docs/CLUSTER.md");
+    let section = doc.split("\n## Example").nth(1).expect("docs/CLUSTER.md's example section");
     let block = section.split("```sh\n").nth(1).and_then(|b| b.split("\n```").next()).expect("its first sh block");
     assert!(block.contains("scripts/install.sh") && block.contains("mpirun"), "{block}");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    assert!(readme.contains(&format!("```sh\n{block}\n```")), "README.md's cluster example differs from docs/CLUSTER.md's:\n{block}");
     let built = Path::new(XSORT_MPI).parent().expect("target/release").to_owned();
     for name in ["xsort", "gensort", "valsort", "xsort-bench"] {
         assert!(
@@ -797,7 +801,7 @@ fn the_readme_cluster_example_runs_as_printed() {
         .output()
         .expect("bash");
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "the README's cluster example failed:\n{block}\n{said}");
+    assert!(out.status.success(), "the cluster example failed:\n{block}\n{said}");
     let installed = std::fs::read(home.join(".local/bin/xsort-mpi")).expect("xsort-mpi installed");
     assert!(installed == std::fs::read(XSORT_MPI).expect("xsort-mpi"), "the installed xsort-mpi is not the built one");
     // The one output is xsort's; the node-local parts in rank order are the sorted lines.
