@@ -1,7 +1,7 @@
 //! C programs on the rest of the API: delimited records (tests/c/lines.c), -in_file / -out_file
 //! sorts (files.c), two contexts sorting at once from two threads (threads.c), sorts ended early
-//! leaving no temp file (cancel.c), paths that are not UTF-8 (files.c), and README's example
-//! (examples/example.c).
+//! leaving no temp file (cancel.c), paths that are not UTF-8 (files.c), and the example that
+//! README.md and docs/NSORT.md show (examples/example.c).
 
 mod support;
 
@@ -141,10 +141,12 @@ fn readme_example_compiles_and_runs() {
         let out = run_ok::<&str>(&exe, &[]);
         assert_eq!(String::from_utf8_lossy(&out.stdout), "apple\nfig\npear\n");
     }
-    // README.md shows the example as it is in the file.
-    let readme = std::fs::read_to_string(crate_dir().join("../../README.md")).unwrap();
+    // README.md and docs/NSORT.md show the example as it is in the file.
     let example = std::fs::read_to_string(crate_dir().join("examples/example.c")).unwrap();
-    assert!(readme.contains(&format!("```c\n{example}```")), "README.md's C example differs from crates/capi/examples/example.c");
+    for doc in ["README.md", "docs/NSORT.md"] {
+        let text = std::fs::read_to_string(crate_dir().join("../..").join(doc)).unwrap();
+        assert!(text.contains(&format!("```c\n{example}```")), "{doc}'s C example differs from crates/capi/examples/example.c");
+    }
 }
 
 /// A 1 MiB tmpfs at `dir`, unmounted on drop (root, as CI runs).
