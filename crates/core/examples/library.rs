@@ -1,4 +1,4 @@
-//! The README's Rust example: xsort as a library (checked against README.md by
+//! docs/LIBRARY.md's Rust example: xsort as a library (checked against docs/LIBRARY.md by
 //! `crates/core/tests/readme.rs`, built and run by `cargo test`).
 
 use xsort_core::{Sort, SortError};
