@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster mode on this machine (README, "Cluster mode"):
+# Cluster mode on this machine (docs/CLUSTER.md; its runs are in docs/BENCHMARKS.md):
 #   1. N records (default 10^7, 1 GB) from the page cache: single-node xsort against
 #      `mpirun -np 2 xsort-mpi` (the ratio; the issue's target is at most 1.3), and the exchange's
 #      throughput from --stats-json (target at least 2 GB/s).
