@@ -19,9 +19,21 @@ pub fn write_man(dir: &Path) -> Result<()> {
 /// `xsort.fish`, clap_complete's names).
 pub fn write_completions(dir: &Path) -> Result<()> {
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let mut cmd = crate::args::Args::command();
+        let mut cmd = completion_command();
         clap_complete::generate_to(shell, &mut cmd, "xsort", dir)
             .with_context(|| format!("{}: cannot write the {shell} completions", dir.display()))?;
     }
     Ok(())
+}
+
+/// The command line as completions offer it: the words `--method` and `--sort` take rather than
+/// file names (the parser itself keeps plain strings, which xsort checks with GNU's message and
+/// exit status for a bad `--sort`), and without the hidden flags, which clap_complete would list
+/// and which only `scripts/install.sh` uses.
+fn completion_command() -> clap::Command {
+    let cmd = crate::args::Args::command()
+        .mut_arg("method", |a| a.value_parser(["radix", "merge"]))
+        .mut_arg("sort_word", |a| a.value_parser(["general-numeric", "human-numeric", "month", "numeric", "random", "version"]));
+    let shown: Vec<clap::Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned().collect();
+    clap::Command::new("xsort").disable_help_flag(true).disable_version_flag(true).args(shown)
 }

@@ -96,3 +96,27 @@ fn unique_prefixes_and_exact_names_still_work() {
     let out = run(f.cmd().args(["--stats", "-o", "sorted2"]).arg(&input));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// The installed completions (`--generate-completions DIR`, as `scripts/install.sh` asks for them)
+/// offer the words `--method` and `--sort` take, not file names, and leave the hidden flags out.
+#[test]
+fn completions_offer_values_and_no_hidden_flags() {
+    let f = Fixture::new();
+    let dir = f.mkdir("completions");
+    let out = run(f.cmd().arg("--generate-completions").arg(&dir));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for name in ["xsort.bash", "_xsort", "xsort.fish"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!text.contains("generate-man") && !text.contains("generate-completions"), "{name} lists a hidden flag");
+        for word in ["radix", "merge", "general-numeric", "human-numeric", "month", "numeric", "random", "version"] {
+            assert!(text.contains(word), "{name} does not offer {word}");
+        }
+        assert!(text.contains("--record-size") || text.contains("record-size"), "{name} lost the other options");
+    }
+    let bash = std::fs::read_to_string(dir.join("xsort.bash")).expect("xsort.bash");
+    for flag in ["--method", "--sort"] {
+        let case = bash.split(&format!("                {flag})\n")).nth(1).expect("the option's case in xsort.bash");
+        let reply = case.lines().next().expect("its first line");
+        assert!(reply.contains("compgen -W") && !reply.contains("compgen -f"), "bash completes {flag} with {reply}");
+    }
+}
