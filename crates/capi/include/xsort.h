@@ -6,7 +6,7 @@
  *   xsort_return_recs(buf, &size, &ctx);   (until XSORT_END_OF_OUTPUT)
  *   xsort_end(&ctx);
  *
- * Link with -lxsort (libxsort.so), or target/release/libxsort.a -lpthread -ldl -lm. See README.md.
+ * Link with -lxsort (libxsort.so), or target/release/libxsort.a -lpthread -ldl -lm. See docs/NSORT.md.
  */
 
 #ifndef XSORT_H

@@ -137,5 +137,5 @@ fn only_prefixed(header: &str, own: &str, other: &str) {
     }
 }
 
-const XSORT_PREAMBLE: &str = "/* xsort.h - xsort's C API (libxsort), after Nsort's subroutine library.\n *\n *   xsort_define(statements, 0, NULL, &ctx);\n *   xsort_release_recs(buf, size, &ctx);   (any number of times, whole records)\n *   xsort_release_end(&ctx);\n *   xsort_return_recs(buf, &size, &ctx);   (until XSORT_END_OF_OUTPUT)\n *   xsort_end(&ctx);\n *\n * Link with -lxsort (libxsort.so), or target/release/libxsort.a -lpthread -ldl -lm. See README.md.\n */";
+const XSORT_PREAMBLE: &str = "/* xsort.h - xsort's C API (libxsort), after Nsort's subroutine library.\n *\n *   xsort_define(statements, 0, NULL, &ctx);\n *   xsort_release_recs(buf, size, &ctx);   (any number of times, whole records)\n *   xsort_release_end(&ctx);\n *   xsort_return_recs(buf, &size, &ctx);   (until XSORT_END_OF_OUTPUT)\n *   xsort_end(&ctx);\n *\n * Link with -lxsort (libxsort.so), or target/release/libxsort.a -lpthread -ldl -lm. See docs/NSORT.md.\n */";
 const NSORT_PREAMBLE: &str = "/* nsort.h - Nsort's subroutine-library calls, as libxsort provides them: a program written for\n * Nsort's library compiles with this header (or Nsort's own) and links with -lxsort unchanged.\n */";
