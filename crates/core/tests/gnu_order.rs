@@ -11,8 +11,9 @@
 //! on every pair of lines. `-g` keys on files with several NaN lines are not compared (GNU 9.1 reads
 //! uninitialized padding bytes there, see `nan_unique_ub`).
 //!
-//! `XSORT_DIFF_CASES=N` runs N cases (default 1200), `XSORT_DIFF_SEED=S` changes the seed. The test
-//! is skipped (with a note) when `sort` is not GNU coreutils 9.1.
+//! `XSORT_GNU_DIFF_CASES=N` runs N cases (default 1200), `XSORT_GNU_DIFF_SEED=S` changes the seed.
+//! The tests need GNU sort 9.1 as `sort` (the gate of `xsort_testkit::gnu_sort`): without it, they
+//! say NOT RUN and why outside CI, and fail under CI.
 
 use std::cmp::Ordering;
 use std::io::Write;
@@ -616,28 +617,13 @@ fn minimize(mut case: Case) -> Case {
     case
 }
 
-/// Notes the skip when GNU sort 9.1 is missing; in CI (CI is set) a missing oracle fails the test
-/// instead, since a differential test that compares nothing proves nothing.
-fn skip_outside_ci() {
-    assert!(std::env::var_os("CI").is_none(), "GNU sort 9.1 is required in CI (CI is set): `sort --version` must say (GNU coreutils) 9.1");
-    eprintln!("gnu_order: skipped, `sort` is not GNU coreutils 9.1");
-}
-
-fn gnu_sort_is_9_1() -> bool {
-    match Command::new("sort").arg("--version").output() {
-        Ok(out) => String::from_utf8_lossy(&out.stdout).lines().next().is_some_and(|l| l.contains("(GNU coreutils) 9.1")),
-        Err(_) => false,
-    }
-}
-
 #[test]
 fn matches_gnu_sort() {
-    if !gnu_sort_is_9_1() {
-        skip_outside_ci();
+    if !xsort_testkit::gnu_sort() {
         return;
     }
-    let cases: usize = std::env::var("XSORT_DIFF_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(1200);
-    let seed: u64 = std::env::var("XSORT_DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20240601);
+    let cases = xsort_testkit::env_number("XSORT_GNU_DIFF_CASES").map_or(1200, |n| n as usize);
+    let seed = xsort_testkit::env_number("XSORT_GNU_DIFF_SEED").unwrap_or(20240601);
     let mut rng = Rng(seed);
     let mut failures = Vec::new();
     let mut counts = [0usize; 4];
@@ -670,8 +656,7 @@ fn matches_gnu_sort() {
 
 #[test]
 fn special_files_match_gnu_sort() {
-    if !gnu_sort_is_9_1() {
-        skip_outside_ci();
+    if !xsort_testkit::gnu_sort() {
         return;
     }
     let lines: Vec<Vec<u8>> = [

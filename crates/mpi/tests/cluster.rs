@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use xsort_sortbench::{generate_file, GenOptions};
+use xsort_testkit::Tmpfs;
 
 const XSORT_MPI: &str = env!("CARGO_BIN_EXE_xsort-mpi");
 
@@ -328,6 +329,10 @@ fn an_output_that_is_a_directory_or_the_stats_file_or_an_input_fails_before_the_
     assert_nothing_left(&f, &["in", "d", "p1"]);
     // Nor through another user's link in a sticky world-writable directory (as /tmp), which would
     // truncate and overwrite the file it names.
+    // (Planting another user's link takes root.)
+    if !xsort_testkit::root() {
+        return;
+    }
     let shared = f.path("shared");
     std::fs::create_dir(&shared).unwrap();
     std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
@@ -341,6 +346,9 @@ fn an_output_that_is_a_directory_or_the_stats_file_or_an_input_fails_before_the_
 
 #[test]
 fn shared_outputs_behind_links_and_devices_go_where_xsort_puts_them() {
+    if !xsort_testkit::root() {
+        return;
+    }
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let f = Fixture::new();
     f.records("in", 20_000, false);
@@ -379,7 +387,7 @@ fn shared_outputs_behind_links_and_devices_go_where_xsort_puts_them() {
     let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in", "fifo"], &[]);
     assert!(one_error_line(&out).ends_with(" fifo: not a regular file (the ranks read byte ranges of their inputs)"));
     // A hard-linked target too small for the output: the old contents stay under both names.
-    let _small = Tmpfs::mount(f.path("small"), "3m");
+    let _small = Tmpfs::mount(&f.path("small"), "3m");
     std::fs::write(f.path("small/hard"), b"old").expect("write");
     std::fs::hard_link(f.path("small/hard"), f.path("small/hard2")).expect("hard link");
     let out = sort_into("small/hard");
@@ -487,24 +495,6 @@ fn a_write_past_one_ranks_file_size_limit_publishes_nothing() {
     assert_nothing_left(&f, &["in", "out"]);
 }
 
-/// A tmpfs of `size` mounted at `dir` (in a test's own directory) for as long as it lives.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(dir: PathBuf, size: &str) -> Tmpfs {
-        std::fs::create_dir_all(&dir).expect("mount point");
-        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status().expect("mount");
-        assert!(ok.success(), "cannot mount a tmpfs at {} (the test needs root)", dir.display());
-        Tmpfs(dir)
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 /// The names in `dir`.
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
@@ -515,6 +505,9 @@ fn names(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_full_disk_under_one_ranks_part_or_the_shared_output_publishes_nothing() {
+    if !xsort_testkit::root() {
+        return;
+    }
     // Each rank writes a 2 MB part into its own directory; rank 2's is a 1 MiB tmpfs, too small
     // for the part: the rank finds it as it reserves the part's blocks, before the exchange. The
     // other ranks' parts must not be committed.
@@ -523,7 +516,7 @@ fn a_full_disk_under_one_ranks_part_or_the_shared_output_publishes_nothing() {
         generate_file(&f.path(&format!("in{r}")), 20_000 * r as u128, 20_000, GenOptions::default(), 1).expect("gensort");
         std::fs::create_dir(f.path(&format!("d{r}"))).expect("dir");
     }
-    let _full = Tmpfs::mount(f.path("d2"), "1m");
+    let _full = Tmpfs::mount(&f.path("d2"), "1m");
     for r in 0..3 {
         std::fs::write(f.path(&format!("d{r}/out")), b"old").expect("write");
     }

@@ -65,21 +65,19 @@ fn xsort() -> PathBuf {
     bin
 }
 
-/// `n` hosts for `test`, or None when they cannot be made here (said on stderr); under CI (`CI`
-/// set), a failure instead.
-fn hosts(n: usize, test: &str) -> Option<Hosts> {
-    // SAFETY: geteuid has no preconditions.
-    let why = if unsafe { libc::geteuid() } != 0 {
-        "not root: network and mount namespaces need root".to_string()
-    } else {
-        match Hosts::new(n) {
-            Ok(h) => return Some(h),
-            Err(e) => e,
+/// `n` hosts, or None when they cannot be made here (`xsort_testkit::not_run` says why, and fails
+/// under CI).
+fn hosts(n: usize) -> Option<Hosts> {
+    if !xsort_testkit::root() {
+        return None;
+    }
+    match Hosts::new(n) {
+        Ok(h) => Some(h),
+        Err(why) => {
+            xsort_testkit::not_run(&format!("cannot build the namespace hosts: {why}"));
+            None
         }
-    };
-    assert!(std::env::var_os("CI").is_none(), "{test}: cannot build the namespace hosts under CI: {why}");
-    eprintln!("NOT RUN: {test}: cannot build the namespace hosts: {why}");
-    None
+    }
 }
 
 /// Runs a setup command; Err with its words when it cannot start or fails.
@@ -503,7 +501,7 @@ fn parts_same_as_xsort(h: &mut Hosts, opts: &[&str], name: &str) {
 #[test]
 fn records_sorted_across_hosts_over_tcp_match_xsort() {
     let _turn = one_at_a_time();
-    let Some(mut h) = hosts(3, "records_sorted_across_hosts_over_tcp_match_xsort") else { return };
+    let Some(mut h) = hosts(3) else { return };
     generate_file(Path::new(&h.shared("a")), 0, 20_000, GenOptions { ascii: false, skew: false }, 1).expect("gensort");
     generate_file(Path::new(&h.shared("b")), 0, 7_001, GenOptions { ascii: false, skew: true }, 1).expect("gensort");
     // The first job's received bytes must have come in through each host's veth: the ranks did
@@ -549,7 +547,7 @@ fn text(lines: usize, seed: u64) -> String {
 #[test]
 fn lines_sorted_across_hosts_over_tcp_match_xsort() {
     let _turn = one_at_a_time();
-    let Some(mut h) = hosts(3, "lines_sorted_across_hosts_over_tcp_match_xsort") else { return };
+    let Some(mut h) = hosts(3) else { return };
     std::fs::write(h.shared("a.txt"), text(30_000, 12345)).expect("write");
     // A last line without a newline.
     std::fs::write(h.shared("b.txt"), "3\n1\n\n2\nlast without newline").expect("write");
@@ -627,7 +625,7 @@ fn unnamed_file_in(pid: libc::pid_t, dir: &str) -> Option<Vec<u8>> {
 #[test]
 fn a_host_killed_mid_sort_leaves_the_old_targets_and_nothing_behind() {
     let _turn = one_at_a_time();
-    let Some(mut h) = hosts(3, "a_host_killed_mid_sort_leaves_the_old_targets_and_nothing_behind") else { return };
+    let Some(mut h) = hosts(3) else { return };
     generate_file(Path::new(&h.shared("in")), 0, 30_000, GenOptions::default(), 1).expect("gensort");
     for r in 0..3 {
         let input = h.shared(&format!("in{r}"));
@@ -778,7 +776,7 @@ fn exchange_report(label: &str, stats: &Value, ran: &Ran) {
 #[test]
 fn exchange_rate_over_tcp_against_shared_memory() {
     let _turn = one_at_a_time();
-    let Some(mut h) = hosts(2, "exchange_rate_over_tcp_against_shared_memory") else { return };
+    let Some(mut h) = hosts(2) else { return };
     let records: u64 = std::env::var("XSORT_HOSTS_RATE_RECORDS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
     generate_file(Path::new(&h.shared("in")), 0, records, GenOptions::default(), 2).expect("gensort");
     let args = |out: &str, stats: &str| -> Vec<String> {

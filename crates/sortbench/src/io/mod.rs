@@ -14,6 +14,19 @@
 //! Block sizes are multiples of 102,400 bytes, the least common multiple of
 //! the record size (100) and the direct-I/O alignment (4096), so every block
 //! holds whole records and starts on an aligned offset.
+//!
+//! # Why this is not `xsort-io`
+//!
+//! valsort is the independent check of xsort's output: what it reads must
+//! not pass through the code that wrote it. A bug in `xsort-io` (a block
+//! written twice, a short read taken for the end, a transfer lost when a
+//! direct write falls back to buffered) would then hide itself, both sides
+//! agreeing on the same wrong bytes. gensort likewise writes the inputs the
+//! tests and benchmarks trust. So this crate keeps its own, smaller I/O stack
+//! (no temp files, no spill, no mapped inputs: whole-file streams in large
+//! blocks), as its record, checksum and order code already are its own; the
+//! two stacks share only the kernel's interfaces. The price is the ~1,000
+//! lines here, which change rarely.
 
 mod aligned;
 mod reader;
