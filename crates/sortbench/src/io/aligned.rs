@@ -7,7 +7,7 @@
 //! kernel backs them with huge pages; they are allocated once and reused.
 //! (On the development VM fresh huge pages were measured slower than 4 KiB
 //! ones, because the guest hands free 2 MiB blocks back to the host: xsort's
-//! own sort buffers use small pages for that reason, see the root README.)
+//! own sort buffers use small pages for that reason, see docs/BENCHMARKS.md.)
 
 use std::alloc::{self, Layout};
 use std::ops::{Deref, DerefMut};
