@@ -48,12 +48,13 @@ target_args() {
 
 # CPU seconds used so far by process $1 and its waited-for children (utime+stime, /proc/PID/stat);
 # -1 once it has exited.
+ticks_per_second=$(getconf CLK_TCK)
 cpu_seconds() {
     local stat
-    stat=$(cat /proc/"$1"/stat 2>/dev/null) || { echo -1; return; }
+    { stat=$(< /proc/"$1"/stat); } 2>/dev/null || { echo -1; return; }
     read -r -a f <<< "${stat##*) }"
     [[ ${f[0]} == Z ]] && { echo -1; return; }    # exited, not yet waited for
-    echo $(( (f[11] + f[12] + f[13] + f[14]) / $(getconf CLK_TCK) ))
+    echo $(( (f[11] + f[12] + f[13] + f[14]) / ticks_per_second ))
 }
 
 failed=()
