@@ -115,13 +115,14 @@ impl From<SortError> for Failure {
         let code = match &e {
             SortError::Spec(s) => spec_code(s),
             SortError::Usage(_) => XSORT_INVALID_PHASE,
-            SortError::Config(_) => XSORT_CONFIG_ERROR,
+            SortError::Config(_) | SortError::InvalidArgument { .. } | SortError::RecordTooLarge { .. } => XSORT_CONFIG_ERROR,
             SortError::Io(_) => XSORT_IO_ERROR,
             SortError::BadInput { .. } => XSORT_BAD_INPUT,
             SortError::Program(_) => XSORT_PROGRAM_ERROR,
             SortError::Resource(_) => XSORT_RESOURCE_ERROR,
             // The C API has no call that cancels a sort: a cancelled one would be a bug.
             SortError::Internal(_) | SortError::Cancelled => XSORT_INTERNAL_ERROR,
+            _ => XSORT_INTERNAL_ERROR,
         };
         Failure::new(code, e.to_string())
     }

@@ -50,9 +50,16 @@ pub fn message(e: &anyhow::Error) -> String {
 
 pub use xsort_io::error::without_os_error_numbers;
 
-/// The status for an error: a [`Failure`]'s own, otherwise [`TROUBLE`].
+/// The status for an error: a [`Failure`]'s own; for the core's errors, by their kind (an invalid
+/// choice of an option's value is GNU's usage failure); otherwise [`TROUBLE`].
 pub fn status_of(e: &anyhow::Error) -> u8 {
-    e.downcast_ref::<Failure>().map_or(TROUBLE, |f| f.status)
+    if let Some(f) = e.downcast_ref::<Failure>() {
+        return f.status;
+    }
+    match e.downcast_ref::<xsort_core::SortError>() {
+        Some(xsort_core::SortError::InvalidArgument { .. }) => DISORDER,
+        _ => TROUBLE,
+    }
 }
 
 /// Whether an error is a write to standard output that found it closed (`xsort ... | head`).

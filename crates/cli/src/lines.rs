@@ -1,33 +1,21 @@
-//! The command line of a text-line sort (no `--record-size`): GNU sort's options checked against
-//! each other, as GNU checks them, and turned into the core's [`LineFormat`] and [`LineOrder`]. The
-//! settings every format shares are taken in [`crate::settings`].
+//! The command line of a text-line sort (no `--record-size`): GNU sort's options read into the
+//! core's [`GnuOrdering`], which checks them as GNU checks them (the library's `Sort::gnu_args`
+//! fills the same one), and the options only the command has: `-c`, `--files0-from`, `-S`,
+//! `--batch-size`, `--debug`. The settings every format shares are taken in [`crate::settings`].
 
 use crate::args::Args;
 use crate::exit::Failure;
-use crate::settings::input_of;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::Read;
-use std::path::Path;
-use xsort_core::order::{KeyField, LineOrder, LineOrderConfig, OrderFlags};
+use std::path::{Path, PathBuf};
+use xsort_core::order::KeyField;
 use xsort_core::size::{parse_memory_size, MemorySize, SizeError};
-use xsort_core::text::TextMode;
-use xsort_core::{Format, Input, LineFormat, Output, SortConfig};
+use xsort_core::{GnuOrdering, Order, Sort};
 
-/// The line format of GNU sort's options, and Some(quiet) when they ask for a check (`-c`, `-C`)
-/// rather than a sort.
-pub fn line_format(args: &Args) -> Result<(LineFormat, Option<bool>)> {
-    let order = line_order(args)?;
-    let check = check_mode(args)?;
-    let mut lines = LineFormat::new(order);
-    lines.terminator = if args.zero_terminated { 0 } else { b'\n' };
-    lines.mode = if args.merge { TextMode::Merge } else { TextMode::Sort };
-    lines.unique = args.unique;
-    Ok((lines, check))
-}
-
-/// The order of lines from the ordering options, keys, `-t`, `-s`, `-u` and `--random-source`.
-fn line_order(args: &Args) -> Result<LineOrder> {
-    let mut global = OrderFlags::default();
+/// GNU sort's ordering options as given: the ordering letters, `--sort`, the keys (the obsolete
+/// `+POS1 -POS2` ones in their place), `-t`, `-s`, `-u`, `-z`, `-m` and `--random-source`.
+pub fn ordering(args: &Args) -> Result<GnuOrdering> {
+    let mut o = GnuOrdering::default();
     let letters = [
         (args.ignore_leading_blanks, 'b'),
         (args.dictionary_order, 'd'),
@@ -41,29 +29,16 @@ fn line_order(args: &Args) -> Result<LineOrder> {
         (args.reverse, 'r'),
         (args.version_sort, 'V'),
     ];
-    for (on, c) in letters {
-        if on {
-            global.set_global(c);
-        }
-    }
-    for word in &args.sort_word {
-        let c = match word.as_str() {
-            "general-numeric" => 'g',
-            "human-numeric" => 'h',
-            "month" => 'M',
-            "numeric" => 'n',
-            "random" => 'R',
-            "version" => 'V',
-            _ => return Err(Failure::usage(format!("invalid argument '{word}' for '--sort'")).into()),
-        };
-        global.set_global(c);
-    }
-    let keys = args.keys.iter().map(|k| parse_key(k)).collect::<Result<Vec<_>>>()?;
-    let separator = separator(&args.separator)?;
-    let wants_random = global.random || keys.iter().any(|k| k.flags().random);
-    let random_seed = if wants_random { random_seed(args.random_source.as_deref())? } else { Vec::new() };
-    let cfg = LineOrderConfig { keys, global, separator, stable: args.stable, unique: args.unique, random_seed };
-    LineOrder::new(cfg).map_err(|e| anyhow!("{e}"))
+    o.letters = letters.iter().filter(|(on, _)| *on).map(|&(_, c)| c).collect();
+    o.sort_words = args.sort_word.clone();
+    o.keys = args.keys.iter().map(|k| parse_key(k)).collect::<Result<Vec<_>>>()?;
+    o.separators = args.separator.clone();
+    o.stable = args.stable;
+    o.unique = args.unique;
+    o.zero_terminated = args.zero_terminated;
+    o.merge = args.merge;
+    o.random_source = args.random_source.clone();
+    Ok(o)
 }
 
 /// A `-k` KEYDEF, or an obsolete `+POS1 [-POS2]` key that main turned into `--key='+POS1 -POS2'`.
@@ -162,24 +137,6 @@ fn takes_value(arg: &std::ffi::OsStr) -> bool {
     }
 }
 
-/// `-t`: one byte (`\0` means NUL); every `-t` must agree.
-fn separator(values: &[String]) -> Result<Option<u8>> {
-    let mut sep = None;
-    for v in values {
-        let b = match v.as_bytes() {
-            [] => bail!("empty tab"),
-            [b] => *b,
-            b"\\0" => 0,
-            _ => bail!("multi-character tab '{v}'"),
-        };
-        if sep.is_some_and(|s| s != b) {
-            bail!("incompatible tabs");
-        }
-        sep = Some(b);
-    }
-    Ok(sep)
-}
-
 /// `-S` as GNU sort takes it: 0 and percentages over 100 are accepted (and raised to the minimum or
 /// clamped to the memory xsort may use).
 pub fn memory_size(s: &str) -> Result<MemorySize> {
@@ -209,37 +166,8 @@ pub fn batch_size(s: &str) -> Result<usize> {
     Ok(n as usize)
 }
 
-/// Bytes of `--random-source` the hash needs, as GNU sort reads them.
-const RANDOM_SOURCE_BYTES: usize = 16;
-
-/// The seed of `-R`: the start of `--random-source`, or fresh random bytes.
-fn random_seed(source: Option<&Path>) -> Result<Vec<u8>> {
-    let mut seed = vec![0u8; 64];
-    match source {
-        Some(p) => {
-            let mut f = std::fs::File::open(p).map_err(|e| anyhow!("open failed: {}: {}", p.display(), xsort_io::error::os_text(&e)))?;
-            let mut n = 0;
-            while n < seed.len() {
-                match f.read(&mut seed[n..]).with_context(|| format!("{}: read failed", p.display()))? {
-                    0 => break,
-                    k => n += k,
-                }
-            }
-            if n < RANDOM_SOURCE_BYTES {
-                bail!("'{}': end of file", p.display());
-            }
-            seed.truncate(n);
-        }
-        None => {
-            let mut f = std::fs::File::open("/dev/urandom").context("cannot read /dev/urandom")?;
-            f.read_exact(&mut seed).context("cannot read /dev/urandom")?;
-        }
-    }
-    Ok(seed)
-}
-
 /// `-c`, `-C` or `--check[=WHEN]`: Some(quiet) when checking.
-fn check_mode(args: &Args) -> Result<Option<bool>> {
+pub fn check_mode(args: &Args) -> Result<Option<bool>> {
     let long = match args.check.as_deref() {
         None => None,
         Some("diagnose-first") => Some(false),
@@ -254,10 +182,11 @@ fn check_mode(args: &Args) -> Result<Option<bool>> {
     Ok(given.first().copied())
 }
 
-/// The operands, or the names in `--files0-from` (none: the caller reads standard input).
-pub fn operands(args: &Args) -> Result<Vec<Input>> {
+/// The operands, or the names in `--files0-from` (none: the caller reads standard input); `-` is
+/// standard input.
+pub fn operands(args: &Args) -> Result<Vec<PathBuf>> {
     let Some(list) = &args.files0_from else {
-        return Ok(args.inputs.iter().map(|p| input_of(p)).collect());
+        return Ok(args.inputs.clone());
     };
     if let Some(first) = args.inputs.first() {
         bail!("extra operand '{}'\nfile operands cannot be combined with --files0-from", first.display());
@@ -284,7 +213,7 @@ pub fn operands(args: &Args) -> Result<Vec<Input>> {
         if list.as_os_str() == "-" && p.as_os_str() == "-" {
             bail!("when reading file names from stdin, no file name of '-' allowed");
         }
-        out.push(input_of(p));
+        out.push(p.to_owned());
     }
     Ok(out)
 }
@@ -308,22 +237,18 @@ pub fn line_only_option(args: &Args) -> Option<&'static str> {
 }
 
 /// `--debug`: sorts in memory (a diagnostic for small inputs, not the engine) and writes each line
-/// with GNU's key annotations.
-pub fn debug_sort(cfg: &SortConfig) -> Result<()> {
-    let Format::Lines(format) = &cfg.format else { bail!("--debug applies to text lines") };
-    let (t, order) = (format.terminator, &format.order);
+/// with GNU's key annotations; `merge` keeps the inputs' order (`-m`), `unique` drops lines equal to
+/// the one before (`-u`).
+pub fn debug_sort(sort: &Sort, merge: bool, unique: bool) -> Result<()> {
+    let Order::Lines(order, t) = sort.order()? else { bail!("--debug applies to text lines") };
     let mut data = Vec::new();
-    for input in &cfg.inputs {
+    for input in sort.input_names() {
         let start = data.len();
-        match input {
-            Input::Path(p) => {
-                data.extend(std::fs::read(p).map_err(|e| anyhow!("cannot read: {}: {}", p.display(), xsort_io::error::os_text(&e)))?)
-            }
-            // The command line names only files and standard input.
-            _ => {
-                xsort_io::stdio::stdin_input()?;
-                std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
-            }
+        if input.as_os_str() == "-" {
+            xsort_io::stdio::stdin_input()?;
+            std::io::stdin().read_to_end(&mut data).context("-: read failed")?;
+        } else {
+            data.extend(std::fs::read(input).map_err(|e| anyhow!("cannot read: {}: {}", input.display(), xsort_io::error::os_text(&e)))?);
         }
         if data.len() > start && data.last() != Some(&t) {
             data.push(t);
@@ -331,21 +256,20 @@ pub fn debug_sort(cfg: &SortConfig) -> Result<()> {
     }
     let mut lines: Vec<&[u8]> = data.split(|&b| b == t).collect();
     lines.pop(); // after the last terminator
-    if format.mode == TextMode::Sort {
+    if !merge {
         lines.sort_by(|a, b| order.compare(a, b));
     }
     let mut out = Vec::new();
     let mut last: Option<&[u8]> = None;
     for line in lines {
-        if format.unique && last.is_some_and(|l| order.compare(l, line) == std::cmp::Ordering::Equal) {
+        if unique && last.is_some_and(|l| order.compare(l, line) == std::cmp::Ordering::Equal) {
             continue;
         }
         last = Some(line);
         order.debug_annotate(line, &mut out);
     }
-    match &cfg.output {
-        Output::Path(p) => std::fs::write(p, &out).with_context(|| format!("{}: write failed", p.display())),
-        // The command line names only files and standard output.
-        _ => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
+    match sort.output_file() {
+        Some(p) => std::fs::write(p, &out).with_context(|| format!("{}: write failed", p.display())),
+        None => std::io::Write::write_all(&mut std::io::stdout(), &out).context("-: write failed"),
     }
 }

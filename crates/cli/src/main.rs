@@ -21,7 +21,7 @@ use exit::{OK as EXIT_OK, TROUBLE as EXIT_TROUBLE};
 use settings::Job;
 use std::io::Write;
 use std::process::ExitCode;
-use xsort_core::SortStats;
+use xsort_core::{SortCounters, SortStats};
 use xsort_io::stats_file::StatsFile;
 
 // Notes which standard streams were closed at start, before Rust's runtime reopens them on
@@ -84,22 +84,25 @@ fn run(args: args::Args) -> Result<u8> {
     }
     let s = settings::Settings::from_args(args)?;
     warn(&s.warnings);
-    match s.job {
-        Job::Sort(cfg) => {
-            let output = if let xsort_core::Output::Path(p) = &cfg.output { Some(p.as_path()) } else { None };
-            let inputs: Vec<std::path::PathBuf> =
-                cfg.inputs.iter().filter_map(|i| if let xsort_core::Input::Path(p) = i { Some(p.clone()) } else { None }).collect();
-            let json = s.stats_json.as_deref().map(|p| StatsFile::open(p, output, &inputs)).transpose()?;
-            let engine = xsort_core::Engine::new(cfg);
-            sort_and_report(s.progress, engine.counters(), s.stats, json, || engine.run())
+    match &s.job {
+        Job::Sort(sort) => {
+            let inputs: Vec<std::path::PathBuf> = sort.input_names().into_iter().filter(|p| p.as_os_str() != "-").map(Into::into).collect();
+            let json = s.stats_json.as_deref().map(|p| StatsFile::open(p, sort.output_file(), &inputs)).transpose()?;
+            let counters = std::sync::Arc::new(SortCounters::default());
+            let bar = s.progress.then(|| progress::Progress::start(counters.clone()));
+            let result = sort.clone().progress(counters).run();
+            if let Some(b) = bar {
+                b.finish(result.is_ok());
+            }
+            report(&result.map_err(|e| s.explain(e))?, s.stats, json)?;
+            Ok(EXIT_OK)
         }
-        Job::Check { input, quiet, unique, terminator, order } => {
-            start_workers(s.threads)?;
-            let Some(d) = xsort_core::text::check::check_order(&input, terminator, &order, unique, 64 << 20)? else {
+        Job::Check { sort, quiet } => {
+            let name = sort.input_names()[0].display().to_string();
+            let Some(d) = sort.clone().check()? else {
                 return Ok(EXIT_OK);
             };
             if !quiet {
-                let name = input.name().display().to_string();
                 let mut msg = format!("xsort: {name}:{}: disorder: ", d.line_number).into_bytes();
                 msg.extend_from_slice(&d.line);
                 msg.push(b'\n');
@@ -107,18 +110,17 @@ fn run(args: args::Args) -> Result<u8> {
             }
             Ok(exit::DISORDER)
         }
-        Job::Debug(cfg) => {
+        Job::Debug { sort, merge, unique } => {
             // A closed standard output fails before any warning is printed.
-            if cfg.output == xsort_core::Output::Stdout {
+            if sort.output_file().is_none() {
                 xsort_io::stdio::stdout_output()?;
             }
-            start_workers(s.threads)?;
-            if let xsort_core::Format::Lines(lines) = &cfg.format {
-                for w in lines.order.debug_warnings() {
+            if let xsort_core::Order::Lines(order, _) = sort.order()? {
+                for w in order.debug_warnings() {
                     eprintln!("xsort: {w}");
                 }
             }
-            lines::debug_sort(&cfg)?;
+            lines::debug_sort(sort, *merge, *unique)?;
             Ok(EXIT_OK)
         }
     }
@@ -128,34 +130,6 @@ fn warn(warnings: &[String]) {
     for w in warnings {
         eprintln!("xsort: warning: {w}");
     }
-}
-
-/// Sizes rayon's global pool for the jobs that run outside the sorter (`-c`, `--debug`); a sort
-/// starts worker threads of its own.
-fn start_workers(threads: usize) -> Result<()> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("xsort-worker-{i}"))
-        .build_global()
-        .context("cannot start worker threads")
-}
-
-/// Runs a sort (with a progress bar when `progress`), then reports its statistics as asked: printed
-/// when `print`, into `json` (checked and opened before the sort, see [`StatsFile`]).
-fn sort_and_report(
-    progress: bool,
-    counters: std::sync::Arc<xsort_core::SortCounters>,
-    print: bool,
-    json: Option<StatsFile>,
-    sort: impl FnOnce() -> xsort_core::Result<SortStats>,
-) -> Result<u8> {
-    let bar = progress.then(|| progress::Progress::start(counters));
-    let result = sort();
-    if let Some(b) = bar {
-        b.finish(result.is_ok());
-    }
-    report(&result?, print, json)?;
-    Ok(EXIT_OK)
 }
 
 /// Prints and writes the statistics as asked.

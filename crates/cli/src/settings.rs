@@ -1,36 +1,33 @@
 //! The second stage of option parsing: flags and Nsort statements checked against each other and
-//! turned into the engine's one [`SortConfig`], in one place for every format: [`Common`] takes
-//! what records and lines share, and the format part comes from the record options here, from GNU
-//! sort's options ([`crate::lines`]) or from a `--spec` of delimited records ([`crate::spec_lines`]).
-//! Flags win over statements; an output given both ways, two different record sizes, or an option
-//! that does not apply to the chosen format, is an error.
+//! turned into one [`Sort`], the library's builder, in one place for every format. The format
+//! comes from the record options here, from GNU sort's options ([`crate::lines`]) or from a
+//! `--spec` of delimited records ([`crate::spec_lines`]); [`shared`] adds what every format
+//! takes. Flags win over statements; an output given both ways, two different record sizes, or an
+//! option that does not apply to the chosen format, is an error. What the sort itself checks (a
+//! key beyond the record, records too large for the budget) it checks when it starts.
 
 use crate::args::Args;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::IsTerminal;
-use std::path::PathBuf;
-use xsort_core::order::LineOrder;
+use std::path::{Path, PathBuf};
 use xsort_core::size::{parse_byte_count, parse_memory_size};
-use xsort_core::spec::{self, FileSpec, NsortSpec};
-use xsort_core::{Format, Input, IoSettings, KeyPart, KeySpec, Method, Output, RecordFormat, SortConfig};
+use xsort_core::spec::{self, NsortSpec};
+use xsort_core::{KeyPart, Method, Sort, SortError};
 
 /// What an invocation does.
 pub enum Job {
     /// Sort (or merge, `-m`) into the output.
-    Sort(SortConfig),
-    /// Check one input's order (`-c`, `-C`); `quiet` reports nothing; `unique` makes equal lines
-    /// disorder.
-    Check { input: Input, quiet: bool, unique: bool, terminator: u8, order: LineOrder },
+    Sort(Sort),
+    /// Check one input's order (`-c`, `-C`); `quiet` reports nothing.
+    Check { sort: Sort, quiet: bool },
     /// Sort lines in memory and annotate the keys (`--debug`).
-    Debug(SortConfig),
+    Debug { sort: Sort, merge: bool, unique: bool },
 }
 
 /// Everything main needs: the job and how to report on it.
 pub struct Settings {
     /// The job.
     pub job: Job,
-    /// Worker threads.
-    pub threads: usize,
     /// Print statistics to stderr.
     pub stats: bool,
     /// Write statistics JSON here.
@@ -39,6 +36,9 @@ pub struct Settings {
     pub progress: bool,
     /// Warnings to print before sorting.
     pub warnings: Vec<String>,
+    /// How the command line named the record size and the budget, for the sort's refusal of
+    /// records too large for it.
+    records_named: Option<(String, String)>,
 }
 
 /// How the command line reads: which format it sorts, and so whose conventions its options follow.
@@ -57,21 +57,20 @@ impl Settings {
             return Self::gnu_lines(args);
         }
         let spec = parse_specs(&args.spec)?;
-        let format = match spec.record_delimiter {
-            Some(terminator) => Format::Lines(crate::spec_lines::line_format(&args, &spec, terminator)?),
+        let (sort, records_named) = match spec.record_delimiter {
+            Some(terminator) => (crate::spec_lines::delimited(&args, terminator)?, None),
             None => {
                 if let Some(option) = crate::lines::line_only_option(&args) {
                     bail!("{option} applies to text lines; records take --key-bytes (see --help)");
                 }
-                Format::Records(record_format(&args, &spec)?)
+                records(&args, &spec)?
             }
         };
-        let c = Common::of(&args, &spec, Dialect::Nsort)?;
-        if let Format::Records(rec) = &format {
-            check_record_budget(&args, &spec, rec.record_size, c.budget)?;
-        }
-        let (threads, stats, progress, warnings) = (c.threads, c.stats, c.progress, c.warnings.clone());
-        Ok(Settings { job: Job::Sort(c.config(format)), threads, stats, stats_json: args.stats_json, progress, warnings })
+        let sort = with_temp_dirs(sort, &args).statements(&spec).map_err(|e| anyhow!("--spec: {e}"))?;
+        let sort = if args.unique { sort.unique(true) } else { sort };
+        let sort = if args.touch { sort.touch(true) } else { sort };
+        let (sort, s) = shared(sort, &args, &spec, Dialect::Nsort)?;
+        Ok(Settings { job: Job::Sort(sort), records_named, ..s })
     }
 
     /// A text-line invocation with GNU sort's options: sort, merge, check or debug.
@@ -79,28 +78,42 @@ impl Settings {
         if let Some(option) = records_only_option(&args) {
             bail!("{option} applies to fixed-size records (--record-size), not to text lines");
         }
-        let (lines, check) = crate::lines::line_format(&args)?;
-        let c = Common::of(&args, &NsortSpec::default(), Dialect::Gnu)?;
-        let (threads, stats, progress) = (c.threads, c.stats, c.progress);
-        let mut warnings = c.warnings.clone();
-        warnings.extend(crate::locale::warning_here(&lines.order));
+        let sort = Sort::lines().gnu_ordering(crate::lines::ordering(&args)?)?;
+        let xsort_core::Order::Lines(order, _) = sort.order()? else { unreachable!("a sort of lines orders lines") };
+        let check = crate::lines::check_mode(&args)?;
+        let (sort, mut s) = shared(with_temp_dirs(sort, &args), &args, &NsortSpec::default(), Dialect::Gnu)?;
+        s.warnings.extend(crate::locale::warning_here(&order));
         let job = match check {
             Some(quiet) => {
-                if c.output_given {
-                    bail!("options '-{}o' are incompatible", if quiet { 'C' } else { 'c' });
+                let letter = if quiet { 'C' } else { 'c' };
+                if !args.outputs.is_empty() {
+                    bail!("options '-{letter}o' are incompatible");
                 }
-                let mut inputs = c.inputs.into_iter();
-                let input = inputs.next().unwrap_or(Input::Stdin);
-                if let Some(extra) = inputs.next() {
-                    let name = extra.name().display().to_string();
-                    bail!("extra operand '{name}' not allowed with -{}", if quiet { 'C' } else { 'c' });
+                if let Some(extra) = sort.input_names().get(1) {
+                    bail!("extra operand '{}' not allowed with -{letter}", extra.display());
                 }
-                Job::Check { input, quiet, unique: lines.unique, terminator: lines.terminator, order: lines.order }
+                Job::Check { sort, quiet }
             }
-            None if args.debug => Job::Debug(c.config(Format::Lines(lines))),
-            None => Job::Sort(c.config(Format::Lines(lines))),
+            None if args.debug => Job::Debug { sort, merge: args.merge, unique: args.unique },
+            None => Job::Sort(sort),
         };
-        Ok(Settings { job, threads, stats, stats_json: args.stats_json, progress, warnings })
+        Ok(Settings { job, ..s })
+    }
+
+    /// The error of a sort, worded with the command line's names where the sort's own words would
+    /// not say which option to change.
+    pub fn explain(&self, e: SortError) -> anyhow::Error {
+        match (&e, &self.records_named) {
+            (SortError::RecordTooLarge { floor, .. }, Some((option, source))) => {
+                let mut msg = e.records_named(&format!("records of {option}")).unwrap_or_else(|| e.to_string());
+                // A budget too small names where it came from; records no budget fits do not.
+                if floor.is_some() {
+                    msg.push_str(&format!(" ({source})"));
+                }
+                anyhow!(msg)
+            }
+            _ => e.into(),
+        }
     }
 }
 
@@ -110,144 +123,94 @@ fn records_only_option(args: &Args) -> Option<&'static str> {
     used.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }
 
-/// The record format from `--record-size`, `--key-bytes`, `-u`, `--touch` and the spec's format,
-/// keys, `-noduplicates`, `-summarize` and `-touch`.
-fn record_format(args: &Args, spec: &NsortSpec) -> Result<RecordFormat> {
-    let mut rec = RecordFormat::new(record_size(args, spec)?);
-    let mut key = args.key_bytes.iter().map(|k| parse_key_bytes(k)).collect::<Result<Vec<_>>>()?;
-    key.extend(spec::mapping::record_keys(spec));
-    rec.key = KeySpec::new(key);
-    rec.touch = args.touch || spec.touch.unwrap_or(false);
-    rec.folding.unique = args.unique || spec.duplicates == Some(false);
-    rec.folding.sums = spec::mapping::sum_fields(spec);
-    Ok(rec)
+/// A sort of fixed-size records from `--record-size` or the spec's format, with the `--key-bytes`
+/// keys (before the spec's); and how the command line named its record size and budget.
+fn records(args: &Args, spec: &NsortSpec) -> Result<(Sort, Option<(String, String)>)> {
+    let size = record_size(args, spec)?;
+    let mut sort = Sort::records(size);
+    for k in &args.key_bytes {
+        sort = sort.key(parse_key_bytes(k)?);
+    }
+    let option = match args.record_size {
+        Some(_) => format!("--record-size={size}"),
+        None => format!("-format=size:{size}"),
+    };
+    let source = match (&args.memory, spec.memory) {
+        (Some(s), _) => format!("-S {s}"),
+        (None, Some(_)) => "-memory in --spec".to_string(),
+        (None, None) => "the default: half the memory xsort may use".to_string(),
+    };
+    Ok((sort, Some((option, source))))
 }
 
-/// What a sort takes alike from flags and Nsort statements, whatever its records: flags win, and an
-/// output given both ways is an error.
-pub struct Common {
-    /// Inputs: the `-in_file` statements, then the operands or the `--files0-from` names (standard
-    /// input if none).
-    pub inputs: Vec<Input>,
-    /// The output.
-    pub output: Output,
-    /// Whether the output was named (`-o` or `-out_file`).
-    pub output_given: bool,
-    /// Memory budget in bytes.
-    pub budget: u64,
-    /// Where the budget came from (see [`xsort_core::plan::Budget`]).
-    pub budget_basis: String,
-    /// Worker threads.
-    pub threads: usize,
-    /// In-memory kernel.
-    pub method: Method,
-    /// Temp directories.
-    pub temp_dirs: Vec<PathBuf>,
-    /// Most runs merged at once (`--batch-size`).
-    pub max_fan_in: Option<usize>,
-    /// Input transfers (records only: lines are read through the page cache).
-    pub input_io: IoSettings,
-    /// Output transfers.
-    pub output_io: IoSettings,
-    /// Temp transfers.
-    pub temp_io: IoSettings,
-    /// Make the output durable.
-    pub sync: bool,
-    /// `--compress-program`.
-    pub compress_program: Option<String>,
-    /// Print statistics.
-    pub stats: bool,
-    /// Show a progress bar.
-    pub progress: bool,
-    /// Warnings to print before sorting.
-    pub warnings: Vec<String>,
+/// Adds the `-T` directories (before the spec's `-temp_file` ones).
+fn with_temp_dirs(sort: Sort, args: &Args) -> Sort {
+    args.temp_dirs.iter().fold(sort, |sort, d| sort.temp_dir(d))
 }
 
-impl Common {
-    /// Checks the flags and statements every sort shares; `dialect` picks the parsing (and the
-    /// messages) of `-S` and `--parallel`.
-    pub fn of(args: &Args, spec: &NsortSpec, dialect: Dialect) -> Result<Self> {
-        let mut inputs: Vec<Input> = spec.in_files.iter().map(|f| input_of(&f.path)).collect();
-        inputs.extend(crate::lines::operands(args)?);
-        if inputs.is_empty() {
-            inputs.push(Input::Stdin);
-        }
-        let output = match (args.output()?, &spec.out_file) {
-            (Some(_), Some(_)) => bail!("the output is given twice (-o and -out_file)"),
-            (Some(p), None) => Some(output_of(p)),
-            (None, Some(f)) => Some(output_of(&f.path)),
-            (None, None) => None,
-        };
-        let memory = match (&args.memory, dialect) {
-            (Some(s), Dialect::Gnu) => Some(crate::lines::memory_size(s)?),
-            (Some(s), Dialect::Nsort) => Some(parse_memory_size(s).with_context(|| format!("invalid --memory '{s}'"))?),
-            (None, _) => spec.memory,
-        };
-        let xsort_core::plan::Budget { bytes: budget, basis: budget_basis, warning: clamp_warning } =
-            xsort_core::plan::resolve_budget(memory);
-        let threads = match (args.parallel, spec.processes, dialect) {
-            (Some(0), _, Dialect::Gnu) => bail!("number in parallel must be nonzero"),
-            (Some(0), _, Dialect::Nsort) => bail!("--parallel must be at least 1"),
-            (n, p, _) => xsort_core::limits::worker_threads(n.or(p)),
-        };
-        let max_fan_in = args.batch_size.as_deref().map(crate::lines::batch_size).transpose()?;
-        let method = match args.method.as_deref() {
-            Some("radix") => Method::Radix,
-            Some("merge") => Method::Merge,
-            Some(m) => bail!("invalid --method '{m}': expected radix or merge"),
-            None => match spec.method {
-                Some(spec::Method::Merge) => Method::Merge,
-                _ => Method::Radix,
-            },
-        };
-        let transfer = match &args.transfer_size {
-            Some(s) => Some(parse_byte_count(s).with_context(|| format!("invalid --transfer-size '{s}'"))?),
-            None => None,
-        };
-        let io = |f: Option<&FileSpec>| IoSettings::of_statement(f, transfer, args.buffered, budget);
-        let mut temp_dirs = args.temp_dirs.clone();
-        temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
-        if temp_dirs.is_empty() {
-            temp_dirs.push(std::env::temp_dir());
-        }
-        Ok(Common {
-            inputs,
-            output_given: output.is_some(),
-            output: output.unwrap_or(Output::Stdout),
-            budget,
-            budget_basis,
-            threads,
-            method,
-            temp_dirs,
-            max_fan_in,
-            input_io: io(spec.in_files.first()),
-            output_io: io(spec.out_file.as_ref()),
-            temp_io: io(spec.temp_dirs.first()),
-            sync: args.sync || spec.out_file.as_ref().is_some_and(|f| f.sync),
-            compress_program: compress_program(args)?,
-            stats: args.stats || spec.statistics.unwrap_or(false),
-            progress: !args.no_progress && (args.progress || std::io::stderr().is_terminal()),
-            warnings: clamp_warning.into_iter().collect(),
-        })
+/// Adds to `sort` what every format takes alike from flags and Nsort statements (flags win, and
+/// an output given both ways is an error): the inputs (after the `-in_file` statements: the
+/// operands or the `--files0-from` names, standard input if none), the output, memory, threads,
+/// transfers and the rest; `dialect` picks the parsing (and the messages) of `-S` and
+/// `--parallel`. Returns the sort and the settings of everything but the job.
+pub fn shared(mut sort: Sort, args: &Args, spec: &NsortSpec, dialect: Dialect) -> Result<(Sort, Settings)> {
+    for p in crate::lines::operands(args)? {
+        sort = with_input(sort, &p);
     }
-
-    /// The engine's configuration of these settings and `format`.
-    pub fn config(self, mut format: Format) -> SortConfig {
-        if let Format::Records(rec) = &mut format {
-            rec.input_io = self.input_io;
-        }
-        let mut cfg = SortConfig::new(self.inputs, self.output, format, self.budget);
-        cfg.memory_budget_basis = self.budget_basis;
-        cfg.threads = self.threads;
-        cfg.temp_dirs = self.temp_dirs;
-        cfg.method = self.method;
-        cfg.output_io = self.output_io;
-        cfg.temp_io = self.temp_io;
-        cfg.max_fan_in = self.max_fan_in;
-        cfg.sync = self.sync;
-        cfg.compress_program = self.compress_program;
-        cfg
+    if sort.input_names().is_empty() {
+        sort = sort.input_stdin();
     }
+    sort = match (args.output()?, sort.has_file_output()) {
+        (Some(_), true) => bail!("the output is given twice (-o and -out_file)"),
+        (Some(p), false) if p.as_os_str() == "-" => sort.output_stdout(),
+        (Some(p), false) => sort.output_path(p),
+        (None, true) => sort,
+        (None, false) => sort.output_stdout(),
+    };
+    let memory = match (&args.memory, dialect) {
+        (Some(s), Dialect::Gnu) => Some(crate::lines::memory_size(s)?),
+        (Some(s), Dialect::Nsort) => Some(parse_memory_size(s).with_context(|| format!("invalid --memory '{s}'"))?),
+        (None, _) => None,
+    };
+    if let Some(m) = memory {
+        sort = sort.memory_size(m);
+    }
+    sort = match (args.parallel, dialect) {
+        (Some(0), Dialect::Gnu) => bail!("number in parallel must be nonzero"),
+        (Some(0), Dialect::Nsort) => bail!("--parallel must be at least 1"),
+        (Some(n), _) => sort.threads(n),
+        (None, _) => sort,
+    };
+    if let Some(b) = &args.batch_size {
+        sort = sort.max_fan_in(crate::lines::batch_size(b)?);
+    }
+    sort = match args.method.as_deref() {
+        Some("radix") => sort.method(Method::Radix),
+        Some("merge") => sort.method(Method::Merge),
+        Some(m) => bail!("invalid --method '{m}': expected radix or merge"),
+        None => sort,
+    };
+    if let Some(s) = &args.transfer_size {
+        sort = sort.transfer_size(parse_byte_count(s).with_context(|| format!("invalid --transfer-size '{s}'"))?);
+    }
+    if args.buffered {
+        sort = sort.buffered(true);
+    }
+    if args.sync {
+        sort = sort.sync(true);
+    }
+    if let Some(program) = compress_program(args)? {
+        sort = sort.compress_program(program);
+    }
+    let settings = Settings {
+        job: Job::Sort(Sort::lines()),
+        stats: args.stats || spec.statistics.unwrap_or(false),
+        stats_json: args.stats_json.clone(),
+        progress: !args.no_progress && (args.progress || std::io::stderr().is_terminal()),
+        warnings: sort.warnings(),
+        records_named: None,
+    };
+    Ok((sort, settings))
 }
 
 /// The statements of every `--spec`, parsed together.
@@ -266,30 +229,6 @@ fn record_size(args: &Args, spec: &NsortSpec) -> Result<usize> {
     }
 }
 
-/// Refuses records too large for the budget (see [`xsort_core::plan::min_budget`]) before anything
-/// is opened, naming the option that sized them and where the budget came from.
-fn check_record_budget(args: &Args, spec: &NsortSpec, record_size: usize, budget: u64) -> Result<()> {
-    let budget = budget.max(xsort_core::plan::MIN_BUDGET);
-    let floor = xsort_core::plan::min_budget(record_size);
-    if floor.is_some_and(|f| f <= budget) {
-        return Ok(());
-    }
-    let option = match args.record_size {
-        Some(_) => format!("--record-size={record_size}"),
-        None => format!("-format=size:{record_size}"),
-    };
-    let mut msg = xsort_core::plan::record_too_large(&format!("records of {option}"), floor, budget);
-    if floor.is_some() {
-        let source = match (&args.memory, spec.memory) {
-            (Some(s), _) => format!("-S {s}"),
-            (None, Some(_)) => "-memory in --spec".to_string(),
-            (None, None) => "the default: half the memory xsort may use".to_string(),
-        };
-        msg.push_str(&format!(" ({source})"));
-    }
-    bail!(msg)
-}
-
 /// Parses `OFFSET:LENGTH[:TYPE][:r]` (the parser lives in the core, where the fuzz targets reach it).
 pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
     Ok(KeyPart::parse_key_bytes(s)?)
@@ -305,21 +244,12 @@ pub fn compress_program(args: &Args) -> Result<Option<String>> {
     Ok(first.cloned())
 }
 
-/// An operand or statement path as an input (`-` is standard input).
-pub fn input_of(p: &std::path::Path) -> Input {
+/// Adds an operand or statement path as an input (`-` is standard input).
+pub fn with_input(sort: Sort, p: &Path) -> Sort {
     if p.as_os_str() == "-" {
-        Input::Stdin
+        sort.input_stdin()
     } else {
-        Input::Path(p.to_owned())
-    }
-}
-
-/// A path as the output (`-` is standard output).
-pub fn output_of(p: &std::path::Path) -> Output {
-    if p.as_os_str() == "-" {
-        Output::Stdout
-    } else {
-        Output::Path(p.to_owned())
+        sort.input_path(p)
     }
 }
 

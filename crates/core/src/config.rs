@@ -230,13 +230,6 @@ pub struct LineFormat {
     pub mode: TextMode,
 }
 
-impl LineFormat {
-    /// Newline-terminated lines sorted by `order`.
-    pub fn new(order: LineOrder) -> Self {
-        LineFormat { terminator: b'\n', order, unique: false, mode: TextMode::Sort }
-    }
-}
-
 impl SortConfig {
     /// A configuration of `format` with defaults for everything but the essentials.
     pub fn new(inputs: Vec<Input>, output: Output, format: Format, memory_budget: u64) -> Self {
@@ -270,15 +263,5 @@ impl SortConfig {
             return Err(SortError::Cancelled);
         }
         Ok(())
-    }
-
-    /// A sort of `record_size`-byte records (whole record as key) with defaults.
-    pub fn records(inputs: Vec<Input>, output: Output, record_size: usize, memory_budget: u64) -> Self {
-        Self::new(inputs, output, Format::Records(RecordFormat::new(record_size)), memory_budget)
-    }
-
-    /// A sort of newline-terminated lines by `order` with defaults.
-    pub fn lines(inputs: Vec<Input>, output: Output, order: LineOrder, memory_budget: u64) -> Self {
-        Self::new(inputs, output, Format::Lines(LineFormat::new(order)), memory_budget)
     }
 }

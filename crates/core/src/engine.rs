@@ -90,12 +90,12 @@ pub(crate) trait FormatSort {
 }
 
 impl Engine {
-    /// An engine for `cfg`.
+    /// An engine for `cfg` that keeps `counters` up to date as it runs.
     /// Its worker threads are at most the CPUs the process may use
     /// ([`crate::limits::worker_threads`]), whatever the configuration asks.
-    pub fn new(mut cfg: SortConfig) -> Self {
+    pub fn new(mut cfg: SortConfig, counters: Arc<SortCounters>) -> Self {
         cfg.threads = crate::limits::worker_threads(Some(cfg.threads));
-        Engine { cfg, counters: Arc::default() }
+        Engine { cfg, counters }
     }
 
     /// The sort's configuration.

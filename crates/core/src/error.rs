@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
-/// Errors of the sorter.
+/// Errors of the sorter. A front end chooses its exit status or exception from the variant.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SortError {
     /// An input file is malformed (for example its length is not a multiple of the record size).
     #[error("{path}: {problem}")]
@@ -12,6 +13,13 @@ pub enum SortError {
     /// The configuration cannot work (a key beyond the record, a zero record size...).
     #[error("{0}")]
     Config(String),
+    /// A choice that is not one of an option's values (GNU's `--sort=WORD`), as GNU words it.
+    #[error("invalid argument '{value}' for '{option}'")]
+    InvalidArgument { option: String, value: String },
+    /// Records too large for the memory budget: `floor` is the smallest budget that sorts them
+    /// (None: no budget does).
+    #[error("{}", crate::plan::record_too_large(&format!("records of {record_size} bytes"), *floor, *budget))]
+    RecordTooLarge { record_size: usize, floor: Option<u64>, budget: u64 },
     /// Nsort statements that do not parse.
     #[error("{0}")]
     Spec(#[from] crate::spec::SpecError),
@@ -38,9 +46,13 @@ pub enum SortError {
 }
 
 impl SortError {
-    /// Whether the user's input or options caused the error (as opposed to the system or a bug).
-    pub fn is_user_error(&self) -> bool {
-        matches!(self, SortError::BadInput { .. } | SortError::Config(_) | SortError::Spec(_) | SortError::Usage(_))
+    /// The message of [`SortError::RecordTooLarge`] with the records named `what` (as "records of
+    /// --record-size=N") rather than by their size; None for other errors.
+    pub fn records_named(&self, what: &str) -> Option<String> {
+        match self {
+            SortError::RecordTooLarge { floor, budget, .. } => Some(crate::plan::record_too_large(what, *floor, *budget)),
+            _ => None,
+        }
     }
 }
 

@@ -233,7 +233,7 @@ pub fn check_budget(requested: u64, record_size: usize) -> Result<u64> {
     let budget = requested.clamp(MIN_BUDGET, MAX_BUDGET);
     match min_budget(record_size) {
         Some(floor) if floor <= budget => Ok(budget),
-        floor => Err(SortError::Config(record_too_large(&format!("records of {record_size} bytes"), floor, budget))),
+        floor => Err(SortError::RecordTooLarge { record_size, floor, budget }),
     }
 }
 

@@ -42,15 +42,9 @@ pub(crate) struct RecordSort<'a> {
 }
 
 impl<'a> RecordSort<'a> {
-    /// Checks the format against the budget and opens the inputs. Records too large for the budget
-    /// are refused before any input is opened, not read.
+    /// Opens the inputs of a format that `Sort` has checked (record size, key, folding, budget).
     pub fn open(cfg: &'a SortConfig, rec: &'a RecordFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
-        if rec.record_size == 0 {
-            return Err(SortError::Config("the record size must be at least 1 byte".into()));
-        }
-        crate::plan::check_budget(cfg.memory_budget, rec.record_size)?;
         let key = rec.key.resolve(rec.record_size)?;
-        rec.folding.check(rec.record_size)?;
         let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, counters.input.clone())?;
         Ok(RecordSort { cfg, rec, key, inputs, counters, mapped: false, entries_bytes: 0 })
     }

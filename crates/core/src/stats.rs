@@ -20,6 +20,7 @@ use xsort_io::{epoch, IoCounters, IoSnapshot};
 
 /// Live counters of one sort, shared with the progress display and the sampler.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct SortCounters {
     /// Input reads.
     pub input: Arc<IoCounters>,
@@ -41,6 +42,7 @@ pub struct SortCounters {
 
 /// One point of the time series.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct Sample {
     /// Seconds since the sort started.
     pub t_s: f64,
@@ -153,6 +155,7 @@ fn push_sample(samples: &Mutex<Vec<Sample>>, c: &SortCounters, t0: f64) {
 
 /// Figures of one I/O phase.
 #[derive(Clone, Debug, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct PhaseStats {
     /// "memory touch", "input read", "temp write", "temp read" or "output write".
     pub name: &'static str,
@@ -178,6 +181,7 @@ pub struct PhaseStats {
 
 /// The statistics of a finished sort (`--stats` prints them, `--stats-json` writes them).
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct SortStats {
     /// xsort's version.
     pub version: &'static str,

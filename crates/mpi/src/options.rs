@@ -159,7 +159,7 @@ impl Options {
         let memory = match last("memory").or_else(|| last("buffer-size")) {
             Some(s) => {
                 let size = xsort_core::size::parse_memory_size(&s).map_err(|e| anyhow!("{e}"))?;
-                Some(xsort_core::plan::resolve_budget(Some(size)).bytes)
+                Some(xsort_core::resolve_budget(Some(size)).bytes)
             }
             None => None,
         };
@@ -217,16 +217,16 @@ impl Options {
     }
 
     /// `-S`, or by default xsort's default budget (half the memory the process may use: within its
-    /// memory cgroup, see `xsort_core::limits`) shared by the `local_ranks` ranks on this machine.
+    /// memory cgroup, see `xsort_core::resolve_budget`) shared by the `local_ranks` ranks on this machine.
     pub fn memory_per_rank(&self, local_ranks: usize) -> u64 {
-        self.memory.unwrap_or_else(|| xsort_core::plan::resolve_budget(None).bytes / local_ranks.max(1) as u64)
+        self.memory.unwrap_or_else(|| xsort_core::resolve_budget(None).bytes / local_ranks.max(1) as u64)
     }
 
     /// Worker threads of each rank's local sort: `--parallel`, or the machine's cores shared by
     /// the `local_ranks` ranks on it; never more than the CPUs the rank may use (its affinity and
     /// CPU quota).
     pub fn threads_per_rank(&self, local_ranks: usize) -> usize {
-        let all = xsort_core::limits::worker_threads(None);
+        let all = xsort_core::worker_threads(None);
         self.threads.map_or((all / local_ranks.max(1)).max(1), |n| n.clamp(1, all))
     }
 

@@ -17,10 +17,15 @@ use xsort_core::SortError;
 pub(crate) fn py_error(py: Python<'_>, e: SortError) -> PyErr {
     let class = match &e {
         SortError::BadInput { .. } => "InputError",
-        SortError::Config(_) | SortError::Spec(_) | SortError::Usage(_) => "UsageError",
+        SortError::Config(_)
+        | SortError::InvalidArgument { .. }
+        | SortError::RecordTooLarge { .. }
+        | SortError::Spec(_)
+        | SortError::Usage(_) => "UsageError",
         SortError::Io(_) | SortError::Resource(_) | SortError::Program(_) => "SortOSError",
         // A sort is cancelled only after Ctrl-C, whose KeyboardInterrupt the caller gets instead.
         SortError::Internal(_) | SortError::Cancelled => "InternalError",
+        _ => "InternalError",
     };
     raise(py, class, xsort_io::error::without_os_error_numbers(&e.to_string()))
 }

@@ -1,13 +1,42 @@
-//! GNU sort's ordering options for [`Sort::gnu_args`](super::Sort::gnu_args), parsed as `sort`
-//! parses them: grouped short letters (`-nr`), values attached or in the next argument (`-t,`,
-//! `-k 2,2n`), and long forms (`--key=...`, `--numeric-sort`). Options that are not about the
-//! order of lines are refused: the builder has methods for them.
+//! GNU sort's ordering options, in one place for the `xsort` command and the library: the command
+//! (whose parser also reads the options that are not about order) and [`Sort::gnu_args`](super::Sort::gnu_args)
+//! (which parses arguments as `sort` parses them: grouped short letters (`-nr`), values attached or
+//! in the next argument (`-t,`, `-k 2,2n`), and long forms (`--key=...`, `--numeric-sort`)) both
+//! fill a [`GnuOrdering`], which alone checks the options against each other and makes the order
+//! of lines. Options that are not about the order of lines are refused by `gnu_args`: the builder
+//! has methods for them.
 
 use crate::error::{Result, SortError};
 use crate::order::{KeyField, LineOrderConfig};
 use std::io::Read;
+use std::path::{Path, PathBuf};
 
-/// What the options said.
+/// GNU sort's ordering options as given, before they are checked against each other
+/// ([`Sort::gnu_ordering`](super::Sort::gnu_ordering) checks them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GnuOrdering {
+    /// The global ordering letters given (`b d f g h i M n R r V`), in order.
+    pub letters: Vec<char>,
+    /// The `--sort=WORD` values, in order.
+    pub sort_words: Vec<String>,
+    /// The keys (`-k`), in priority order.
+    pub keys: Vec<KeyField>,
+    /// The `-t` values: each one byte (or `\0`), all the same.
+    pub separators: Vec<String>,
+    /// `-s`: no last-resort comparison of whole lines.
+    pub stable: bool,
+    /// `-u`: only the first of each run of equal lines.
+    pub unique: bool,
+    /// `-z`: lines end with NUL.
+    pub zero_terminated: bool,
+    /// `-m`: the inputs are already sorted; merge them.
+    pub merge: bool,
+    /// `--random-source`: where `-R` takes its hash's seed (default: fresh random bytes).
+    pub random_source: Option<PathBuf>,
+}
+
+/// What the options mean.
 pub(super) struct Parsed {
     /// The order of lines.
     pub order: LineOrderConfig,
@@ -15,6 +44,41 @@ pub(super) struct Parsed {
     pub zero_terminated: bool,
     /// `-m`: the inputs are already sorted; merge them.
     pub merge: bool,
+}
+
+impl GnuOrdering {
+    /// Checks the options against each other and applies them on top of `order`.
+    pub(super) fn apply(self, mut order: LineOrderConfig) -> Result<Parsed> {
+        for c in self.letters {
+            order.global.set_global(c);
+        }
+        for word in &self.sort_words {
+            match SORT_WORDS.iter().find(|(w, _)| w == word) {
+                Some(&(_, c)) => order.global.set_global(c),
+                None => return Err(SortError::InvalidArgument { option: "--sort".into(), value: word.clone() }),
+            };
+        }
+        order.keys.extend(self.keys);
+        for v in &self.separators {
+            let b = match v.as_bytes() {
+                [] => return Err(bad("empty tab".into())),
+                [b] => *b,
+                b"\\0" => 0,
+                _ => return Err(bad(format!("multi-character tab '{v}'"))),
+            };
+            if order.separator.is_some_and(|s| s != b) {
+                return Err(bad("incompatible tabs".into()));
+            }
+            order.separator = Some(b);
+        }
+        order.stable |= self.stable;
+        order.unique |= self.unique;
+        let random = order.global.random || order.keys.iter().any(|k| k.flags().random);
+        if random && order.random_seed.is_empty() {
+            order.random_seed = random_seed(self.random_source.as_deref())?;
+        }
+        Ok(Parsed { order, zero_terminated: self.zero_terminated, merge: self.merge })
+    }
 }
 
 /// Long options that are a letter of their own.
@@ -40,13 +104,13 @@ const LONG_LETTERS: [(&str, char); 15] = [
 const SORT_WORDS: [(&str, char); 6] =
     [("general-numeric", 'g'), ("human-numeric", 'h'), ("month", 'M'), ("numeric", 'n'), ("random", 'R'), ("version", 'V')];
 
-/// Parses `args` on top of `order`.
-pub(super) fn parse<I, S>(args: I, order: LineOrderConfig) -> Result<Parsed>
+/// Parses `args` as `sort` parses its ordering options.
+pub(super) fn parse<I, S>(args: I) -> Result<GnuOrdering>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut p = Parser { parsed: Parsed { order, zero_terminated: false, merge: false }, random_source: None };
+    let mut o = GnuOrdering::default();
     let args: Vec<String> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -59,10 +123,10 @@ where
                         Some(v) => v,
                         None => value(arg)?,
                     };
-                    p.long_value(name, &v)?;
+                    o.long_value(name, v)?;
                 }
                 _ => match LONG_LETTERS.iter().find(|(n, _)| *n == name) {
-                    Some(&(_, c)) if inline.is_none() => p.letter(c)?,
+                    Some(&(_, c)) if inline.is_none() => o.letter(c),
                     _ => return Err(not_ordering(arg)),
                 },
             }
@@ -71,94 +135,64 @@ where
                 if c == 'k' || c == 't' {
                     let rest = &short[i + 1..];
                     let v = if rest.is_empty() { value(arg)? } else { rest.to_owned() };
-                    p.long_value(if c == 'k' { "key" } else { "field-separator" }, &v)?;
+                    o.long_value(if c == 'k' { "key" } else { "field-separator" }, v)?;
                     break;
                 }
                 if !"bdfghiMnRrVsuzm".contains(c) {
                     return Err(not_ordering(arg));
                 }
-                p.letter(c)?;
+                o.letter(c);
             }
         } else {
             return Err(bad(format!("'{arg}' is not an option; inputs are given with input_path, input_reader or push")));
         }
     }
-    p.finish()
+    Ok(o)
 }
 
-struct Parser {
-    parsed: Parsed,
-    random_source: Option<String>,
-}
-
-impl Parser {
-    fn letter(&mut self, c: char) -> Result<()> {
-        let order = &mut self.parsed.order;
+impl GnuOrdering {
+    /// A letter option (`-n`, `-s`...).
+    fn letter(&mut self, c: char) {
         match c {
-            's' => order.stable = true,
-            'u' => order.unique = true,
-            'z' => self.parsed.zero_terminated = true,
-            'm' => self.parsed.merge = true,
-            c => {
-                order.global.set_global(c);
-            }
+            's' => self.stable = true,
+            'u' => self.unique = true,
+            'z' => self.zero_terminated = true,
+            'm' => self.merge = true,
+            c => self.letters.push(c),
         }
-        Ok(())
     }
 
-    fn long_value(&mut self, name: &str, v: &str) -> Result<()> {
+    /// An option with a value, by its long name.
+    fn long_value(&mut self, name: &str, v: String) -> Result<()> {
         match name {
-            "key" => self.parsed.order.keys.push(KeyField::parse(v)?),
-            "field-separator" => {
-                let b = match v.as_bytes() {
-                    [] => return Err(bad("empty tab".into())),
-                    [b] => *b,
-                    b"\\0" => 0,
-                    _ => return Err(bad(format!("multi-character tab '{v}'"))),
-                };
-                if self.parsed.order.separator.is_some_and(|s| s != b) {
-                    return Err(bad("incompatible tabs".into()));
-                }
-                self.parsed.order.separator = Some(b);
-            }
-            "sort" => match SORT_WORDS.iter().find(|(w, _)| *w == v) {
-                Some(&(_, c)) => self.letter(c)?,
-                None => return Err(bad(format!("invalid argument '{v}' for '--sort'"))),
-            },
-            _ => self.random_source = Some(v.to_owned()),
+            "key" => self.keys.push(KeyField::parse(&v)?),
+            "field-separator" => self.separators.push(v),
+            "sort" => self.sort_words.push(v),
+            _ => self.random_source = Some(v.into()),
         }
         Ok(())
-    }
-
-    /// The seed of `-R` when a key asks for random order.
-    fn finish(mut self) -> Result<Parsed> {
-        let order = &mut self.parsed.order;
-        let random = order.global.random || order.keys.iter().any(|k| k.flags().random);
-        if random && order.random_seed.is_empty() {
-            order.random_seed = random_seed(self.random_source.as_deref())?;
-        }
-        Ok(self.parsed)
     }
 }
 
 /// Bytes of `--random-source` the hash needs, as GNU sort reads them.
 const RANDOM_SOURCE_BYTES: usize = 16;
 
-/// The start of `source`, or fresh random bytes.
-fn random_seed(source: Option<&str>) -> Result<Vec<u8>> {
-    let path = source.unwrap_or("/dev/urandom");
-    let cannot = |e: std::io::Error| SortError::BadInput { path: path.into(), problem: format!("cannot read: {}", xsort_io::os_text(&e)) };
+/// The start of `source`, or fresh random bytes; failures worded as GNU sort words them.
+fn random_seed(source: Option<&Path>) -> Result<Vec<u8>> {
+    let path = source.unwrap_or(Path::new("/dev/urandom"));
     let mut seed = vec![0u8; 64];
-    let mut f = std::fs::File::open(path).map_err(cannot)?;
+    let mut f =
+        std::fs::File::open(path).map_err(|e| SortError::Config(format!("open failed: {}: {}", path.display(), xsort_io::os_text(&e))))?;
     let mut n = 0;
     while n < seed.len() {
-        match f.read(&mut seed[n..]).map_err(cannot)? {
+        let read = f.read(&mut seed[n..]);
+        match read.map_err(|e| SortError::BadInput { path: path.into(), problem: format!("read failed: {}", xsort_io::os_text(&e)) })? {
             0 => break,
             k => n += k,
         }
     }
     if n < RANDOM_SOURCE_BYTES {
-        return Err(SortError::BadInput { path: path.into(), problem: "end of file".into() });
+        return Err(SortError::Config(format!("'{}': end of file", path.display())));
     }
     seed.truncate(n);
     Ok(seed)
@@ -179,7 +213,7 @@ mod tests {
     use super::*;
 
     fn parsed(args: &[&str]) -> Result<Parsed> {
-        parse(args, LineOrderConfig::default())
+        parse(args)?.apply(LineOrderConfig::default())
     }
 
     #[test]

@@ -88,16 +88,12 @@ impl Sort {
     /// `spare` is memory the caller writes only afterwards (the output), where the entries and
     /// the scratch lie when they fit.
     fn in_memory(&self, data: &[u8], spare: &mut [u8]) -> Result<AnySorted> {
-        if let Some(refused) = &self.refused {
-            return Err(SortError::Config(refused.clone()));
-        }
+        self.check_refused()?;
         let Format::Records { record_size: r, key, folding, .. } = &self.format else {
             return Err(SortError::Usage("sorting in memory takes fixed-size records; lines are sorted with start() or run()".into()));
         };
         let r = *r;
-        if r == 0 {
-            return Err(SortError::Config("the record size must be at least 1 byte".into()));
-        }
+        super::check_record_size(r)?;
         if folding.is_active() {
             return Err(SortError::Usage("unique and summed records need a sort that can drop records: use start() or run()".into()));
         }

@@ -12,6 +12,7 @@ mod gnu;
 mod memory;
 mod session;
 
+pub use gnu::GnuOrdering;
 pub use session::{CancelHandle, Sorting};
 
 use crate::config::{self, Handoff, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig};
@@ -19,8 +20,10 @@ use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::{KeyPart, KeySpec};
 use crate::order::{LineOrder, LineOrderConfig};
-use crate::spec::{self, NsortSpec};
+use crate::size::MemorySize;
+use crate::spec::{self, FileSpec, NsortSpec};
 use crate::stats::{SortCounters, SortStats};
+use crate::text::check::Disorder;
 use crate::text::TextMode;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -73,11 +76,19 @@ pub struct Sort {
     threads: Option<usize>,
     temp_dirs: Vec<PathBuf>,
     method: Method,
-    io: [Option<IoSettings>; 3],
+    /// The transfer statements of the input, output and temp files (Nsort's per-file `direct`,
+    /// `transfer_size`, `count`), resolved against the budget when the sort starts.
+    io: [Option<FileSpec>; 3],
+    /// Bytes per transfer of every stream, over the statements' own.
+    transfer_size: Option<u64>,
+    /// Transfers through the page cache, whatever the statements say.
+    buffered: bool,
+    max_fan_in: Option<usize>,
     sync: bool,
     compress_program: Option<String>,
     expected_input_bytes: Option<u64>,
     cancel: Option<Arc<AtomicBool>>,
+    counters: Option<Arc<SortCounters>>,
     /// Why the sort cannot start, from a builder call that cannot fail (see [`Sort::key`]).
     refused: Option<String>,
 }
@@ -97,11 +108,15 @@ impl Sort {
             threads: None,
             temp_dirs: Vec::new(),
             method: Method::Radix,
-            io: [None; 3],
+            io: [None, None, None],
+            transfer_size: None,
+            buffered: false,
+            max_fan_in: None,
             sync: false,
             compress_program: None,
             expected_input_bytes: None,
             cancel: None,
+            counters: None,
             refused: None,
         }
     }
@@ -133,43 +148,75 @@ impl Sort {
     /// ```
     pub fn from_spec(statements: &str) -> Result<Sort> {
         let spec = spec::parse_spec(statements)?;
-        let mut sort = match (spec.record_size, spec.record_delimiter) {
-            (Some(record_size), _) => Sort::of(Format::Records {
-                record_size,
-                key: spec::mapping::record_keys(&spec),
-                folding: Folding { unique: spec.duplicates == Some(false), sums: spec::mapping::sum_fields(&spec) },
-                touch: spec.touch.unwrap_or(false),
-            }),
-            (None, Some(terminator)) => {
-                let (separator, keys) = spec::mapping::line_keys(&spec, terminator)?;
-                let unique = spec.duplicates == Some(false);
-                let order = LineOrderConfig { keys, separator, stable: true, unique, ..LineOrderConfig::default() };
-                Sort::of(Format::Lines { terminator, order, merge: false })
-            }
+        let sort = match (spec.record_size, spec.record_delimiter) {
+            (Some(record_size), _) => Sort::records(record_size),
+            (None, Some(terminator)) => Sort::delimited(terminator),
             (None, None) => {
                 return Err(SortError::Config("no record format given: use -format=size:N or -format=delimiter:C".into()));
             }
         };
-        sort.apply_spec(&spec);
-        Ok(sort)
+        sort.statements(&spec)
     }
 
-    /// The statements every format shares.
-    fn apply_spec(&mut self, spec: &NsortSpec) {
-        self.inputs = spec.in_files.iter().map(|f| Input::Path(f.path.clone())).collect();
-        self.output = spec.out_file.as_ref().map(|f| Output::Path(f.path.clone()));
-        self.budget = spec.memory.map(|m| crate::plan::resolve_budget(Some(m)));
-        self.threads = spec.processes;
-        self.temp_dirs = spec.temp_dirs.iter().map(|t| t.path.clone()).collect();
+    /// A sort of Nsort's delimited records: records ended by `terminator`, ordered by the fields
+    /// and keys of [`Sort::statements`] (the whole record in byte order until then). Records with
+    /// equal keys keep their input order.
+    pub fn delimited(terminator: u8) -> Sort {
+        let order = LineOrderConfig { stable: true, ..LineOrderConfig::default() };
+        Sort::of(Format::Lines { terminator, order, merge: false })
+    }
+
+    /// Applies parsed Nsort statements (see [`Sort::from_spec`]) to this sort: the keys of its
+    /// record format (after the keys given before), `-noduplicates`, `-summarize`, `-touch`, and
+    /// what every format shares: `-in_file` (read before the inputs added later), `-out_file`,
+    /// `-memory`, `-temp_file` (after the temp directories added before), `-processes`,
+    /// `-method` and the per-file transfer statements. A `-format` statement must describe this
+    /// sort's records.
+    pub fn statements(mut self, spec: &NsortSpec) -> Result<Sort> {
+        let mismatch = || SortError::Config("the statements' -format does not describe the sort's records".into());
+        match &mut self.format {
+            Format::Records { record_size, key, folding, touch } => {
+                if spec.record_delimiter.is_some() || spec.record_size.is_some_and(|r| r != *record_size) {
+                    return Err(mismatch());
+                }
+                key.extend(spec::mapping::record_keys(spec));
+                folding.unique |= spec.duplicates == Some(false);
+                folding.sums.extend(spec::mapping::sum_fields(spec));
+                *touch = spec.touch.unwrap_or(*touch);
+            }
+            Format::Lines { terminator, order, .. } => {
+                if spec.record_size.is_some() || spec.record_delimiter.is_some_and(|t| t != *terminator) {
+                    return Err(mismatch());
+                }
+                if !spec.fields.is_empty() || !spec.keys.is_empty() {
+                    let (separator, keys) = spec::mapping::line_keys(spec, *terminator)?;
+                    order.keys = keys;
+                    order.separator = separator;
+                    order.stable = true;
+                }
+                order.unique |= spec.duplicates == Some(false);
+            }
+        }
+        self.inputs.extend(spec.in_files.iter().map(|f| Input::Path(f.path.clone())));
+        if let Some(f) = &spec.out_file {
+            self.output = Some(Output::Path(f.path.clone()));
+            self.sync |= f.sync;
+        }
+        if let Some(m) = spec.memory {
+            self.budget = Some(crate::plan::resolve_budget(Some(m)));
+        }
+        self.threads = spec.processes.or(self.threads);
+        self.temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
         if spec.method == Some(spec::Method::Merge) {
             self.method = Method::Merge;
         }
-        let budget = self.budget_bytes();
         let files = [spec.in_files.first(), spec.out_file.as_ref(), spec.temp_dirs.first()];
         for (io, file) in self.io.iter_mut().zip(files) {
-            *io = file.map(|f| IoSettings::of_statement(Some(f), None, false, budget));
+            if let Some(f) = file {
+                *io = Some(f.clone());
+            }
         }
-        self.sync = spec.out_file.as_ref().is_some_and(|f| f.sync);
+        Ok(self)
     }
 
     /// Adds a key of fixed-size records (keys compare in the order added).
@@ -214,15 +261,22 @@ impl Sort {
     /// assert_eq!(out, b"b,10\nc,2\na,1\n");
     /// # Ok::<(), xsort_core::SortError>(())
     /// ```
-    pub fn gnu_args<I, S>(mut self, args: I) -> Result<Sort>
+    pub fn gnu_args<I, S>(self, args: I) -> Result<Sort>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
+        self.gnu_ordering(gnu::parse(args)?)
+    }
+
+    /// Orders lines by GNU sort's ordering options given as values ([`GnuOrdering`]), as a
+    /// command line's own parser gives them; they are checked here as [`Sort::gnu_args`] checks
+    /// them.
+    pub fn gnu_ordering(mut self, options: GnuOrdering) -> Result<Sort> {
         let Format::Lines { terminator, order, merge } = &mut self.format else {
             return Err(SortError::Config("GNU ordering options apply to text lines; records take keys (key_bytes)".into()));
         };
-        let parsed = gnu::parse(args, order.clone())?;
+        let parsed = options.apply(order.clone())?;
         *order = parsed.order;
         *terminator = if parsed.zero_terminated { 0 } else { *terminator };
         *merge |= parsed.merge;
@@ -332,6 +386,73 @@ impl Sort {
         self
     }
 
+    /// The memory budget as a size or a share of memory, as `-S` and Nsort's `-memory` give it: a
+    /// percentage is of the most memory the process may hold, and a request beyond 90% of what it
+    /// may use now is clamped there ([`Sort::warnings`] then says so). The statistics name where
+    /// the budget came from.
+    pub fn memory_size(mut self, size: MemorySize) -> Sort {
+        self.budget = Some(crate::plan::resolve_budget(Some(size)));
+        self
+    }
+
+    /// What the sort will do otherwise than asked (a memory budget clamped to what the machine
+    /// has), for the caller to show before it runs.
+    pub fn warnings(&self) -> Vec<String> {
+        self.budget.iter().filter_map(|b| b.warning.clone()).collect()
+    }
+
+    /// Adds standard input as an input.
+    pub fn input_stdin(mut self) -> Sort {
+        self.inputs.push(Input::Stdin);
+        self
+    }
+
+    /// The output is standard output.
+    pub fn output_stdout(mut self) -> Sort {
+        self.output = Some(Output::Stdout);
+        self
+    }
+
+    /// Bytes per read or write request of every file (default 8 MiB, or what Nsort's per-file
+    /// `transfer_size` statements say).
+    pub fn transfer_size(mut self, bytes: u64) -> Sort {
+        self.transfer_size = Some(bytes);
+        self
+    }
+
+    /// Reads and writes every file through the page cache, whatever Nsort's `direct` statements
+    /// say (by default transfers bypass it where the filesystem allows, once the budget is large
+    /// enough for them to pay).
+    pub fn buffered(mut self, buffered: bool) -> Sort {
+        self.buffered = buffered;
+        self
+    }
+
+    /// The most runs merged at once (at least 2), as GNU sort's `--batch-size`; more runs are
+    /// merged in levels (default: as many as the budget's merge buffers allow).
+    pub fn max_fan_in(mut self, runs: usize) -> Sort {
+        self.max_fan_in = Some(runs.max(2));
+        self
+    }
+
+    /// Touches every page of the sort's memory before reading, as Nsort's `-touch` (fixed-size
+    /// records only).
+    pub fn touch(mut self, touch: bool) -> Sort {
+        match &mut self.format {
+            Format::Records { touch: t, .. } => *t = touch,
+            Format::Lines { .. } if touch => self.refused = Some("touch applies to fixed-size records, not to lines".into()),
+            Format::Lines { .. } => {}
+        }
+        self
+    }
+
+    /// Counters the sort updates as it runs (bytes read, spilled, merged and written), for a
+    /// progress display on another thread.
+    pub fn progress(mut self, counters: Arc<SortCounters>) -> Sort {
+        self.counters = Some(counters);
+        self
+    }
+
     /// Bytes per record of a sort of fixed-size records; None for lines and delimited records.
     pub fn record_size(&self) -> Option<usize> {
         match self.format {
@@ -354,6 +475,21 @@ impl Sort {
         !self.inputs.is_empty()
     }
 
+    /// The inputs' names in messages, in order: their paths, `-` for standard input, and the names
+    /// readers were given.
+    pub fn input_names(&self) -> Vec<&std::path::Path> {
+        self.inputs.iter().map(Input::name).collect()
+    }
+
+    /// The output file named, if any.
+    pub fn output_file(&self) -> Option<&std::path::Path> {
+        if let Some(Output::Path(p)) = &self.output {
+            Some(p)
+        } else {
+            None
+        }
+    }
+
     /// Whether an output was named (then [`Sorting::pull`] is refused).
     pub fn has_file_output(&self) -> bool {
         self.output.is_some()
@@ -362,9 +498,7 @@ impl Sort {
     /// The order the sort puts records (or lines) in, for a caller that partitions or checks data
     /// as the sort would order it.
     pub fn order(&self) -> Result<Order> {
-        if let Some(refused) = &self.refused {
-            return Err(SortError::Config(refused.clone()));
-        }
+        self.check_refused()?;
         match &self.format {
             Format::Records { record_size, key, .. } => Ok(Order::Records(KeySpec::new(key.clone()).resolve(*record_size)?, *record_size)),
             Format::Lines { terminator, order, .. } => Ok(Order::Lines(LineOrder::new(order.clone())?, *terminator)),
@@ -383,6 +517,24 @@ impl Sort {
         self.job()?.run()
     }
 
+    /// Checks that the input is already in order (GNU sort's `-c`) instead of sorting it: returns
+    /// the first line out of order, if any (with [`Sort::unique`], a line equal to the one before
+    /// it is out of order too). Lines only, from one named input.
+    pub fn check(self) -> Result<Option<Disorder>> {
+        if self.inputs.len() != 1 {
+            return Err(SortError::Usage("a check reads one input: name exactly one".into()));
+        }
+        let job = self.job()?;
+        let cfg = job.0.config();
+        let config::Format::Lines(lines) = &cfg.format else {
+            return Err(SortError::Config("a check applies to lines; fixed-size records are checked by valsort".into()));
+        };
+        let order = &lines.order;
+        crate::pool::run_in_pool(cfg.threads, || {
+            crate::text::check::check_order(&cfg.inputs[0], lines.terminator, order, lines.unique, CHECK_CHUNK_BYTES)
+        })
+    }
+
     /// Starts the sort as a push/pull session: its input is what [`Sorting::push`] gives it unless
     /// inputs were named, and its output is what [`Sorting::pull`] takes unless an output was named.
     pub fn start(self) -> Result<Sorting> {
@@ -390,31 +542,31 @@ impl Sort {
         Sorting::start(self.job()?, pushed, pulled)
     }
 
-    /// The sort's budget in bytes.
-    fn budget_bytes(&self) -> u64 {
-        self.budget().bytes
-    }
-
     /// The sort's budget (the default one when none was given).
     fn budget(&self) -> crate::plan::Budget {
         self.budget.clone().unwrap_or_else(|| crate::plan::resolve_budget(None))
     }
 
-    /// The engine's job, checked.
-    fn job(self) -> Result<Job> {
-        if let Some(refused) = self.refused {
-            return Err(SortError::Config(refused));
+    /// Refuses a sort that a builder call which cannot fail made impossible (see [`Sort::key`]).
+    fn check_refused(&self) -> Result<()> {
+        match &self.refused {
+            Some(refused) => Err(SortError::Config(refused.clone())),
+            None => Ok(()),
         }
+    }
+
+    /// The engine's job, checked: every check of a sort's settings is made here (or, for the
+    /// in-memory sorts, by the same functions), before anything is opened.
+    fn job(self) -> Result<Job> {
+        self.check_refused()?;
         let crate::plan::Budget { bytes: budget, basis: budget_basis, .. } = self.budget();
         let threads = crate::limits::worker_threads(self.threads);
         let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
-        let io = |i: usize| self.io[i].unwrap_or_else(|| IoSettings::of_statement(None, None, false, budget));
+        let io = |i: usize| IoSettings::of_statement(self.io[i].as_ref(), self.transfer_size, self.buffered, budget);
         let output = self.output.unwrap_or(Output::Stdout);
         let format = match self.format {
             Format::Records { record_size, key, folding, touch } => {
-                if record_size == 0 {
-                    return Err(SortError::Config("the record size must be at least 1 byte".into()));
-                }
+                check_record_size(record_size)?;
                 // Checked now, so that a session refuses them before any input is pushed.
                 let key = KeySpec::new(key);
                 key.resolve(record_size)?;
@@ -442,14 +594,16 @@ impl Sort {
         cfg.temp_io = io(TEMP_IO);
         cfg.sync = self.sync;
         cfg.compress_program = self.compress_program;
+        cfg.max_fan_in = self.max_fan_in;
         cfg.expected_input_bytes = self.expected_input_bytes;
         cfg.cancel = Some(self.cancel.unwrap_or_default());
-        Ok(Job(crate::Engine::new(cfg)))
+        Ok(Job(crate::engine::Engine::new(cfg, self.counters.unwrap_or_default())))
     }
 }
 
 /// The order of a [`Sort`]'s records or lines ([`Sort::order`]).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum Order {
     /// Fixed-size records of the size given, by their keys.
     Records(crate::key::ResolvedKey, usize),
@@ -484,8 +638,19 @@ impl Order {
     }
 }
 
+/// Refuses records of no bytes.
+fn check_record_size(record_size: usize) -> Result<()> {
+    if record_size == 0 {
+        return Err(SortError::Config("the record size must be at least 1 byte".into()));
+    }
+    Ok(())
+}
+
+/// Bytes a check reads at a time.
+const CHECK_CHUNK_BYTES: usize = 64 << 20;
+
 /// A sort ready to run on the engine.
-pub(crate) struct Job(crate::Engine);
+pub(crate) struct Job(crate::engine::Engine);
 
 impl Job {
     fn run(&self) -> Result<SortStats> {
