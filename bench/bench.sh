@@ -174,6 +174,7 @@ if [[ -n $baseline ]]; then
   echo "|---|---|---|---|"
   for m in one:"default budget, cold, --sync" s100:"-S 1/100, cold, --sync" s16:"-S 1/16, cold, --sync" spill:"-S 1/8, cold, --sync" s4:"-S 1/4, cold, --sync" s2:"-S 1/2, cold, --sync" xs:"warm records (gensort -a bytes)" cached:"input cached, -S $quarter, --sync"; do
     n=${m%%:*}; b=$(eval "echo \${base_$n[*]}" | median); t=$(eval "echo \${$n[*]}" | median)
+    [[ -n $b && -n $t ]] || continue   # (the warm pair is not run with --no-gnu)
     echo "| $m | $b | $t | $(ratio "$t" "$b") |" | sed 's/^| [a-z0-9]*:/| /'
   done
 fi
