@@ -268,8 +268,8 @@ pub struct Budget {
     pub warning: Option<String>,
 }
 
-/// The budget for a requested size (None: [`DEFAULT_BUDGET_PERCENT_OF_AVAILABLE`] of the memory
-/// this process may use now). A percentage (`-S 25%`) is of the most memory the process may ever
+/// The budget for a requested size (None: 50% of the memory this process may use now, see
+/// `DEFAULT_BUDGET_PERCENT_OF_AVAILABLE`). A percentage (`-S 25%`) is of the most memory the process may ever
 /// hold (physical memory, its cgroup's limit, `RLIMIT_AS`), and a request beyond 90% of what it may
 /// use now is clamped there with a warning: a budget the cgroup cannot give gets the sort killed.
 pub fn resolve_budget(requested: Option<crate::size::MemorySize>) -> Budget {

@@ -294,7 +294,7 @@ impl Sort {
 
     /// The memory budget in bytes for everything the sort allocates (default: half the memory the
     /// process may use now: the smallest of `MemAvailable` and the room its memory cgroup and
-    /// `RLIMIT_AS` leave; see [`crate::limits`]). Past it, the sort spills sorted runs to its temp
+    /// `RLIMIT_AS` leave). Past it, the sort spills sorted runs to its temp
     /// directories and merges them.
     pub fn memory(mut self, bytes: u64) -> Sort {
         self.budget = Some(crate::plan::Budget { bytes, basis: String::new(), warning: None });

@@ -76,7 +76,7 @@
 //! File options: `direct`, `buffered` (also `nodirect`),
 //! `transfer_size=SIZE` (a bare number is bytes; at least 4 KiB and a
 //! multiple of 4 KiB, to keep direct I/O aligned), `count=N` (I/Os in
-//! flight, N >= 1; xsort keeps at most [`crate::MAX_IO_COUNT`] in flight), and for output and temporary files `preallocate` and
+//! flight, N >= 1; xsort keeps at most 64 in flight), and for output and temporary files `preallocate` and
 //! `sync`. `preallocate` changes nothing: an output of fixed-size records whose size is known is
 //! always preallocated.
 //!
