@@ -154,9 +154,7 @@ impl Engine {
             // so that an input shorter than expected may still sort in one pass.
             plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), None, format.files(), cfg.output_io)?;
         }
-        if let Some(max) = cfg.max_fan_in {
-            plan.max_fan_in = max.max(2);
-        }
+        let plan = plan.with_max_fan_in(cfg.max_fan_in);
         self.counters.input_total.store(format.known_len().unwrap_or(0), Ordering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
         let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone(), buffers);
@@ -166,8 +164,6 @@ impl Engine {
             Some(runs) => Sorted::Spilled { records: 0, runs },
             None => format.sort_or_spill(&plan, &mut store, &dest)?,
         };
-        // The merge holds up to one record per run: it plans for the longest one sorted.
-        plan.longest_record = format.longest_record();
         sampler.mark();
         let (records, runs, merge) = match sorted {
             Sorted::Written { records, writer } => {
@@ -205,7 +201,8 @@ impl Engine {
         let cfg = &self.cfg;
         let (order, framing) = (format.order(), format.framing());
         let svc = ReadService::new(cfg.temp_io.count.clamp(2, crate::config::MAX_IO_COUNT), self.counters.temp_read.clone())?;
-        let job = MergeJob { order, framing, plan, temp_io: cfg.temp_io, svc: &svc, cfg };
+        // The merge holds up to one record per run: it plans for the longest one sorted.
+        let job = MergeJob { order, framing, plan, longest: format.longest_record(), temp_io: cfg.temp_io, svc: &svc, cfg };
         let mut report = MergeReport::default();
         let (runs, shape) = job.reduce(runs, store, &mut report)?;
         self.counters.final_merge.store(true, Ordering::Relaxed);

@@ -350,6 +350,8 @@ pub struct MergeJob<'a, O: RecordOrder> {
     pub framing: Framing,
     /// The memory plan (budget, write pool).
     pub plan: &'a MemoryPlan,
+    /// The longest record sorted: a merge holds up to one per run (see [`MemoryPlan::merge_shape`]).
+    pub longest: u64,
     /// Temp transfers.
     pub temp_io: IoSettings,
     /// The read-ahead service.
@@ -365,7 +367,7 @@ impl<O: RecordOrder> MergeJob<'_, O> {
     pub fn reduce(&self, mut runs: Vec<Run>, store: &mut TempStore, report: &mut MergeReport) -> Result<(Vec<Run>, MergeShape)> {
         let plan = self.plan;
         loop {
-            let mut shape = plan.merge_shape(runs.len(), self.temp_io);
+            let mut shape = plan.merge_shape(runs.len(), self.temp_io, self.longest);
             if runs.iter().any(|r| r.compressed.is_some()) {
                 // Each compressed run in a merge holds a pipe from its decompressor.
                 shape.fan_in = shape.fan_in.min(Compressor::max_fan_in());
@@ -378,7 +380,7 @@ impl<O: RecordOrder> MergeJob<'_, O> {
                 shape.fan_in = shape.fan_in.min((free / 2).max(2));
             }
             report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
-            report.memory = report.memory.max(plan.merge_bytes(shape.fan_in.min(runs.len()), shape.block, shape.depth));
+            report.memory = report.memory.max(plan.merge_bytes(shape.fan_in.min(runs.len()), shape.block, shape.depth, self.longest));
             report.levels += 1;
             (report.block, report.depth) = (shape.block, shape.depth);
             if runs.len() <= shape.fan_in {

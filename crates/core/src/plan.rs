@@ -77,9 +77,6 @@ pub struct MemoryPlan {
     pub spill_buffers: usize,
     /// Most runs one merge may take, whatever the budget allows (GNU sort's `--batch-size`).
     pub max_fan_in: usize,
-    /// The longest record in bytes: the record size, or for lines the longest line read. A merge
-    /// holds up to one such record per run beside the run's blocks (see [`MemoryPlan::merge_shape`]).
-    pub longest_record: u64,
 }
 
 impl MemoryPlan {
@@ -88,6 +85,8 @@ impl MemoryPlan {
     /// [`MIN_CHUNK_RECORDS`] records (see [`min_budget`]) is an error, not silently raised: the
     /// budget is the user's limit, and a record of gigabytes would otherwise take several times
     /// what was allowed.
+    /// The plan is made before the sort and not changed after it: what only the sort finds out
+    /// (the longest line) is given to the merge's calls.
     pub fn new(budget: u64, record_size: usize, known_len: Option<u64>, files: usize, out: IoSettings) -> Result<Self> {
         let budget = check_budget(budget, record_size)?;
         let write_buffers = out.count.clamp(2, 8);
@@ -121,8 +120,12 @@ impl MemoryPlan {
             one_pass,
             spill_buffers,
             max_fan_in: usize::MAX,
-            longest_record: record_size as u64,
         })
+    }
+
+    /// This plan with merges of at most `max` runs (at least 2), when a most is given.
+    pub fn with_max_fan_in(self, max: Option<usize>) -> Self {
+        MemoryPlan { max_fan_in: max.map_or(self.max_fan_in, |m| m.max(2)), ..self }
     }
 
     /// Whether a one-pass sort from a mapping of the page cache that allocates `entry_bytes` of
@@ -140,17 +143,16 @@ impl MemoryPlan {
         (self.spill_buffers * chunk + self.chunk_records * ENTRY_BYTES_PER_RECORD / 2 + self.write_block * self.write_buffers) as u64
     }
 
-    /// The merge's shape for `runs` runs: the fan-in and the read-ahead block per run. Each run in a
-    /// merge has two blocks (one being consumed, one being read), and its head record, when it
-    /// straddles them, is assembled whole beside them: up to [`MemoryPlan::longest_record`] bytes
-    /// per run. The blocks shrink, then the fan-in, to keep that within the budget; a merge needs
+    /// The merge's shape for `runs` runs whose longest record is `longest` bytes (the record size,
+    /// or for lines the longest line read): the fan-in and the read-ahead block per run. Each run in
+    /// a merge has two blocks (one being consumed, one being read), and its head record, when it
+    /// straddles them, is assembled whole beside them: up to `longest` bytes per run. The blocks shrink, then the fan-in, to keep that within the budget; a merge needs
     /// two heads at least, so records too long for two to fit take it over the budget by two of
     /// them (and two smallest blocks), never by one per run. When the budget has room for a third
     /// full-size block per run, each run reads two blocks ahead ([`MAX_READ_AHEAD`]).
-    pub fn merge_shape(&self, runs: usize, temp: IoSettings) -> MergeShape {
+    pub fn merge_shape(&self, runs: usize, temp: IoSettings, longest: u64) -> MergeShape {
         let pool = (self.write_block * self.write_buffers) as u64;
         let for_runs = self.budget.saturating_sub(pool);
-        let longest = self.longest_record;
         let block_of =
             |room_per_run: u64| (align_down(room_per_run / 2) as usize).clamp(MIN_MERGE_BLOCK, temp.transfer_size.max(MIN_MERGE_BLOCK));
         if for_runs / 2 < (2 * MIN_MERGE_BLOCK as u64).saturating_add(longest) {
@@ -167,9 +169,10 @@ impl MemoryPlan {
     }
 
     /// Bytes a merge of `fan_in` runs in blocks of `block` bytes read `depth` ahead holds at most:
-    /// the write pool, the blocks of each run, and a head record assembled beside them per run.
-    pub fn merge_bytes(&self, fan_in: usize, block: usize, depth: usize) -> u64 {
-        let per_run = ((1 + depth as u64) * block as u64).saturating_add(self.longest_record);
+    /// the write pool, the blocks of each run, and a head record of up to `longest` bytes assembled
+    /// beside them per run.
+    pub fn merge_bytes(&self, fan_in: usize, block: usize, depth: usize, longest: u64) -> u64 {
+        let per_run = ((1 + depth as u64) * block as u64).saturating_add(longest);
         per_run.saturating_mul(fan_in as u64).saturating_add((self.write_block * self.write_buffers) as u64)
     }
 }
@@ -380,24 +383,24 @@ mod tests {
         assert!(!p.one_pass);
         assert!(p.sort_phase_bytes() <= 125_000_000);
         let runs = 1_000_000_000usize.div_ceil(p.chunk_records * 100);
-        let m = p.merge_shape(runs, IoSettings::default());
+        let m = p.merge_shape(runs, IoSettings::default(), 100);
         assert!(m.fan_in >= runs, "{m:?} for {runs} runs");
         assert!(m.block >= 1 << 20, "{m:?}");
         assert_eq!(m.depth, 1, "no room for a third block: {m:?}");
-        assert!(p.merge_bytes(m.fan_in, m.block, m.depth) <= p.budget, "{m:?}");
+        assert!(p.merge_bytes(m.fan_in, m.block, m.depth, 100) <= p.budget, "{m:?}");
     }
 
     #[test]
     fn a_merge_with_room_reads_two_blocks_ahead_within_the_budget() {
         // 16 runs of 10 GB under 11.5 GiB: full 8 MiB blocks, two read ahead per run.
         let p = MemoryPlan::new(11_500 << 20, 100, Some(10_000_000_000), 1, IoSettings::default()).unwrap();
-        let m = p.merge_shape(16, IoSettings::default());
+        let m = p.merge_shape(16, IoSettings::default(), 100);
         assert_eq!((m.fan_in, m.block, m.depth), (16, 8 << 20, 2));
-        assert!(p.merge_bytes(m.fan_in, m.block, m.depth) <= p.budget);
+        assert!(p.merge_bytes(m.fan_in, m.block, m.depth, 100) <= p.budget);
         // Room for exactly two full blocks a run: one ahead.
         let room = 16 * (2 * (8 << 20) + 100 + 4096) + (p.write_block * p.write_buffers) as u64;
         let p = MemoryPlan { budget: room, ..p };
-        assert_eq!(p.merge_shape(16, IoSettings::default()).depth, 1);
+        assert_eq!(p.merge_shape(16, IoSettings::default(), 100).depth, 1);
     }
 
     #[test]
@@ -422,7 +425,7 @@ mod tests {
         // 6 GiB is cut into runs of about 2.6 GB, not 1 GiB.
         let p = MemoryPlan::new(6 << 30, 100, Some(1_000_000_000_000), 1, IoSettings::default()).unwrap();
         let runs = 1_000_000_000_000u64.div_ceil(p.chunk_records as u64 * 100) as usize;
-        assert_eq!(p.merge_shape(runs, IoSettings::default()).block, 8 << 20, "{runs} runs");
+        assert_eq!(p.merge_shape(runs, IoSettings::default(), 100).block, 8 << 20, "{runs} runs");
     }
 
     #[test]
@@ -451,23 +454,20 @@ mod tests {
 
     #[test]
     fn long_records_shrink_the_fan_in_and_exceed_the_budget_by_two_at_most() {
-        let mut p = MemoryPlan::new(64 << 20, 1, None, 1, IoSettings::default()).unwrap();
-        let short = p.merge_shape(10, IoSettings::default());
+        let p = MemoryPlan::new(64 << 20, 1, None, 1, IoSettings::default()).unwrap();
+        let short = p.merge_shape(10, IoSettings::default(), 1);
         assert!(short.fan_in >= 9, "{short:?}");
         for longest in [1u64 << 20, 20 << 20, 50 << 20, 1 << 40] {
-            p.longest_record = longest;
-            let m = p.merge_shape(10, IoSettings::default());
+            let m = p.merge_shape(10, IoSettings::default(), longest);
             // Lines that fit beside the blocks shrink the blocks; longer ones, the fan-in.
             assert!(m.fan_in >= 2 && (longest < 8 << 20 || m.fan_in < short.fan_in), "{longest}: {m:?}");
             let over = if longest < 30 << 20 { 0 } else { 2 * longest };
-            assert!(p.merge_bytes(m.fan_in, m.block, m.depth) <= p.budget + over, "{longest}: {m:?}");
+            assert!(p.merge_bytes(m.fan_in, m.block, m.depth, longest) <= p.budget + over, "{longest}: {m:?}");
         }
-        p.longest_record = 50 << 20;
-        assert_eq!(p.merge_shape(10, IoSettings::default()).fan_in, 2, "50 MiB lines under 64 MiB");
+        assert_eq!(p.merge_shape(10, IoSettings::default(), 50 << 20).fan_in, 2, "50 MiB lines under 64 MiB");
         // Short records: one merge takes every run that the budget's blocks allow, as before.
-        p.longest_record = 8;
         for runs in [2, 7, 8, 9, 31] {
-            assert_eq!(p.merge_shape(runs, IoSettings::default()).fan_in, runs, "{runs} runs of short lines");
+            assert_eq!(p.merge_shape(runs, IoSettings::default(), 8).fan_in, runs, "{runs} runs of short lines");
         }
     }
 
@@ -477,7 +477,7 @@ mod tests {
         assert_eq!(p.budget, MIN_BUDGET);
         assert!(p.chunk_records >= 1);
         assert!(p.sort_phase_bytes() <= MIN_BUDGET + 4096);
-        let m = p.merge_shape(1000, IoSettings::default());
+        let m = p.merge_shape(1000, IoSettings::default(), 100);
         assert!(m.fan_in >= 2 && m.fan_in < 1000);
         assert_eq!(m.block % IO_ALIGN, 0);
     }

@@ -304,7 +304,7 @@ impl FormatSort for LineSort<'_> {
 
     fn stats(&self, plan: &MemoryPlan, lines: u64, runs: u64, merge: &MergeReport) -> FormatStats {
         let bytes = self.counters.input.snapshot().bytes;
-        let long_line_needs = long_line_needs(plan, self.largest_chunk, runs, merge);
+        let long_line_needs = long_line_needs(plan, self.largest_chunk, runs, merge, self.longest_record());
         // A cached input sorted from its mapping stays in the page cache: its bytes are not the budget's.
         let held = if self.mapped_cached { 0 } else { bytes };
         FormatStats {
@@ -317,9 +317,9 @@ impl FormatSort for LineSort<'_> {
                 .min(plan.budget)
                 .max(merge.memory)
                 .max(long_line_needs),
-            longest_line: plan.longest_record,
+            longest_line: self.longest_record(),
             budget_exceeded: (long_line_needs > plan.budget).then(|| {
-                let (budget, line, needs) = (format_bytes(plan.budget), format_bytes(plan.longest_record), format_bytes(long_line_needs));
+                let (budget, line, needs) = (format_bytes(plan.budget), format_bytes(self.longest_record()), format_bytes(long_line_needs));
                 format!("budget {budget} exceeded: a {line} line needs {needs}")
             }),
             input_mapped: self.mapped,
@@ -350,9 +350,9 @@ fn estimated_lines(file: &std::fs::File, len: u64, terminator: u8) -> u64 {
 /// longest line per run merged at once (see [`MemoryPlan::merge_shape`]). Chunks end before the
 /// line that fills them and merges shrink to fit, so this exceeds the budget only when the
 /// longest line does not fit it.
-fn long_line_needs(plan: &MemoryPlan, chunk: u64, runs: u64, merge: &MergeReport) -> u64 {
+fn long_line_needs(plan: &MemoryPlan, chunk: u64, runs: u64, merge: &MergeReport, longest: u64) -> u64 {
     let pool = (plan.write_block * plan.write_buffers) as u64;
-    let merged = if runs > 0 || merge.levels > 0 { plan.merge_bytes(merge.fan_in, merge.block, merge.depth) } else { 0 };
+    let merged = if runs > 0 || merge.levels > 0 { plan.merge_bytes(merge.fan_in, merge.block, merge.depth, longest) } else { 0 };
     (chunk + pool).max(merged)
 }
 
