@@ -62,56 +62,12 @@ impl<'a> RecordSort<'a> {
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key.clone());
         let r = rec.record_size;
         let whole = self.inputs.any_stream() && !rec.folding.is_active();
-        // Chunks are unmapped only when `retired` is dropped, after the prefault guards below,
+        // Chunks are unmapped only when `retired` is dropped, after the buffers' prefault guards,
         // whichever thread or error path lets go of them first.
         let retired = Retired::default();
-        let mut chunk = Kept::new(Chunk::new(plan)?, &retired);
-        // A second chunk when the plan has room for it (a known input that spills): while one chunk's
-        // run is written on a thread of its own, the next is read into the other.
-        let mut spare = if plan.spill_buffers > 1 && !whole { Some(Kept::new(Chunk::new(plan)?, &retired)) } else { None };
-        // `--touch` faults in what the plan will use before the clock of the reads starts: the
-        // chunks of a known input. The chunk of a stream is sized to the whole budget, of which a
-        // short stream uses a sliver: it is touched a window ahead of the reader, as without
-        // `--touch` (touching it all took 13.6 s and 7.8 GB for a 32 KB input).
-        let known = self.inputs.known_len().is_some();
-        let touch_all = rec.touch && known;
-        if touch_all {
-            let started = Instant::now();
-            for c in std::iter::once(&mut chunk).chain(spare.as_mut()) {
-                c.data.touch();
-                self.counters.touch.record(c.data.capacity() as u64, started, false);
-            }
-        }
+        let mut b = self.phase_buffers(plan, store, whole, &retired)?;
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
-        // Batches are sorted one at a time, so their scratch holds one batch, not the chunk; a whole
-        // chunk sorted at once (a stream's) needs scratch for all its entries. Mappings cost nothing
-        // until touched, so a short stream pays only for the part its records use.
-        let scratch_len = if whole { plan.chunk_records } else { BatchSorter::batch_len(plan.chunk_records) };
-        let mut scratch_buf = AlignedBuf::new(scratch_len * 16)?;
-        // Fresh memory is faulted in on a thread of its own, ahead of the reads (the spare chunk
-        // last: it is filled second). The chunk of an input of unknown length (a stream's) is sized
-        // to the whole budget, and faulting all of it in would cost time and memory that a short
-        // input never uses: there the thread stays a window of records ahead of the reader. The
-        // guards are dropped before the buffers (see `retired`).
-        let touch = &self.counters.touch;
-        let mut regions = vec![&chunk.data, &chunk.entries, &scratch_buf];
-        regions.extend(spare.iter().flat_map(|c| [&c.data, &c.entries]));
-        let mut prefault = if !touch_all && known {
-            // The writers' buffers last, reserved now: they are needed once the chunk is read.
-            Some(store.buffers().reserve(plan.write_buffers, plan.write_block, |kept| {
-                Prefault::start(&regions.iter().copied().chain(kept).collect::<Vec<_>>(), touch.clone())
-            })?)
-        } else {
-            None
-        };
-        drop(regions);
-        let window = (PREFAULT_WINDOW / (r + ENTRY_BYTES_PER_RECORD)).max(1);
-        let mut ahead =
-            (!known).then(|| PrefaultAhead::start(&[(&chunk.data, r), (&chunk.entries, 16), (&scratch_buf, 16)], window, touch.clone()));
-        // A whole chunk's scratch counts as far as its records use it (below).
-        self.entries_bytes =
-            (chunk.entries.capacity() * (1 + spare.is_some() as usize) + if whole { 0 } else { scratch_buf.capacity() }) as u64;
         let mut runs = Vec::new();
         let mut records = 0u64;
         std::thread::scope(|scope| {
@@ -120,12 +76,13 @@ impl<'a> RecordSort<'a> {
                 cfg.check_cancelled()?;
                 let mut arrived = 0;
                 let mut batches = BatchSorter::new(ctx, plan.chunk_records);
-                let c: &mut Chunk = &mut chunk; // its fields borrowed apart
-                let (all_entries, scratch) = (c.entries.as_u128_mut(), scratch_buf.as_u128_mut());
+                let c: &mut Chunk = &mut b.chunk; // its fields borrowed apart
+                let (all_entries, scratch) = (c.entries.as_u128_mut(), b.scratch.as_u128_mut());
+                let ahead = &b.ahead;
                 let n = self.inputs.fill(&mut c.data, plan.chunk_records, |a| {
                     extract_at(key, layout, a.records, a.offset, r, &mut all_entries[a.first..a.first + a.count]);
                     arrived += a.count;
-                    if let Some(ahead) = &ahead {
+                    if let Some(ahead) = ahead {
                         ahead.advance(arrived); // a stream's records arrive in order
                     }
                     if !whole {
@@ -134,40 +91,22 @@ impl<'a> RecordSort<'a> {
                 })?;
                 records += n as u64;
                 if self.inputs.exhausted() {
-                    ahead = None; // nothing more to read: stop faulting pages no record will use
+                    b.ahead = None; // nothing more to read: stop faulting pages no record will use
                 }
                 cfg.check_cancelled()?;
                 let one_pass = runs.is_empty() && writing.is_none() && self.inputs.exhausted();
                 // Writers start now and take buffers from the pool, which the prefault may still be
                 // touching; one that a writer drops on an error would be unmapped under it. The
                 // prefault is nearly always done by the end of the first chunk's read.
-                prefault = None;
+                b.prefault = None;
                 if whole {
-                    let scratch = &mut scratch_buf.as_u128_mut()[..n];
-                    self.entries_bytes = self.entries_bytes.max((c.entries.capacity() + n * 16) as u64);
-                    let entries = &mut c.entries.as_u128_mut()[..n];
-                    if one_pass {
-                        let total = (n * r) as u64;
-                        let mut w = dest.writer(
-                            plan.write_block,
-                            plan.write_buffers,
-                            cfg.output_io,
-                            Some(total),
-                            rec.preallocate,
-                            self.counters.output.clone(),
-                        )?;
-                        write_sorted(&ctx, cfg, c.data.as_slice(), entries, scratch, &mut w)?;
+                    let c: &mut Chunk = &mut b.chunk;
+                    if let Some(w) = self.sort_whole_chunk(&ctx, plan, c, &mut b.scratch, n, one_pass, (dest, store), &mut runs)? {
                         return Ok(Sorted::Written { records, writer: Some(w) });
                     }
-                    if n > 0 {
-                        self.counters.spilled.store(true, Ordering::Relaxed);
-                        let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                        let wrote = write_sorted(&ctx, cfg, c.data.as_slice(), entries, scratch, &mut w);
-                        w.finish_after(wrote)?;
-                        runs.push(run);
-                    }
                 } else {
-                    batches.finish(c.data.as_slice(), c.entries.as_u128_mut(), scratch_buf.as_u128_mut(), n);
+                    let c: &mut Chunk = &mut b.chunk;
+                    batches.finish(c.data.as_slice(), c.entries.as_u128_mut(), b.scratch.as_u128_mut(), n);
                     if one_pass {
                         let mut merger = batches.merger(&c.entries.as_u128_mut()[..n], c.data.as_slice());
                         let w = self.write_one_pass(plan, dest, &mut merger, c.data.as_slice(), n)?;
@@ -178,18 +117,18 @@ impl<'a> RecordSort<'a> {
                         // The run before this one must be written before its chunk is read into
                         // (and before this run's writer starts: a failed join leaves none behind).
                         if let Some(done) = writing.take() {
-                            spare = Some(done.join(&mut runs)?);
+                            b.spare = Some(done.join(&mut runs)?);
                         }
                         let (run, w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                        let job = RunJob { run, writer: w, chunk, batches, records: n };
-                        match spare.take() {
+                        let job = RunJob { run, writer: w, chunk: b.chunk, batches, records: n };
+                        match b.spare.take() {
                             Some(next) => {
-                                chunk = next;
+                                b.chunk = next;
                                 writing = Some(RunWriting::start(scope, job)?);
                             }
                             None => {
                                 let (back, run) = job.write();
-                                chunk = back;
+                                b.chunk = back;
                                 runs.push(run?);
                             }
                         }
@@ -203,6 +142,94 @@ impl<'a> RecordSort<'a> {
                 }
             }
         })
+    }
+
+    /// The sort phase's buffers for `plan` (two chunks when it has room for them and `whole`
+    /// chunks are not sorted at once), faulted in as the plan asks: all of them before the reads
+    /// with `--touch`, else on threads of their own ahead of the reads (see [`PhaseBuffers`]).
+    fn phase_buffers<'r>(&mut self, plan: &MemoryPlan, store: &TempStore, whole: bool, retired: &'r Retired) -> Result<PhaseBuffers<'r>> {
+        let r = self.rec.record_size;
+        let mut chunk = Kept::new(Chunk::new(plan)?, retired);
+        // A second chunk when the plan has room for it (a known input that spills): while one chunk's
+        // run is written on a thread of its own, the next is read into the other.
+        let mut spare = if plan.spill_buffers > 1 && !whole { Some(Kept::new(Chunk::new(plan)?, retired)) } else { None };
+        // `--touch` faults in what the plan will use before the clock of the reads starts: the
+        // chunks of a known input. The chunk of a stream is sized to the whole budget, of which a
+        // short stream uses a sliver: it is touched a window ahead of the reader, as without
+        // `--touch` (touching it all took 13.6 s and 7.8 GB for a 32 KB input).
+        let known = self.inputs.known_len().is_some();
+        let touch_all = self.rec.touch && known;
+        if touch_all {
+            let started = Instant::now();
+            for c in std::iter::once(&mut chunk).chain(spare.as_mut()) {
+                c.data.touch();
+                self.counters.touch.record(c.data.capacity() as u64, started, false);
+            }
+        }
+        // Batches are sorted one at a time, so their scratch holds one batch, not the chunk; a whole
+        // chunk sorted at once (a stream's) needs scratch for all its entries. Mappings cost nothing
+        // until touched, so a short stream pays only for the part its records use.
+        let scratch_len = if whole { plan.chunk_records } else { BatchSorter::batch_len(plan.chunk_records) };
+        let scratch = AlignedBuf::new(scratch_len * 16)?;
+        // Fresh memory is faulted in on a thread of its own, ahead of the reads (the spare chunk
+        // last: it is filled second). The chunk of an input of unknown length (a stream's) is sized
+        // to the whole budget, and faulting all of it in would cost time and memory that a short
+        // input never uses: there the thread stays a window of records ahead of the reader.
+        let touch = &self.counters.touch;
+        let mut regions = vec![&chunk.data, &chunk.entries, &scratch];
+        regions.extend(spare.iter().flat_map(|c| [&c.data, &c.entries]));
+        let prefault = if !touch_all && known {
+            // The writers' buffers last, reserved now: they are needed once the chunk is read.
+            Some(store.buffers().reserve(plan.write_buffers, plan.write_block, |kept| {
+                Prefault::start(&regions.iter().copied().chain(kept).collect::<Vec<_>>(), touch.clone())
+            })?)
+        } else {
+            None
+        };
+        drop(regions);
+        let window = (PREFAULT_WINDOW / (r + ENTRY_BYTES_PER_RECORD)).max(1);
+        let ahead =
+            (!known).then(|| PrefaultAhead::start(&[(&chunk.data, r), (&chunk.entries, 16), (&scratch, 16)], window, touch.clone()));
+        // A whole chunk's scratch counts as far as its records use it (see `sort_whole_chunk`).
+        self.entries_bytes =
+            (chunk.entries.capacity() * (1 + spare.is_some() as usize) + if whole { 0 } else { scratch.capacity() }) as u64;
+        Ok(PhaseBuffers { prefault, ahead, scratch, spare, chunk })
+    }
+
+    /// Sorts the `n` records of a chunk read whole (a stream's) in one parallel pass and gathers
+    /// them into the output, when `one_pass` (returning its writer, whose last writes may still be
+    /// in flight), or into a new run.
+    #[allow(clippy::too_many_arguments)]
+    fn sort_whole_chunk(
+        &mut self,
+        ctx: &SortContext,
+        plan: &MemoryPlan,
+        c: &mut Chunk,
+        scratch: &mut AlignedBuf,
+        n: usize,
+        one_pass: bool,
+        (dest, store): (&Destination, &mut TempStore),
+        runs: &mut Vec<Run>,
+    ) -> Result<Option<BlockWriter>> {
+        let (cfg, r) = (self.cfg, self.rec.record_size);
+        let scratch = &mut scratch.as_u128_mut()[..n];
+        self.entries_bytes = self.entries_bytes.max((c.entries.capacity() + n * 16) as u64);
+        let entries = &mut c.entries.as_u128_mut()[..n];
+        if one_pass {
+            let total = (n * r) as u64;
+            let output = self.counters.output.clone();
+            let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), self.rec.preallocate, output)?;
+            write_sorted(ctx, cfg, c.data.as_slice(), entries, scratch, &mut w)?;
+            return Ok(Some(w));
+        }
+        if n > 0 {
+            self.counters.spilled.store(true, Ordering::Relaxed);
+            let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
+            let wrote = write_sorted(ctx, cfg, c.data.as_slice(), entries, scratch, &mut w);
+            w.finish_after(wrote)?;
+            runs.push(run);
+        }
+        Ok(None)
     }
 
     /// The single input, mapped, when it is a regular file mostly in the page cache whose entries
@@ -394,6 +421,22 @@ impl Chunk {
 /// Chunks let go of: kept mapped until the sort's prefault threads have stopped (see
 /// [`Prefault`]'s contract), then unmapped together.
 type Retired = std::sync::Mutex<Vec<Chunk>>;
+
+/// The buffers of the sort phase of records. The fields drop in order: the prefault threads stop
+/// before the buffers they touch go (the chunks only to their [`Retired`]).
+struct PhaseBuffers<'r> {
+    /// Faults in a known input's buffers (and the writers') ahead of the reads; stopped before the
+    /// writers start.
+    prefault: Option<Prefault>,
+    /// Faults in a stream's chunk a window of records ahead of its reader.
+    ahead: Option<PrefaultAhead>,
+    /// The kernel's scratch.
+    scratch: AlignedBuf,
+    /// The chunk read next while a run's chunk is written, when the plan holds two.
+    spare: Option<Kept<'r>>,
+    /// The chunk being read.
+    chunk: Kept<'r>,
+}
 
 /// A chunk that goes to its [`Retired`] when dropped, on any thread and any path, instead of
 /// being unmapped there.
