@@ -160,6 +160,8 @@ impl Engine {
         let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone(), buffers);
         store.compress_with(cfg.compress_program.clone().map(Compressor::new));
         let presorted = format.presorted_runs(&mut store)?;
+        // A merge of presorted inputs (`-m`) has no sort pass.
+        let sort_passes = u32::from(presorted.is_none());
         let sorted = match presorted {
             Some(runs) => Sorted::Spilled { records: 0, runs },
             None => format.sort_or_spill(&plan, &mut store, &dest)?,
@@ -183,7 +185,7 @@ impl Engine {
         cfg.check_cancelled()?;
         dest.commit(cfg.sync)?;
         let samples = sampler.finish();
-        let passes = u32::from(!is_merge_only(cfg)) + merge.levels;
+        let passes = sort_passes + merge.levels;
         Ok(self.stats(&format, t0, cpu0, &plan, (records, runs, passes), merge, samples))
     }
 
@@ -278,8 +280,3 @@ impl Engine {
 
 /// Records merged between two checks of the cancel flag: a few milliseconds' work.
 pub(crate) const CANCEL_CHECK_RECORDS: u64 = 1 << 16;
-
-/// Whether `cfg` merges presorted inputs instead of sorting (`-m`): no sort pass is counted.
-fn is_merge_only(cfg: &SortConfig) -> bool {
-    matches!(&cfg.format, Format::Lines(l) if l.mode == crate::text::TextMode::Merge)
-}
