@@ -83,18 +83,18 @@ fn run(args: args::Args) -> Result<u8> {
         return Ok(EXIT_OK);
     }
     let s = settings::Settings::from_args(args)?;
-    warn(&s.warnings);
+    warn(&s.report.warnings);
     match &s.job {
         Job::Sort(sort) => {
             let inputs: Vec<std::path::PathBuf> = sort.input_names().into_iter().filter(|p| p.as_os_str() != "-").map(Into::into).collect();
-            let json = s.stats_json.as_deref().map(|p| StatsFile::open(p, sort.output_file(), &inputs)).transpose()?;
+            let json = s.report.stats_json.as_deref().map(|p| StatsFile::open(p, sort.output_file(), &inputs)).transpose()?;
             let counters = std::sync::Arc::new(SortCounters::default());
-            let bar = s.progress.then(|| progress::Progress::start(counters.clone()));
+            let bar = s.report.progress.then(|| progress::Progress::start(counters.clone()));
             let result = sort.clone().progress(counters).run();
             if let Some(b) = bar {
                 b.finish(result.is_ok());
             }
-            report(&result.map_err(|e| s.explain(e))?, s.stats, json)?;
+            report(&result.map_err(|e| s.explain(e))?, s.report.stats, json)?;
             Ok(EXIT_OK)
         }
         Job::Check { sort, quiet } => {

@@ -28,6 +28,15 @@ pub enum Job {
 pub struct Settings {
     /// The job.
     pub job: Job,
+    /// How to report on it.
+    pub report: Report,
+    /// How the command line named the record size and the budget, for the sort's refusal of
+    /// records too large for it.
+    records_named: Option<(String, String)>,
+}
+
+/// How an invocation reports on its job.
+pub struct Report {
     /// Print statistics to stderr.
     pub stats: bool,
     /// Write statistics JSON here.
@@ -36,9 +45,6 @@ pub struct Settings {
     pub progress: bool,
     /// Warnings to print before sorting.
     pub warnings: Vec<String>,
-    /// How the command line named the record size and the budget, for the sort's refusal of
-    /// records too large for it.
-    records_named: Option<(String, String)>,
 }
 
 /// How the command line reads: which format it sorts, and so whose conventions its options follow.
@@ -69,8 +75,8 @@ impl Settings {
         let sort = with_temp_dirs(sort, &args).statements(&spec).map_err(|e| anyhow!("--spec: {e}"))?;
         let sort = if args.unique { sort.unique(true) } else { sort };
         let sort = if args.touch { sort.touch(true) } else { sort };
-        let (sort, s) = shared(sort, &args, &spec, Dialect::Nsort)?;
-        Ok(Settings { job: Job::Sort(sort), records_named, ..s })
+        let (sort, report) = shared(sort, &args, &spec, Dialect::Nsort)?;
+        Ok(Settings { job: Job::Sort(sort), report, records_named })
     }
 
     /// A text-line invocation with GNU sort's options: sort, merge, check or debug.
@@ -81,8 +87,8 @@ impl Settings {
         let sort = Sort::lines().gnu_ordering(crate::lines::ordering(&args)?)?;
         let xsort_core::Order::Lines(order, _) = sort.order()? else { unreachable!("a sort of lines orders lines") };
         let check = crate::lines::check_mode(&args)?;
-        let (sort, mut s) = shared(with_temp_dirs(sort, &args), &args, &NsortSpec::default(), Dialect::Gnu)?;
-        s.warnings.extend(crate::locale::warning_here(&order));
+        let (sort, mut report) = shared(with_temp_dirs(sort, &args), &args, &NsortSpec::default(), Dialect::Gnu)?;
+        report.warnings.extend(crate::locale::warning_here(&order));
         let job = match check {
             Some(quiet) => {
                 let letter = if quiet { 'C' } else { 'c' };
@@ -97,7 +103,7 @@ impl Settings {
             None if args.debug => Job::Debug { sort, merge: args.merge, unique: args.unique },
             None => Job::Sort(sort),
         };
-        Ok(Settings { job, ..s })
+        Ok(Settings { job, report, records_named: None })
     }
 
     /// The error of a sort, worded with the command line's names where the sort's own words would
@@ -152,8 +158,8 @@ fn with_temp_dirs(sort: Sort, args: &Args) -> Sort {
 /// an output given both ways is an error): the inputs (after the `-in_file` statements: the
 /// operands or the `--files0-from` names, standard input if none), the output, memory, threads,
 /// transfers and the rest; `dialect` picks the parsing (and the messages) of `-S` and
-/// `--parallel`. Returns the sort and the settings of everything but the job.
-pub fn shared(mut sort: Sort, args: &Args, spec: &NsortSpec, dialect: Dialect) -> Result<(Sort, Settings)> {
+/// `--parallel`. Returns the sort and how to report on it.
+pub fn shared(mut sort: Sort, args: &Args, spec: &NsortSpec, dialect: Dialect) -> Result<(Sort, Report)> {
     for p in crate::lines::operands(args)? {
         sort = with_input(sort, &p);
     }
@@ -202,15 +208,13 @@ pub fn shared(mut sort: Sort, args: &Args, spec: &NsortSpec, dialect: Dialect) -
     if let Some(program) = compress_program(args)? {
         sort = sort.compress_program(program);
     }
-    let settings = Settings {
-        job: Job::Sort(Sort::lines()),
+    let report = Report {
         stats: args.stats || spec.statistics.unwrap_or(false),
         stats_json: args.stats_json.clone(),
         progress: !args.no_progress && (args.progress || std::io::stderr().is_terminal()),
         warnings: sort.warnings(),
-        records_named: None,
     };
-    Ok((sort, settings))
+    Ok((sort, report))
 }
 
 /// The statements of every `--spec`, parsed together.

@@ -203,7 +203,7 @@ impl Sort {
             self.sync |= f.sync;
         }
         if let Some(m) = spec.memory {
-            self.budget = Some(crate::plan::resolve_budget(Some(m)));
+            self = self.memory_size(m);
         }
         self.threads = spec.processes.or(self.threads);
         self.temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
