@@ -63,6 +63,42 @@ impl Locate<u128> for EntryLayout {
     }
 }
 
+/// Where the refinement of ties finds the record an entry's location (its low bits) names: by
+/// byte offset in one buffer ([`ByOffset`], the engine's entries), or by number ([`ByIndex`] in one
+/// buffer, [`crate::pieces::RecordPieces`] across several).
+pub(crate) trait Records: Sync {
+    /// The record at `location`.
+    fn record(&self, location: usize) -> &[u8];
+}
+
+/// Records of one buffer found by their byte offset.
+#[derive(Clone, Copy)]
+pub(crate) struct ByOffset<'a> {
+    pub data: &'a [u8],
+    pub record_size: usize,
+}
+
+impl Records for ByOffset<'_> {
+    #[inline]
+    fn record(&self, offset: usize) -> &[u8] {
+        &self.data[offset..offset + self.record_size]
+    }
+}
+
+/// Records of one buffer found by their number.
+#[derive(Clone, Copy)]
+pub(crate) struct ByIndex<'a> {
+    pub data: &'a [u8],
+    pub record_size: usize,
+}
+
+impl Records for ByIndex<'_> {
+    #[inline]
+    fn record(&self, index: usize) -> &[u8] {
+        &self.data[index * self.record_size..(index + 1) * self.record_size]
+    }
+}
+
 /// Below this many records a job is not worth splitting across threads.
 const PAR_MIN: usize = 1 << 14;
 
@@ -121,7 +157,13 @@ pub fn extract_at(key: &ResolvedKey, layout: EntryLayout, records: &[u8], offset
 
 /// Fills `out[i]` with `make(record i of records, i)`, in parallel, fetching the key of the record
 /// about [`SCAN_AHEAD`] bytes ahead: the hardware prefetcher stops at page boundaries.
-fn extract_each<E: Send>(records: &[u8], record_size: usize, key_offset: usize, out: &mut [E], make: impl Fn(&[u8], usize) -> E + Sync) {
+pub(crate) fn extract_each<E: Send>(
+    records: &[u8],
+    record_size: usize,
+    key_offset: usize,
+    out: &mut [E],
+    make: impl Fn(&[u8], usize) -> E + Sync,
+) {
     let ahead = SCAN_AHEAD.div_ceil(record_size) * record_size + key_offset;
     out.par_chunks_mut(PAR_MIN).enumerate().for_each(|(c, chunk)| {
         let first = c * PAR_MIN;
@@ -152,10 +194,21 @@ pub fn sort(
 /// kernel looks at the flag before each bucket (see [`xsort_kernels::sort_entries_until`]), the
 /// refinement of ties before each group and each level.
 pub fn sort_until(ctx: &SortContext, data: &[u8], entries: &mut [u128], scratch: &mut [u128], stop: &AtomicBool) {
+    sort_located_until(ctx, &ByOffset { data, record_size: ctx.record_size }, entries, scratch, stop);
+}
+
+/// [`sort_until`] for entries whose locations `records` interprets (see [`Records`]).
+pub(crate) fn sort_located_until<S: Records>(
+    ctx: &SortContext,
+    records: &S,
+    entries: &mut [u128],
+    scratch: &mut [u128],
+    stop: &AtomicBool,
+) {
     let n = entries.len();
-    let SortContext { method, key, layout, record_size } = *ctx;
+    let SortContext { method, key, layout, .. } = *ctx;
     if xsort_kernels::sort_entries_until(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), stop) {
-        sort_ties(Ties { method, key, layout, record_size, data, stop }, entries, &mut scratch[..n]);
+        sort_ties(Ties { method, key, layout, records, stop }, entries, &mut scratch[..n]);
     }
 }
 
@@ -170,7 +223,8 @@ pub fn sort_in_pieces<'a>(
     mut emit: impl FnMut(&'a [u128]),
 ) {
     let (n, layout) = (entries.len(), ctx.layout);
-    let ties = Ties { method: ctx.method, key: ctx.key, layout, record_size: ctx.record_size, data, stop: &NEVER };
+    let records = ByOffset { data, record_size: ctx.record_size };
+    let ties = Ties { method: ctx.method, key: ctx.key, layout, records: &records, stop: &NEVER };
     xsort_kernels::sort_entries_in_pieces(ctx.method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, work| {
         sort_ties(ties, piece, work);
         emit(piece);
@@ -183,17 +237,24 @@ pub(crate) const COMPARE_MAX: usize = 16;
 
 /// What refining ties needs: the kernel, the key, where the records are, and the flag that stops
 /// it (the entries are then left in unspecified contents).
-#[derive(Clone, Copy)]
-struct Ties<'a> {
+struct Ties<'a, S> {
     method: Method,
     key: &'a ResolvedKey,
     layout: EntryLayout,
-    record_size: usize,
-    data: &'a [u8],
+    records: &'a S,
     stop: &'a AtomicBool,
 }
 
-impl Ties<'_> {
+// Not derived: a derive would ask `S: Copy`, and only a reference to `S` is held.
+impl<S> Clone for Ties<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Ties<'_, S> {}
+
+impl<S> Ties<'_, S> {
     fn offset_mask(&self) -> u128 {
         (1u128 << self.layout.offset_bits) - 1
     }
@@ -202,7 +263,7 @@ impl Ties<'_> {
 /// Puts each group of sorted entries with equal prefixes in order by the full key (the groups in
 /// parallel), unless the prefix holds the whole key. `scratch` is working space as long as
 /// `entries`. The entries keep their prefixes: only their offsets move.
-fn sort_ties(t: Ties, entries: &mut [u128], scratch: &mut [u128]) {
+fn sort_ties<S: Records>(t: Ties<S>, entries: &mut [u128], scratch: &mut [u128]) {
     if t.layout.exact {
         return;
     }
@@ -222,15 +283,14 @@ fn sort_ties(t: Ties, entries: &mut [u128], scratch: &mut [u128]) {
 /// until the key is used up. Offsets stay in the low bits, so full ties keep input order. Small
 /// groups are compared record by record instead. The entries are left holding the last bytes
 /// they were sorted by.
-fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
-    let r = t.record_size;
+fn refine<S: Records>(t: Ties<S>, group: &mut [u128], work: &mut [u128], skip: usize) {
     if t.stop.load(Ordering::Relaxed) {
         return;
     }
     if group.len() <= COMPARE_MAX {
         group.sort_unstable_by(|&a, &b| {
             let (oa, ob) = (t.layout.offset(a), t.layout.offset(b));
-            t.key.compare(&t.data[oa..oa + r], &t.data[ob..ob + r]).then(oa.cmp(&ob))
+            t.key.compare(t.records.record(oa), t.records.record(ob)).then(oa.cmp(&ob))
         });
         return;
     }
@@ -243,12 +303,12 @@ fn refine(t: Ties, group: &mut [u128], work: &mut [u128], skip: usize) {
         }
         for i in 0..chunk.len() {
             if let Some(&ahead) = chunk.get(i + PREFETCH_AHEAD) {
-                let at = t.layout.offset(ahead);
-                prefetch_line(t.data, at);
-                prefetch_line(t.data, at + r - 1);
+                let rec = t.records.record(t.layout.offset(ahead));
+                prefetch_line(rec, 0);
+                prefetch_line(rec, rec.len() - 1);
             }
             let off = t.layout.offset(chunk[i]);
-            chunk[i] = t.key.window(&t.data[off..off + r], skip, take) | off as u128;
+            chunk[i] = t.key.window(t.records.record(off), skip, take) | off as u128;
         }
     };
     if group.len() >= PAR_MIN {

@@ -33,6 +33,7 @@ mod merge;
 mod narrow;
 pub mod order;
 mod output;
+pub mod pieces;
 mod plan;
 mod pool;
 mod records;

@@ -11,7 +11,7 @@
 //! which refine ties level by level.
 
 use crate::batches::SortContext;
-use crate::entry::{self, EntryLayout, Locate, COMPARE_MAX};
+use crate::entry::{self, EntryLayout, Locate, Records, COMPARE_MAX};
 use crate::key::ResolvedKey;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,11 +37,10 @@ const SAMPLE: usize = 1024;
 const SAMPLE_TIES_PER: usize = 64;
 
 impl NarrowLayout {
-    /// The narrow layout for the records of `data` (of `record_size` bytes each) sorted by `key`,
-    /// or `None` when wide entries serve them better: no key byte fits beside the index, or a
-    /// sample of the records shows prefixes that tie too often.
-    pub(crate) fn choose(key: &ResolvedKey, data: &[u8], record_size: usize) -> Option<NarrowLayout> {
-        let n = data.len() / record_size;
+    /// The narrow layout for `n` records of `record_size` bytes each, numbered from 0 in `records`,
+    /// sorted by `key`, or `None` when wide entries serve them better: no key byte fits beside
+    /// the index, or a sample of the records shows prefixes that tie too often.
+    pub(crate) fn choose(key: &ResolvedKey, records: &impl Records, n: usize, record_size: usize) -> Option<NarrowLayout> {
         let index_bits = 64 - (n.max(2) as u64 - 1).leading_zeros();
         let prefix_bytes = key.len().min((64 - index_bits as usize) / 8);
         if prefix_bytes == 0 {
@@ -52,7 +51,7 @@ impl NarrowLayout {
             return Some(layout);
         }
         let step = (n / SAMPLE).max(1);
-        let mut sample: Vec<u64> = (0..n).step_by(step).map(|i| layout.prefix(key, layout.record(data, i))).collect();
+        let mut sample: Vec<u64> = (0..n).step_by(step).map(|i| layout.prefix(key, records.record(i))).collect();
         sample.sort_unstable();
         let ties = sample.windows(2).filter(|w| w[0] == w[1]).count();
         (ties * SAMPLE_TIES_PER <= sample.len()).then_some(layout)
@@ -79,10 +78,6 @@ impl NarrowLayout {
     pub(crate) fn index(&self, e: u64) -> usize {
         (e & self.index_mask()) as usize
     }
-
-    fn record<'d>(&self, data: &'d [u8], index: usize) -> &'d [u8] {
-        &data[index * self.record_size..(index + 1) * self.record_size]
-    }
 }
 
 impl Locate<u64> for NarrowLayout {
@@ -92,13 +87,13 @@ impl Locate<u64> for NarrowLayout {
     }
 }
 
-/// Sorts the narrow entries of `data`'s records by the radix kernel, then puts each group of equal
-/// prefixes in order by the full key (see the module doc). Gives up once `stop` is set, leaving
-/// the entries in unspecified contents.
-pub(crate) fn sort_until(
+/// Sorts the narrow entries of the records numbered in `records` by the radix kernel, then puts
+/// each group of equal prefixes in order by the full key (see the module doc). Gives up once
+/// `stop` is set, leaving the entries in unspecified contents.
+pub(crate) fn sort_until<S: Records>(
     ctx: &SortContext,
     layout: NarrowLayout,
-    data: &[u8],
+    records: &S,
     entries: &mut [u64],
     scratch: &mut [u64],
     stop: &AtomicBool,
@@ -109,18 +104,18 @@ pub(crate) fn sort_until(
     let groups = xsort_kernels::equal_prefix_runs(entries, (layout.prefix_bytes * 8) as u32);
     entry::split_groups(entries, scratch, &groups).into_par_iter().for_each(|(group, _)| {
         if !stop.load(Ordering::Relaxed) {
-            sort_group(ctx, layout, data, group, stop);
+            sort_group(ctx, layout, records, group, stop);
         }
     });
 }
 
 /// Orders a group of entries with equal prefixes by their records' full keys, ties by index.
-fn sort_group(ctx: &SortContext, layout: NarrowLayout, data: &[u8], group: &mut [u64], stop: &AtomicBool) {
+fn sort_group<S: Records>(ctx: &SortContext, layout: NarrowLayout, records: &S, group: &mut [u64], stop: &AtomicBool) {
     let key = ctx.key;
     let compare = |group: &mut [u64]| {
         group.sort_unstable_by(|&a, &b| {
             let (ia, ib) = (layout.index(a), layout.index(b));
-            key.compare(layout.record(data, ia), layout.record(data, ib)).then(ia.cmp(&ib))
+            key.compare(records.record(ia), records.record(ib)).then(ia.cmp(&ib))
         })
     };
     if group.len() <= COMPARE_MAX {
@@ -131,15 +126,15 @@ fn sort_group(ctx: &SortContext, layout: NarrowLayout, data: &[u8], group: &mut 
     let (Some(mut entries), Some(mut scratch)) = (zeroed(group.len()), zeroed(group.len())) else {
         return compare(group);
     };
-    let r = layout.record_size;
-    let wide = EntryLayout::new(key.len(), data.len());
+    // Their locations are the records' numbers, as the narrow entries' are.
+    let wide = EntryLayout::new(key.len(), 1 << layout.index_bits);
     for (w, &e) in entries.iter_mut().zip(group.iter()) {
-        *w = wide.entry(key, layout.record(data, layout.index(e)), layout.index(e) * r);
+        *w = wide.entry(key, records.record(layout.index(e)), layout.index(e));
     }
-    entry::sort_until(&SortContext { layout: wide, ..*ctx }, data, &mut entries, &mut scratch, stop);
+    entry::sort_located_until(&SortContext { layout: wide, ..*ctx }, records, &mut entries, &mut scratch, stop);
     let prefix = group[0] & !layout.index_mask();
     for (e, w) in group.iter_mut().zip(entries) {
-        *e = prefix | (wide.offset(w) / r) as u64;
+        *e = prefix | wide.offset(w) as u64;
     }
 }
 
@@ -154,6 +149,7 @@ fn zeroed(n: usize) -> Option<Vec<u128>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entry::ByIndex;
     use crate::key::{KeyPart, KeySpec};
     use xsort_kernels::Method;
 
@@ -177,7 +173,7 @@ mod tests {
         let make = |rec: &[u8], i: usize| layout.entry(key, rec, i);
         entry::extract_checked_with(data, r, key.first_offset(), &mut entries, make, || Ok(())).unwrap();
         let ctx = SortContext { method: Method::Radix, key, layout: EntryLayout::new(key.len(), data.len()), record_size: r };
-        sort_until(&ctx, layout, data, &mut entries, &mut scratch, &entry::NEVER);
+        sort_until(&ctx, layout, &ByIndex { data, record_size: r }, &mut entries, &mut scratch, &entry::NEVER);
         entries.iter().map(|&e| layout.index(e)).collect()
     }
 
@@ -186,15 +182,16 @@ mod tests {
         let r = 100;
         let random = records(7, 10_000, r, &(0..=255).collect::<Vec<u8>>());
         let key = |spec: &str| KeySpec::new(vec![KeyPart::parse_key_bytes(spec).unwrap()]).resolve(r).unwrap();
+        let choose = |key: &ResolvedKey, data: &[u8]| NarrowLayout::choose(key, &ByIndex { data, record_size: r }, data.len() / r, r);
         // 10,000 records: a 14-bit index, 6 key bytes beside it.
-        let l = NarrowLayout::choose(&key("0:10"), &random, r).unwrap();
+        let l = choose(&key("0:10"), &random).unwrap();
         assert_eq!((l.prefix_bytes, l.index_bits, l.exact), (6, 14, false));
-        let l = NarrowLayout::choose(&key("3:4"), &random, r).unwrap();
+        let l = choose(&key("3:4"), &random).unwrap();
         assert_eq!((l.prefix_bytes, l.exact), (4, true));
         // Keys whose first 6 bytes take 4 values: the sample ties, wide entries serve better.
         let tied = records(7, 10_000, r, b"ab");
-        assert_eq!(NarrowLayout::choose(&key("0:10"), &tied, r), None);
-        assert!(NarrowLayout::choose(&key("0:2"), &tied, r).is_some(), "a key held whole is never refined");
+        assert_eq!(choose(&key("0:10"), &tied), None);
+        assert!(choose(&key("0:2"), &tied).is_some(), "a key held whole is never refined");
     }
 
     /// Keys longer than the prefix, with groups of every size tied on it (bytes from a small

@@ -16,18 +16,15 @@
 //! round's counts before the first round. Round `k` moves sub-range `k` of every rank: each rank
 //! sends every other rank the records of that rank's `k`-th bucket (`MPI_Ialltoallv`, see
 //! [`InFlight`]), and while rounds `k + 1` and `k + 2` are in flight it sorts its own sub-range
-//! `k` (the kept and received records' entries, sorted by xsort's radix kernel, ties of a longer
-//! key by the full key; see [`RoundOrder`]) and gathers it into the range writer, whose direct
+//! `k` (the kept and received records, where they lie, by xsort-core's in-memory sort of records
+//! in several pieces, [`RecordPieces::sort`]) and gathers it into the range writer, whose direct
 //! writes run behind. So the exchange, the sort and the write overlap, and the output starts after
 //! one round rather than after the whole exchange.
 //!
-//! A record's location (the low bits of its entry) is its global input position when it is kept;
-//! a record received from source `s` in a round is placed at `start(s) + (its offset in s's piece
-//! of that round)`, which lies inside `s`'s own share and follows the order `s` listed it in, its
-//! input order. So within a round locations grow with global input position, and sorting entries
-//! as integers is stable across ranks, as the engine's offsets are within one. Narrow entries
-//! number the round's records in the same order (its pieces by the position they start from), so
-//! they are stable too.
+//! A round's records are numbered in input order: its pieces (the rank's own, and each sender's,
+//! which that sender listed in its input order) by the global position they start from. The
+//! sort keeps records with equal keys in number order, so it is stable across ranks, as the
+//! engine's is within one.
 //!
 //! Nothing in the rounds stops a rank from taking part in every round: a failed write (or a
 //! writer that could not start) ends its sorting and writing, not its sends and receives, and the
@@ -44,9 +41,10 @@ use anyhow::Result;
 use mpi::Count;
 use std::cmp::Ordering;
 use std::collections::VecDeque;
-use std::ops::Range;
+
 use std::time::Instant;
 use xsort_core::key::ResolvedKey;
+use xsort_core::pieces::{RecordPieces, SortedPieces};
 use xsort_core::Order;
 use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
 
@@ -116,8 +114,6 @@ struct Plan<'a> {
     /// Records this rank gets from each rank in each round, at `rank * subs + round` (from itself:
     /// the ones it keeps).
     incoming: Vec<u64>,
-    prefix_bytes: usize,
-    offset_bits: u32,
     pool: rayon::ThreadPool,
 }
 
@@ -128,10 +124,9 @@ struct Buffers {
     send: Vec<Fresh<u8>>,
     /// [`SLOTS`] rounds' records from the other ranks: one being sorted while the next arrive.
     recv: Vec<Fresh<u8>>,
+    /// A round's sort entries (narrow or wide, see [`RecordPieces::sort`]) and the kernel's scratch.
     entries: Fresh<u128>,
     scratch: Fresh<u128>,
-    /// Narrow entries and their scratch, one after the other (see [`RoundOrder`]).
-    narrow: Fresh<u64>,
 }
 
 impl<'a> InPlace<'a> {
@@ -169,7 +164,8 @@ impl<'a> InPlace<'a> {
             map_first.push(at);
             at + m.data().len() / r
         });
-        // Locations are global positions: as many low bits as the job's input needs.
+        // The bucket finder compares key prefixes as long as an entry holds beside a global
+        // position of this job's input.
         let end = starts.iter().zip(&lens).map(|(s, l)| s + l).max().unwrap_or(0);
         let offset_bits = 64 - end.max(2).saturating_sub(1).leading_zeros();
         let prefix_bytes = key.len().min((128 - offset_bits as usize) / 8);
@@ -206,12 +202,12 @@ impl<'a> InPlace<'a> {
         }
         drop(bucket_of);
         let incoming = comm.all_to_all(&counts);
-        let plan = Plan { comm, key, r, maps, map_first, starts, subs, index, bucket_at, incoming, prefix_bytes, offset_bits, pool };
+        let plan = Plan { comm, key, r, maps, map_first, starts, subs, index, bucket_at, incoming, pool };
         // The share stays mapped (it counts, as the engine's copy would), its index, the rounds'
         // buffers, and the range writer's blocks (one filling, the others in flight).
         let (send, recv, entries) = plan.largest_round();
         let writes = WritePlan::for_memory(memory);
-        let need = share.len() + 6 * records as u64 + SLOTS as u64 * (send + recv) + 48 * entries as u64 + writes.bytes(r);
+        let need = share.len() + 6 * records as u64 + SLOTS as u64 * (send + recv) + 32 * entries as u64 + writes.bytes(r);
         let bufs = if need <= memory / 2 && send.max(recv) < Count::MAX as u64 { Buffers::new(send, recv, entries).ok() } else { None };
         if comm.any(bufs.is_none()).is_some() {
             return None;
@@ -255,7 +251,7 @@ impl<'a> InPlace<'a> {
     /// waiting on the disk) does not hold up the others at once.
     fn rounds(&mut self, share: &Share, mut out: Option<&mut RangeWriter>) -> Result<()> {
         let InPlace { plan, bufs, stats, sort_s, gather_s, .. } = self;
-        let Buffers { send, recv, entries, scratch, narrow } = bufs;
+        let Buffers { send, recv, entries, scratch } = bufs;
         let (subs, me, slots) = (plan.subs, plan.comm.rank, send.len());
         let shrink = std::env::var("XSORT_MPI_FAULT").ok().and_then(|f| f.strip_prefix(&format!("shrink:{me}:"))?.parse::<usize>().ok());
         let mut failed: Option<anyhow::Error> = None;
@@ -289,14 +285,14 @@ impl<'a> InPlace<'a> {
             }
             if let (None, Some(out)) = (&failed, out.as_deref_mut()) {
                 let mut poll = || test(&mut flight, &mut wait_s);
-                let locate = plan.locate(k, &send[slot].as_slice()[plan.own_piece(k)], recv[slot].as_slice());
-                let numbered = locate.numbered();
-                let sorted = plan.sort_round(&locate, &numbered, RoundBuffers { entries, scratch, narrow }, &mut poll, sort_s);
+                let records = plan.round_records(k, &send[slot].as_slice()[plan.own_piece(k)], recv[slot].as_slice());
                 let t = Instant::now();
-                let written = match sorted {
-                    RoundOrder::Narrow(sorted, mask) => gather(sorted, |e| numbered.record((e & mask) as usize), plan.r, out, &mut poll),
-                    RoundOrder::Wide(sorted) => gather(sorted, |e| locate.record(locate.location(e)), plan.r, out, &mut poll),
-                };
+                let (entries, scratch) = (entries.as_mut_slice(), scratch.as_mut_slice());
+                let sorted = plan.pool.install(|| records.sort(plan.key, entries, scratch));
+                *sort_s += t.elapsed().as_secs_f64();
+                poll();
+                let t = Instant::now();
+                let written = gather(&sorted, &records, plan.r, out, &mut poll);
                 if let Err(e) = written {
                     failed = Some(e);
                 }
@@ -406,114 +402,20 @@ impl Plan<'_> {
         unsafe { InFlight::start(&self.comm.world, send.as_slice().as_ptr(), recv.as_mut_slice().as_mut_ptr(), layout) }
     }
 
-    /// Makes the entries of a round's records (found by `locate`, numbered in input order by
-    /// `numbered`) and sorts them: narrow ones when their prefixes rarely tie, else wide ones (see
-    /// [`RoundOrder`]). Adds the seconds to `sort_s`.
-    fn sort_round<'e>(
-        &self,
-        locate: &Locate,
-        numbered: &Numbered,
-        bufs: RoundBuffers<'e>,
-        poll: &mut dyn FnMut(),
-        sort_s: &mut f64,
-    ) -> RoundOrder<'e> {
-        let t = Instant::now();
-        let RoundBuffers { entries, scratch, narrow } = bufs;
-        let sorted = match self.sort_narrow(numbered, narrow.as_mut_slice(), poll) {
-            Some((sorted, mask)) => RoundOrder::Narrow(sorted, mask),
-            None => RoundOrder::Wide(self.sort_wide(locate, entries.as_mut_slice(), scratch.as_mut_slice(), poll)),
-        };
-        *sort_s += t.elapsed().as_secs_f64();
-        sorted
-    }
-
-    /// The round's narrow entries (`buf` holds them and their scratch), sorted, and the mask of
-    /// their record numbers; None, with nothing left to use, when the round's keys do not fit
-    /// beside the numbers or more than one in [`NARROW_TIES_PER`] of the entries tie on their
-    /// prefix past which the key goes on.
-    fn sort_narrow<'e>(&self, numbered: &Numbered, buf: &'e mut [u64], poll: &mut dyn FnMut()) -> Option<(&'e [u64], u64)> {
-        let n = numbered.len();
-        let number_bits = 64 - (n.max(2) as u64 - 1).leading_zeros();
-        let pb = self.key.len().min((64 - number_bits as usize) / 8);
-        if pb == 0 {
-            return None;
-        }
-        let (all, rest) = buf.split_at_mut(n);
-        let mut e = 0;
-        for (first, piece) in &numbered.pieces {
-            for (j, rec) in piece.chunks_exact(self.r).enumerate() {
-                all[e] = (self.key.prefix(rec, pb) >> 64) as u64 | (first + j) as u64;
-                e += 1;
-            }
-        }
-        poll();
-        let work = &mut rest[..n];
-        self.pool.install(|| xsort_kernels::radix_sort(&mut *all, work, pb));
-        let mask = (1u64 << number_bits) - 1;
-        if self.key.len() > pb {
-            let groups = xsort_kernels::equal_prefix_runs(all, (pb * 8) as u32);
-            if groups.iter().map(|g| g.len()).sum::<usize>() * NARROW_TIES_PER > n {
-                return None;
-            }
-            self.order_ties(all, groups, |e| e & mask, |i| numbered.record(i as usize));
-        }
-        poll();
-        Some((all, mask))
-    }
-
-    /// The round's wide entries (prefix and location), sorted, ties of a longer key by the full key
-    /// and then the location.
-    fn sort_wide<'e>(&self, locate: &Locate, all: &'e mut [u128], scratch: &mut [u128], poll: &mut dyn FnMut()) -> &'e [u128] {
-        let (r, pb) = (self.r, self.prefix_bytes);
-        let mut e = 0;
-        for (start, piece) in locate.pieces() {
-            for (j, rec) in piece.chunks_exact(r).enumerate() {
-                all[e] = self.key.prefix(rec, pb) | (start + (j * r) as u64) as u128;
-                e += 1;
-            }
-        }
-        poll();
-        let sorted = &mut all[..e];
-        let work = &mut scratch[..e];
-        self.pool.install(|| xsort_kernels::radix_sort(sorted, work, pb.max(1)));
-        if self.key.len() > pb {
-            let groups = xsort_kernels::equal_prefix_runs(sorted, (pb * 8) as u32);
-            self.order_ties(sorted, groups, |e| locate.location(e), |l| locate.record(l));
-        }
-        poll();
-        sorted
-    }
-
-    /// Orders each of `groups` (ranges of `sorted` whose entries tie on their prefix) by the
-    /// records' full keys, then by `id` (the record's place in input order), which finds the
-    /// record.
-    fn order_ties<'b, E: Copy>(
-        &self,
-        sorted: &mut [E],
-        groups: Vec<Range<usize>>,
-        id: impl Fn(E) -> u64,
-        record: impl Fn(u64) -> &'b [u8],
-    ) {
-        for g in groups {
-            sorted[g].sort_unstable_by(|&a, &b| {
-                let (ia, ib) = (id(a), id(b));
-                self.key.compare(record(ia), record(ib)).then(ia.cmp(&ib))
-            });
-        }
-    }
-
-    /// Where round `k`'s records are: its own piece in `own`, the others' in `recv`.
-    fn locate<'b>(&'b self, k: usize, own: &'b [u8], recv: &'b [u8]) -> Locate<'b> {
-        let mut sources = Vec::new();
+    /// Round `k`'s records, numbered in input order: its pieces (its own in `own`, the others' in
+    /// `recv`) by the global position their records start from. Sorting them by number is then
+    /// stable across ranks.
+    fn round_records<'b>(&self, k: usize, own: &'b [u8], recv: &'b [u8]) -> RecordPieces<'b> {
+        let mut pieces = vec![(self.starts[self.comm.rank], own)];
         let mut base = 0;
         for (s, len) in self.recv_counts(k).into_iter().enumerate() {
-            let len = len as usize;
-            if len > 0 {
-                sources.push((self.starts[s], &recv[base..base + len]));
-            }
-            base += len;
+            pieces.push((self.starts[s], &recv[base..base + len as usize]));
+            base += len as usize;
         }
-        Locate { own, own_start: self.starts[self.comm.rank], sources, mask: (1u128 << self.offset_bits) - 1, r: self.r }
+        pieces.sort_unstable_by_key(|p| p.0);
+        let mut records = RecordPieces::new(self.r);
+        pieces.into_iter().for_each(|(_, piece)| records.push(piece));
+        records
     }
 }
 
@@ -527,7 +429,6 @@ impl Buffers {
             recv: (0..SLOTS).map(|_| bytes(recv)).collect::<Result<_>>()?,
             entries: Fresh::populated(entries)?,
             scratch: Fresh::populated(entries)?,
-            narrow: Fresh::populated(2 * entries)?,
         })
     }
 }
@@ -577,25 +478,19 @@ impl<'s> BucketFinder<'s> {
     }
 }
 
-/// Copies the records of `entries`, in order, into the range writer, polling the round in flight
-/// every [`POLL_RECORDS`] records.
-fn gather<'b, E: Copy>(
-    entries: &[E],
-    record: impl Fn(E) -> &'b [u8],
-    r: usize,
-    out: &mut RangeWriter,
-    poll: &mut dyn FnMut(),
-) -> Result<()> {
+/// Copies the round's records (`records`) in their sorted order into the range writer, polling
+/// the round in flight every [`POLL_RECORDS`] records.
+fn gather(sorted: &SortedPieces, records: &RecordPieces, r: usize, out: &mut RangeWriter, poll: &mut dyn FnMut()) -> Result<()> {
     let mut i = 0;
-    while i < entries.len() {
+    while i < sorted.len() {
         let space = out.space();
-        let m = (space.len() / r).min(entries.len() - i).min(POLL_RECORDS);
+        let m = (space.len() / r).min(sorted.len() - i).min(POLL_RECORDS);
         anyhow::ensure!(m > 0, "no room for a record in the output buffer");
         for (j, dst) in space[..m * r].chunks_exact_mut(r).enumerate() {
-            if let Some(&ahead) = entries.get(i + j + GATHER_AHEAD) {
-                prefetch_record(record(ahead), 0, r);
+            if i + j + GATHER_AHEAD < sorted.len() {
+                prefetch_record(records.record(sorted.index(i + j + GATHER_AHEAD)), 0, r);
             }
-            dst.copy_from_slice(record(entries[i + j]));
+            dst.copy_from_slice(records.record(sorted.index(i + j)));
         }
         out.filled(m * r)?;
         i += m;
@@ -603,101 +498,6 @@ fn gather<'b, E: Copy>(
     }
     Ok(())
 }
-
-/// Finds a round's record by its location: in the rank's own piece (in its send buffer) or in the
-/// round's receive buffer.
-struct Locate<'b> {
-    own: &'b [u8],
-    /// Where the rank's share starts: its own piece's records lie from there on.
-    own_start: u64,
-    /// The other ranks that sent records this round: their share's start and their piece of the
-    /// receive buffer.
-    sources: Vec<(u64, &'b [u8])>,
-    mask: u128,
-    r: usize,
-}
-
-impl<'b> Locate<'b> {
-    #[inline]
-    fn location(&self, e: u128) -> u64 {
-        (e & self.mask) as u64
-    }
-
-    #[inline]
-    fn record(&self, l: u64) -> &'b [u8] {
-        let own = l.wrapping_sub(self.own_start);
-        if own < self.own.len() as u64 {
-            return &self.own[own as usize..own as usize + self.r];
-        }
-        let (start, piece) =
-            if self.sources.len() == 1 { self.sources[0] } else { self.sources[self.sources.partition_point(|s| s.0 <= l) - 1] };
-        let at = (l - start) as usize;
-        &piece[at..at + self.r]
-    }
-
-    /// The round's pieces, each with the global position its locations start from.
-    fn pieces(&self) -> impl Iterator<Item = (u64, &'b [u8])> + '_ {
-        std::iter::once((self.own_start, self.own)).chain(self.sources.iter().copied())
-    }
-
-    /// The round's records numbered in input order: its pieces by the position they start from.
-    fn numbered(&self) -> Numbered<'b> {
-        let mut pieces: Vec<(u64, &'b [u8])> = self.pieces().filter(|p| !p.1.is_empty()).collect();
-        pieces.sort_unstable_by_key(|p| p.0);
-        let mut first = 0;
-        let pieces = pieces
-            .into_iter()
-            .map(|(_, piece)| {
-                first += piece.len() / self.r;
-                (first - piece.len() / self.r, piece)
-            })
-            .collect();
-        Numbered { pieces, r: self.r }
-    }
-}
-
-/// A round's records numbered from 0 in input order, for narrow entries: its pieces in input
-/// order, each with the number of its first record.
-struct Numbered<'b> {
-    pieces: Vec<(usize, &'b [u8])>,
-    r: usize,
-}
-
-impl<'b> Numbered<'b> {
-    /// How many records the round has.
-    fn len(&self) -> usize {
-        self.pieces.last().map_or(0, |(first, piece)| first + piece.len() / self.r)
-    }
-
-    /// Record number `i`.
-    #[inline]
-    fn record(&self, i: usize) -> &'b [u8] {
-        let p = if self.pieces.len() == 1 { 0 } else { self.pieces.partition_point(|p| p.0 <= i) - 1 };
-        let (first, piece) = self.pieces[p];
-        let at = (i - first) * self.r;
-        &piece[at..at + self.r]
-    }
-}
-
-/// A round's sorted entries. Narrow ones (`u64`: the key's first bytes above the record's number
-/// in the round, a mask of the numbers' bits beside them) move half the bytes through the radix
-/// sort; a round whose records share the first bytes of their keys (skewed keys, equal keys)
-/// uses wide ones (`u128`: the key's first bytes above the record's global location), whose
-/// longer prefix leaves fewer ties to compare.
-enum RoundOrder<'e> {
-    Narrow(&'e [u64], u64),
-    Wide(&'e [u128]),
-}
-
-/// The buffers a round's entries are made and sorted in.
-struct RoundBuffers<'e> {
-    entries: &'e mut Fresh<u128>,
-    scratch: &'e mut Fresh<u128>,
-    narrow: &'e mut Fresh<u64>,
-}
-
-/// Narrow entries are given up for a round when more than one in this many tie on their prefix.
-const NARROW_TIES_PER: usize = 64;
 
 #[cfg(test)]
 mod tests {

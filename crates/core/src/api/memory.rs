@@ -17,7 +17,7 @@
 
 use super::{Format, Sort};
 use crate::batches::SortContext;
-use crate::entry::{self, EntryLayout, Locate};
+use crate::entry::{self, ByIndex, EntryLayout, Locate};
 use crate::error::{Result, SortError};
 use crate::key::KeySpec;
 use crate::narrow::{self, NarrowLayout};
@@ -106,11 +106,12 @@ impl Sort {
         }
         let key = KeySpec::new(key.clone()).resolve(r)?;
         let ctx = SortContext { method: self.method, key: &key, layout: EntryLayout::new(key.len(), data.len()), record_size: r };
-        let narrow = if self.method == Method::Radix { NarrowLayout::choose(&key, data, r) } else { None };
+        let by_index = ByIndex { data, record_size: r };
+        let narrow = if self.method == Method::Radix { NarrowLayout::choose(&key, &by_index, data.len() / r, r) } else { None };
         let sorted = match narrow {
             Some(l) => {
                 let make = |rec: &[u8], i: usize| l.entry(&key, rec, i);
-                let sort = |entries: &mut [u64], scratch: &mut [u64]| narrow::sort_until(&ctx, l, data, entries, scratch, self.stop());
+                let sort = |entries: &mut [u64], scratch: &mut [u64]| narrow::sort_until(&ctx, l, &by_index, entries, scratch, self.stop());
                 AnySorted::Narrow(self.extract_and_sort(data, spare, &ctx, l, make, sort)?)
             }
             None => {
@@ -450,7 +451,10 @@ mod tests {
             for key in [format!("0:{}", r.min(3)), format!("0:{r}:char:r"), format!("{}:{}", r / 2, r - r / 2)] {
                 let sort = Sort::records(r).key_bytes(&key).unwrap();
                 let resolved = KeySpec::new(vec![crate::key::KeyPart::parse_key_bytes(&key).unwrap()]).resolve(r).unwrap();
-                assert!(NarrowLayout::choose(&resolved, &data, r).is_some(), "record size {r}, key {key}: wide entries");
+                assert!(
+                    NarrowLayout::choose(&resolved, &ByIndex { data: &data, record_size: r }, n, r).is_some(),
+                    "record size {r}, key {key}: wide entries"
+                );
                 let mut order: Vec<usize> = (0..n).collect();
                 order.sort_by(|&a, &b| resolved.compare(&data[a * r..a * r + r], &data[b * r..b * r + r]));
                 let want: Vec<u8> = order.iter().flat_map(|&i| data[i * r..i * r + r].iter().copied()).collect();
