@@ -8,9 +8,10 @@
 //! merge runs while earlier blocks are being written. A one-pass sort therefore costs little more
 //! than its read and its write.
 
-use crate::entry::{gather, sort, EntryLayout, PREFETCH_AHEAD};
+use crate::entry::{gather, sort, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::key::ResolvedKey;
+use crate::refine::PREFETCH_AHEAD;
 use std::cmp::Ordering;
 use xsort_io::BlockWriter;
 use xsort_kernels::prefetch::prefetch_line as prefetch;

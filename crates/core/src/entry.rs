@@ -11,8 +11,9 @@
 use crate::batches::SortContext;
 use crate::error::Result;
 use crate::key::ResolvedKey;
+use crate::refine::{self, EntryMatcher, Tied};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use xsort_kernels::prefetch::{prefetch_line, prefetch_record, GATHER_AHEAD, SCAN_AHEAD};
 use xsort_kernels::stream::copy_streaming;
 use xsort_kernels::Method;
@@ -208,7 +209,7 @@ pub(crate) fn sort_located_until<S: Records>(
     let n = entries.len();
     let SortContext { method, key, layout, .. } = *ctx;
     if xsort_kernels::sort_entries_until(method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), stop) {
-        sort_ties(Ties { method, key, layout, records, stop }, entries, &mut scratch[..n]);
+        sort_ties(&Ties { method, key, layout, records, stop }, entries, &mut scratch[..n]);
     }
 }
 
@@ -226,17 +227,14 @@ pub fn sort_in_pieces<'a>(
     let records = ByOffset { data, record_size: ctx.record_size };
     let ties = Ties { method: ctx.method, key: ctx.key, layout, records: &records, stop: &NEVER };
     xsort_kernels::sort_entries_in_pieces(ctx.method, entries, &mut scratch[..n], layout.prefix_bytes.max(1), |piece, work| {
-        sort_ties(ties, piece, work);
+        sort_ties(&ties, piece, work);
         emit(piece);
     });
 }
 
-/// Groups of tied entries at most this long are put in order by comparing their records' keys;
-/// longer ones are refined by the next bytes of the key (see [`refine`]).
-pub(crate) const COMPARE_MAX: usize = 16;
-
-/// What refining ties needs: the kernel, the key, where the records are, and the flag that stops
-/// it (the entries are then left in unspecified contents).
+/// What refining ties needs (see [`crate::refine`]): the kernel, the key, where the records are,
+/// and the flag that stops it. The key's levels are windows of the normalized key as wide as the
+/// entry's prefix: level `l` is bytes `[l * prefix_bytes, (l + 1) * prefix_bytes)`.
 struct Ties<'a, S> {
     method: Method,
     key: &'a ResolvedKey,
@@ -245,112 +243,64 @@ struct Ties<'a, S> {
     stop: &'a AtomicBool,
 }
 
-// Not derived: a derive would ask `S: Copy`, and only a reference to `S` is held.
-impl<S> Clone for Ties<'_, S> {
-    fn clone(&self) -> Self {
-        *self
+impl<S: Records> Ties<'_, S> {
+    /// The record an entry locates.
+    #[inline]
+    fn record(&self, e: u128) -> &[u8] {
+        self.records.record(self.layout.offset(e))
     }
 }
 
-impl<S> Copy for Ties<'_, S> {}
+impl<S: Records> Tied for Ties<'_, S> {
+    fn method(&self) -> Method {
+        self.method
+    }
 
-impl<S> Ties<'_, S> {
-    fn offset_mask(&self) -> u128 {
+    fn stop(&self) -> &AtomicBool {
+        self.stop
+    }
+
+    fn location_mask(&self) -> u128 {
         (1u128 << self.layout.offset_bits) - 1
     }
-}
 
-/// Puts each group of sorted entries with equal prefixes in order by the full key (the groups in
-/// parallel), unless the prefix holds the whole key. `scratch` is working space as long as
-/// `entries`. The entries keep their prefixes: only their offsets move.
-fn sort_ties<S: Records>(t: Ties<S>, entries: &mut [u128], scratch: &mut [u128]) {
-    if t.layout.exact {
-        return;
+    fn levels(&self) -> usize {
+        self.key.len().div_ceil(self.layout.prefix_bytes.max(1))
     }
-    let groups = xsort_kernels::equal_prefix_runs(entries, (t.layout.prefix_bytes * 8) as u32);
-    split_groups(entries, scratch, &groups).into_par_iter().for_each(|(group, work)| {
-        let prefix = group[0] & !t.offset_mask();
-        refine(t, group, work, t.layout.prefix_bytes);
-        for e in group.iter_mut() {
-            *e = prefix | (*e & t.offset_mask());
-        }
-    });
-}
 
-/// Sorts a group of entries whose keys tie on their first `skip` bytes, MSD-style (as Nsort and
-/// psort refine ties): the next bytes of each record's key replace the entry's prefix, the group is
-/// sorted again as integers, and each run that still ties is refined from the bytes after those,
-/// until the key is used up. Offsets stay in the low bits, so full ties keep input order. Small
-/// groups are compared record by record instead. The entries are left holding the last bytes
-/// they were sorted by.
-fn refine<S: Records>(t: Ties<S>, group: &mut [u128], work: &mut [u128], skip: usize) {
-    if t.stop.load(Ordering::Relaxed) {
-        return;
+    fn prefix_bytes(&self, level: usize) -> usize {
+        let pb = self.layout.prefix_bytes;
+        pb.min(self.key.len() - level * pb)
     }
-    if group.len() <= COMPARE_MAX {
-        group.sort_unstable_by(|&a, &b| {
-            let (oa, ob) = (t.layout.offset(a), t.layout.offset(b));
-            t.key.compare(t.records.record(oa), t.records.record(ob)).then(oa.cmp(&ob))
-        });
-        return;
+
+    #[inline]
+    fn level_prefix(&self, e: u128, level: usize) -> u128 {
+        self.key.window(self.record(e), level * self.layout.prefix_bytes, self.prefix_bytes(level))
     }
-    let take = t.layout.prefix_bytes.min(t.key.len() - skip);
-    // The next bytes of each key replace its entry's prefix: in chunks, on every thread for a large
-    // group (one group can hold most of the input), each chunk after a look at the stop flag.
-    let rekey = |chunk: &mut [u128]| {
-        if t.stop.load(Ordering::Relaxed) {
-            return;
-        }
-        for i in 0..chunk.len() {
-            if let Some(&ahead) = chunk.get(i + PREFETCH_AHEAD) {
-                let rec = t.records.record(t.layout.offset(ahead));
-                prefetch_line(rec, 0);
-                prefetch_line(rec, rec.len() - 1);
-            }
-            let off = t.layout.offset(chunk[i]);
-            chunk[i] = t.key.window(t.records.record(off), skip, take) | off as u128;
-        }
-    };
-    if group.len() >= PAR_MIN {
-        group.par_chunks_mut(PAR_MIN).for_each(rekey);
-    } else {
-        rekey(group);
+
+    fn level_matcher(&self, _first: u128, _level: usize) -> Option<EntryMatcher<'_>> {
+        None
     }
-    if t.stop.load(Ordering::Relaxed)
-        || !xsort_kernels::sort_entries_until(t.method, group, work, take, t.stop)
-        || skip + take >= t.key.len()
-    {
-        return;
+
+    #[inline]
+    fn compare(&self, a: u128, b: u128) -> std::cmp::Ordering {
+        self.key.compare(self.record(a), self.record(b))
     }
-    let runs = xsort_kernels::equal_prefix_runs(group, (take * 8) as u32);
-    let parallel = group.len() >= PAR_MIN;
-    let subgroups = split_groups(group, work, &runs);
-    if parallel {
-        subgroups.into_par_iter().for_each(|(g, w)| refine(t, g, w, skip + take));
-    } else {
-        subgroups.into_iter().for_each(|(g, w)| refine(t, g, w, skip + take));
+
+    #[inline]
+    fn prefetch(&self, e: u128) {
+        let rec = self.record(e);
+        prefetch_line(rec, 0);
+        prefetch_line(rec, rec.len() - 1);
     }
 }
 
-/// The `groups` (ascending, disjoint index ranges) of `entries`, each with the same range of
-/// `scratch`.
-pub(crate) fn split_groups<'a, E>(
-    mut entries: &'a mut [E],
-    mut scratch: &'a mut [E],
-    groups: &[std::ops::Range<usize>],
-) -> Vec<(&'a mut [E], &'a mut [E])> {
-    let mut consumed = 0;
-    let mut slices = Vec::with_capacity(groups.len());
-    for g in groups {
-        let (_, from_start) = std::mem::take(&mut entries).split_at_mut(g.start - consumed);
-        let (group, after) = from_start.split_at_mut(g.len());
-        let (_, work_from) = std::mem::take(&mut scratch).split_at_mut(g.start - consumed);
-        let (work, work_after) = work_from.split_at_mut(g.len());
-        consumed = g.end;
-        (entries, scratch) = (after, work_after);
-        slices.push((group, work));
+/// Puts each group of sorted entries with equal prefixes in order by the full key, unless the
+/// prefix holds the whole key.
+fn sort_ties<S: Records>(t: &Ties<S>, entries: &mut [u128], scratch: &mut [u128]) {
+    if !t.layout.exact {
+        refine::sort_ties(t, entries, scratch);
     }
-    slices
 }
 
 /// Fills `dst` with bytes `[first_byte, first_byte + dst.len())` of the sorted output stream (the
@@ -388,12 +338,6 @@ fn gather_streaming<E: Copy>(layout: impl Locate<E>, entries: &[E], data: &[u8],
         copy_streaming(out, staged);
     }
 }
-
-/// Records (or lines) ahead whose keys are fetched while the current one's is read, where entries
-/// in key order visit records scattered over the buffer, each a cache (and often TLB) miss: to
-/// refine ties and to merge sorted batches. Gathers, which copy whole records, prefetch further
-/// ahead (see [`xsort_kernels::prefetch`]).
-pub(crate) const PREFETCH_AHEAD: usize = 16;
 
 fn gather_serial<E: Copy>(layout: impl Locate<E>, entries: &[E], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
     let mut idx = (first_byte / r as u64) as usize;

@@ -37,6 +37,7 @@ pub mod pieces;
 mod plan;
 mod pool;
 mod records;
+mod refine;
 mod runs;
 pub mod size;
 pub mod spec;

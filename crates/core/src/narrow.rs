@@ -11,8 +11,9 @@
 //! which refine ties level by level.
 
 use crate::batches::SortContext;
-use crate::entry::{self, EntryLayout, Locate, Records, COMPARE_MAX};
+use crate::entry::{self, EntryLayout, Locate, Records};
 use crate::key::ResolvedKey;
+use crate::refine::{self, COMPARE_MAX};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -102,7 +103,7 @@ pub(crate) fn sort_until<S: Records>(
         return;
     }
     let groups = xsort_kernels::equal_prefix_runs(entries, (layout.prefix_bytes * 8) as u32);
-    entry::split_groups(entries, scratch, &groups).into_par_iter().for_each(|(group, _)| {
+    refine::split_groups(entries, scratch, &groups).into_par_iter().for_each(|(group, _)| {
         if !stop.load(Ordering::Relaxed) {
             sort_group(ctx, layout, records, group, stop);
         }

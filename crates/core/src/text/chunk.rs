@@ -12,10 +12,12 @@
 //! each sorted line's offset and the output offset where it ends are laid out in the kernel's
 //! scratch, so that any byte range of the output can be gathered on its own, in parallel pieces.
 
-use crate::entry::PREFETCH_AHEAD;
+use crate::entry::NEVER;
 use crate::framing::RecordOrder;
+use crate::refine::{self, EntryMatcher, Tied};
 use rayon::prelude::*;
 use std::cmp::Ordering;
+use std::sync::atomic::AtomicBool;
 use xsort_io::AlignedBuf;
 use xsort_kernels::prefetch::prefetch_line as prefetch;
 use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
@@ -121,8 +123,8 @@ const PACK_SAMPLE: usize = 64;
 /// `width` bytes are all the entry holds of them). Order-preserving as a prefix must be: keys that
 /// differ in their first `width` bytes differ there, a key that is a prefix of another is shorter,
 /// and equal keys (of at most `width` bytes) leave the order to the next level. Reversed keys
-/// invert the key and length bytes. Lines tied in the packed prefix are ordered by the level
-/// refinement of [`sort_tied`] as any others. The width is the longest key of a sample of the
+/// invert the key and length bytes. Lines tied in the packed prefix are ordered by the refinement
+/// of ties ([`crate::refine`]) as any others. The width is the longest key of a sample of the
 /// chunk's lines; it only sets the speed, not the order (merges of runs use the order's prefix).
 #[derive(Clone, Copy)]
 struct Packing {
@@ -251,9 +253,9 @@ const PREFIX_BYTES: usize = ((128 - LOCATION_BITS) / 8) as usize;
 
 /// Sorts the entries of a chunk's lines and lays out their output, piece by piece: the kernel
 /// sorts by prefix (`scratch` is its working space, same length) and hands over the sorted entries
-/// in ascending pieces; in each, groups of equal prefixes are ordered by `sort_tied` (ties in
-/// input order: offsets grow with it) and the output is laid out by [`locate`] in the piece's range
-/// of `scratch`. `emit(locs, len)` receives each piece's layout and output length, in output order,
+/// in ascending pieces; in each, groups of equal prefixes are ordered by [`refine::sort_ties`]
+/// (ties in input order: offsets grow with it) and the output is laid out by [`locate`] in the
+/// piece's range of `scratch`. `emit(locs, len)` receives each piece's layout and output length, in output order,
 /// as soon as the piece is done, so that its lines can be written while the next are sorted. Equal
 /// prefixes never straddle two pieces, so neither tie groups nor `unique`'s duplicates do.
 pub fn sort_and_locate<'a, O: RecordOrder>(
@@ -266,108 +268,60 @@ pub fn sort_and_locate<'a, O: RecordOrder>(
     mut emit: impl FnMut(&'a [u128], u64),
 ) {
     xsort_kernels::sort_entries_in_pieces(method, entries, scratch, PREFIX_BYTES, |piece, work| {
-        sort_groups(order, method, chunk, piece, work, 0);
+        refine::sort_ties(&LineTies { order, method, chunk }, piece, work);
         let len = locate(order, unique, chunk, piece, work);
         emit(work, len);
     });
 }
 
-/// Sorts every group of entries with equal prefixes at `level` (`scratch`, as long as `entries`,
-/// is working space): big groups one after the other (each in parallel), small ones in parallel.
-fn sort_groups<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, entries: &mut [u128], scratch: &mut [u128], level: usize) {
-    let groups = xsort_kernels::equal_prefix_runs(entries, 128 - LOCATION_BITS);
-    let (mut rest, mut rest_scratch): (&mut [u128], &mut [u128]) = (entries, scratch);
-    let mut consumed = 0;
-    let mut small = Vec::with_capacity(groups.len());
-    for g in groups {
-        let skip = g.start - consumed;
-        let (group, after) = std::mem::take(&mut rest)[skip..].split_at_mut(g.len());
-        let (work, after_scratch) = std::mem::take(&mut rest_scratch)[skip..].split_at_mut(g.len());
-        consumed = g.end;
-        (rest, rest_scratch) = (after, after_scratch);
-        if group.len() >= PAR_MIN {
-            sort_tied(order, method, chunk, group, work, level);
-        } else {
-            small.push((group, work));
-        }
-    }
-    // Small groups in parallel batches, each group's lines fetched a few groups ahead.
-    const AHEAD: usize = 4;
-    let batch = small.len().div_ceil(4 * rayon::current_num_threads()).clamp(1, PAR_MIN / 16);
-    small.par_chunks_mut(batch).for_each(|batch| {
-        for i in 0..batch.len() {
-            if let Some((ahead, _)) = batch.get(i + AHEAD) {
-                ahead.iter().for_each(|&e| chunk.prefetch(e));
-            }
-            let (group, work) = &mut batch[i];
-            sort_tied(order, method, chunk, group, work, level);
-        }
-    });
+/// A chunk's entries as the refinement of ties sees them (see [`crate::refine`]): the order's key
+/// levels, each prefix in the entry's top 64 bits.
+struct LineTies<'a, O> {
+    order: &'a O,
+    method: Method,
+    chunk: Chunk<'a>,
 }
 
-/// Entries below this many are ordered by full comparisons rather than refined by the next level.
-const REFINE_MIN: usize = 16;
+impl<O: RecordOrder> Tied for LineTies<'_, O> {
+    fn method(&self) -> Method {
+        self.method
+    }
 
-/// Orders a group of entries whose prefixes at `level` are equal. When the lines are in fact equal
-/// at that level (common: many lines share a key), the group is re-keyed with the next level's
-/// prefix and sorted as integers, recursively, so that few full comparisons remain; otherwise (or
-/// for small groups) it is sorted by the full comparison.
-fn sort_tied<O: RecordOrder>(order: &O, method: Method, chunk: Chunk, group: &mut [u128], work: &mut [u128], level: usize) {
-    let location = |e: u128| e & !(!0u128 << LOCATION_BITS);
-    let by_line = |a: &u128, b: &u128| order.compare(chunk.line(*a), chunk.line(*b)).then(location(*a).cmp(&location(*b)));
-    let big = group.len() >= PAR_MIN;
-    let next = level + 1;
-    let mut all_equal = false;
-    if group.len() >= REFINE_MIN {
-        // One visit per line (each is a cache miss: the group is in key order, not memory order):
-        // check that it equals the first at this level and re-key it with the next level's prefix.
-        let mask = !0u128 << LOCATION_BITS;
-        let common = group[0] & mask;
-        let equal_to_first = order.level_matcher(chunk.line(group[0]), level);
-        let last_level = next >= order.levels();
-        let visit = |e: &mut u128| {
-            let line = chunk.line(*e);
-            let equal = equal_to_first(line);
-            if !last_level {
-                *e = (order.level_prefix(line, next) & mask) | location(*e);
-            }
-            equal
-        };
-        // Every entry must be visited (it is re-keyed), so no short-circuiting `all`.
-        let visit_all = |part: &mut [u128]| {
-            let mut equal = true;
-            for i in 0..part.len() {
-                if let Some(&ahead) = part.get(i + PREFETCH_AHEAD) {
-                    chunk.prefetch(ahead);
-                }
-                equal &= visit(&mut part[i]);
-            }
-            equal
-        };
-        all_equal = if big { group.par_chunks_mut(PAR_MIN).map(visit_all).reduce(|| true, |a, b| a && b) } else { visit_all(group) };
-        if !all_equal && !last_level {
-            group.iter_mut().for_each(|e| *e = common | location(*e));
-        }
-        if all_equal && last_level {
-            // Equal at every level: input order.
-            group.sort_unstable_by_key(|&e| location(e));
-            return;
-        }
+    fn stop(&self) -> &AtomicBool {
+        &NEVER
     }
-    if !all_equal {
-        if big {
-            group.par_sort_unstable_by(by_line);
-        } else {
-            group.sort_unstable_by(by_line);
-        }
-        return;
+
+    fn location_mask(&self) -> u128 {
+        !(!0u128 << LOCATION_BITS)
     }
-    if big {
-        xsort_kernels::sort_entries(method, group, work, PREFIX_BYTES);
-    } else {
-        group.sort_unstable();
+
+    fn levels(&self) -> usize {
+        self.order.levels()
     }
-    sort_groups(order, method, chunk, group, work, next);
+
+    fn prefix_bytes(&self, _level: usize) -> usize {
+        PREFIX_BYTES
+    }
+
+    #[inline]
+    fn level_prefix(&self, e: u128, level: usize) -> u128 {
+        self.order.level_prefix(self.chunk.line(e), level) & (!0u128 << LOCATION_BITS)
+    }
+
+    fn level_matcher(&self, first: u128, level: usize) -> Option<EntryMatcher<'_>> {
+        let equal_to_first = self.order.level_matcher(self.chunk.line(first), level);
+        Some(Box::new(move |e| equal_to_first(self.chunk.line(e))))
+    }
+
+    #[inline]
+    fn compare(&self, a: u128, b: u128) -> Ordering {
+        self.order.compare(self.chunk.line(a), self.chunk.line(b))
+    }
+
+    #[inline]
+    fn prefetch(&self, e: u128) {
+        self.chunk.prefetch(e);
+    }
 }
 
 /// Lays out the output of the sorted `entries` in `locs` (same length): the line's offset in the
