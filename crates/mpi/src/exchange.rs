@@ -129,12 +129,7 @@ impl<'a> Exchange<'a> {
             } else {
                 MORE
             };
-            let header: Vec<u64> = send[cur].counts.iter().flat_map(|&c| [c as u64, state]).collect();
-            let mut headers = vec![0u64; 2 * n];
-            let t = Instant::now();
-            mpi::request::scope(|scope| wait_politely(self.comm.world.immediate_all_to_all_into(scope, &header[..], &mut headers[..])));
-            self.stats.wait_s += t.elapsed().as_secs_f64();
-            self.stats.rounds += 1;
+            let headers = self.swap_headers(&send[cur].counts, state);
             if headers.chunks(2).any(|h| h[1] == FAILED) {
                 break;
             }
@@ -180,10 +175,7 @@ impl<'a> Exchange<'a> {
                 }
                 self.stats.wait_s += t.elapsed().as_secs_f64();
             });
-            let others = |c: &[Count]| c.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, &c)| c as u64).sum::<u64>();
-            self.stats.sent_bytes += others(&send[cur].counts);
-            self.stats.received_bytes += others(&incoming);
-            self.stats.kept_bytes += send[cur].counts[me] as u64;
+            self.count_round(&send[cur].counts, &incoming);
             if last {
                 if let Err(e) = self.deliver(&recv[cur], &send[cur].data[kept], &incoming, &states) {
                     failure.get_or_insert(e);
@@ -199,10 +191,28 @@ impl<'a> Exchange<'a> {
         } else {
             0.0
         };
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Swaps a round's header with every rank: the bytes this rank sends each (`counts`) and its
+    /// `state`. Returns what every rank sent this one, a (count, state) pair each.
+    fn swap_headers(&mut self, counts: &[Count], state: u64) -> Vec<u64> {
+        let header: Vec<u64> = counts.iter().flat_map(|&c| [c as u64, state]).collect();
+        let mut headers = vec![0u64; 2 * self.comm.ranks];
+        let t = Instant::now();
+        mpi::request::scope(|scope| wait_politely(self.comm.world.immediate_all_to_all_into(scope, &header[..], &mut headers[..])));
+        self.stats.wait_s += t.elapsed().as_secs_f64();
+        self.stats.rounds += 1;
+        headers
+    }
+
+    /// Counts a round's bytes: `sent` to each rank (its own piece is kept), `received` from each.
+    fn count_round(&mut self, sent: &[Count], received: &[Count]) {
+        let me = self.comm.rank;
+        let others = |c: &[Count]| c.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, &c)| c as u64).sum::<u64>();
+        self.stats.sent_bytes += others(sent);
+        self.stats.received_bytes += others(received);
+        self.stats.kept_bytes += sent[me] as u64;
     }
 
     /// Reads and cuts the next chunk into `pieces` (nothing once the share is read or after a

@@ -17,13 +17,13 @@
 //! 5 then run together, sub-range by sub-range.
 
 use crate::comm::{Comm, Stop};
-use crate::exchange::Exchange;
+use crate::exchange::{Exchange, ExchangeStats};
 use crate::inplace::InPlace;
 use crate::launcher;
 use crate::options::{Options, RANK_MARKER};
 use crate::output::{resolve_output, RangeWriter, SharedFile, Target, WritePlan};
 use crate::share::{Kind, Share};
-use crate::split::{self, Splitters};
+use crate::split::{self, Sample, Splitters};
 use crate::stats::{self, RankStats};
 use anyhow::{Context, Result};
 use std::fs::File;
@@ -36,44 +36,28 @@ use xsort_io::stats_file::StatsFile;
 /// Samples per rank for the splitters.
 const SAMPLES: usize = 4096;
 
+/// What every phase of the job needs on this rank.
+struct Job<'c> {
+    comm: &'c Comm,
+    opts: &'c Options,
+    order: Order,
+    kind: Kind,
+    /// The output (this rank's part, when the name has the rank marker) and the inputs, named
+    /// for this rank.
+    output: PathBuf,
+    paths: Vec<PathBuf>,
+    temp_dir: PathBuf,
+    /// Rank 0's `--stats-json` file, opened first.
+    stats_file: Option<StatsFile>,
+    started: Instant,
+}
+
 /// Runs the job on this rank.
 pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
-    let started = Instant::now();
-    let (rank, ranks) = (comm.rank, comm.ranks);
-    let order = comm.agree(opts.order())?;
-    let kind = match (order.record_size(), order.terminator()) {
-        (Some(r), _) => Kind::Records(r),
-        (None, t) => Kind::Lines(t.unwrap_or(b'\n')),
-    };
-    let here = |p: &str| PathBuf::from(p.replace(RANK_MARKER, &rank.to_string()));
-    let temp_dir = opts.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
-    let output = here(&opts.output);
-    let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
-    let stats_file = comm.agree(if rank == 0 {
-        opts.stats_json.as_deref().map(|p| StatsFile::open(p, Some(&output), &paths).map_err(anyhow::Error::from)).transpose()
-    } else {
-        Ok(None)
-    })?;
-    // An output that is a directory, a FIFO or a socket fails now, not after the sort (rank 0 for
-    // the shared one; every rank for its part), and so does a temp directory that cannot be used,
-    // as with `xsort`, whichever path the sort then takes.
-    let parts = opts.output.contains(RANK_MARKER);
-    let temp_dirs = if opts.temp_dirs.is_empty() { vec![temp_dir.clone()] } else { opts.temp_dirs.clone() };
-    comm.agree(match (parts, rank) {
-        (true, _) | (false, 0) => resolve_output(&output).map(|_| ()),
-        _ => Ok(()),
-    })?;
-    comm.agree(xsort_io::TempSpace::new(temp_dirs, false).map_err(anyhow::Error::from))?;
+    let job = Job::prepare(comm, opts)?;
 
     // 1. Share.
-    let share = if opts.inputs.iter().any(|p| p.contains(RANK_MARKER)) {
-        let len = comm.agree(Share::total_len(&paths))?;
-        let base = comm.exclusive_sum(len);
-        Share::whole(&paths, base, kind)
-    } else {
-        Share::part(&paths, rank, ranks, kind)
-    };
-    let mut share = comm.agree(share)?;
+    let mut share = job.share()?;
 
     // 2. Splitters.
     let t = Instant::now();
@@ -87,93 +71,152 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     // rank's memory is the engine's; the exchange's chunks and held pieces share the rest.
     let memory = opts.memory_per_rank(comm.local_ranks);
     let threads = opts.threads_per_rank(comm.local_ranks);
-    let in_place = match (&order, kind) {
+    // The in-place sort borrows the order; the job goes on to its last phases.
+    let order = job.order.clone();
+    let in_place = match (&order, job.kind) {
         (Order::Records(key, r), Kind::Records(_)) if !opts.folds => {
             InPlace::count(comm, key, &order, *r, &share, samples.clone(), memory, threads)
         }
         _ => None,
     };
-    if let Some(p) = in_place {
-        return finish_in_place(comm, opts, &share, p, &output, &temp_dir, (started, sample_s), stats_file);
+    match in_place {
+        Some(p) => finish_in_place(job, &share, p, sample_s),
+        None => job.through_engine(&mut share, samples, sample_s, (memory, threads)),
     }
-    let splitters = Splitters::choose(order.clone(), !opts.folds, samples, ranks);
-    // Rounds of at most an eighth of the share too: a small share (Datamation's 25 MB on 4 ranks)
-    // then still has rounds to overlap, and touches a few MB of buffers, not 16 MB chunks' worth.
-    let chunk = (memory / 8 / ranks as u64).min(share.len() / 8).clamp(64 << 10, 16 << 20) as usize;
-    // The sort's input has no length of its own: it plans for what a rank should receive (the mean
-    // share and 10% for the splitters' imbalance, a few percent; at least 64 MiB), not for all of
-    // its budget, which it would otherwise allocate up front. A larger share spills, which is
-    // correct but slower; the whole budget is left to the merge.
-    let mean_share = comm.all_gather(share.len()).iter().sum::<u64>() / ranks as u64;
-    let expected = mean_share.saturating_add(mean_share / 10).max(64 << 20);
-    let mut sort = opts.sort.clone().memory(memory / 2).expected_input_bytes(expected).threads(threads);
-    for d in &opts.temp_dirs {
-        sort = sort.temp_dir(d);
+}
+
+impl<'c> Job<'c> {
+    /// The job's order and names on this rank, its stats file opened (rank 0), and the checks
+    /// that fail before any sorting: an output that is a directory, a FIFO or a socket (rank 0 for
+    /// the shared one; every rank for its part), and a temp directory that cannot be used, as
+    /// with `xsort`, whichever path the sort then takes.
+    fn prepare(comm: &'c Comm, opts: &'c Options) -> Result<Job<'c>, Stop> {
+        let started = Instant::now();
+        let rank = comm.rank;
+        let order = comm.agree(opts.order())?;
+        let kind = match (order.record_size(), order.terminator()) {
+            (Some(r), _) => Kind::Records(r),
+            (None, t) => Kind::Lines(t.unwrap_or(b'\n')),
+        };
+        let here = |p: &str| PathBuf::from(p.replace(RANK_MARKER, &rank.to_string()));
+        let temp_dir = opts.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
+        let output = here(&opts.output);
+        let paths: Vec<PathBuf> = opts.inputs.iter().map(|p| here(p)).collect();
+        let stats_file = comm.agree(if rank == 0 {
+            opts.stats_json.as_deref().map(|p| StatsFile::open(p, Some(&output), &paths).map_err(anyhow::Error::from)).transpose()
+        } else {
+            Ok(None)
+        })?;
+        let parts = opts.output.contains(RANK_MARKER);
+        let temp_dirs = if opts.temp_dirs.is_empty() { vec![temp_dir.clone()] } else { opts.temp_dirs.clone() };
+        comm.agree(match (parts, rank) {
+            (true, _) | (false, 0) => resolve_output(&output).map(|_| ()),
+            _ => Ok(()),
+        })?;
+        comm.agree(xsort_io::TempSpace::new(temp_dirs, false).map_err(anyhow::Error::from))?;
+        Ok(Job { comm, opts, order, kind, output, paths, temp_dir, stats_file, started })
     }
-    let mut sorting = comm.agree(sort.start().map_err(anyhow::Error::from))?;
-    let mut exchange = Exchange::new(comm, &mut sorting, (memory / 4) as usize, temp_dir.clone());
-    fault_point(rank, "exchange");
-    let exchanged = exchange.run(&mut share, &splitters, chunk, kind);
-    let (xstats, pushed) = (exchange.stats.clone(), exchange.pushed);
-    comm.agree(exchanged.and_then(|_| Ok(sorting.finish()?)))?;
 
-    // 4. Offsets. An output that can shrink (-u) is sorted into a temp file first, to know its size.
-    let writes = WritePlan::for_memory(memory);
-    // The staging copies hold a record at least (the sort gives records whole).
-    let staging_block = writes.block.max(sorting.record_size().unwrap_or(0));
-    let staged = comm.agree(if opts.shrinks { stage(&mut sorting, &temp_dir, staging_block).map(Some) } else { Ok(None) })?;
-    let size = staged.as_ref().map_or(pushed, |(_, n)| *n);
-    let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
+    /// Phase 1: this rank's share of the inputs.
+    fn share(&self) -> Result<Share, Stop> {
+        let (comm, opts) = (self.comm, self.opts);
+        let share = if opts.inputs.iter().any(|p| p.contains(RANK_MARKER)) {
+            let len = comm.agree(Share::total_len(&self.paths))?;
+            let base = comm.exclusive_sum(len);
+            Share::whole(&self.paths, base, self.kind)
+        } else {
+            Share::part(&self.paths, comm.rank, comm.ranks, self.kind)
+        };
+        comm.agree(share)
+    }
 
-    // 5. Write.
-    let t = Instant::now();
-    let target = comm.agree(open_target(comm, opts, &output, &temp_dir, (offset, size)))?;
-    let mut pull_s = 0.0;
-    let written = match staged {
-        Some((file, n)) => copy_staged(file, n, &target, offset, staging_block),
-        None => write_sorted(&mut sorting, &target, (offset, size), writes, &mut pull_s),
-    };
-    fault_point(rank, "write");
-    comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
-    let output_s = t.elapsed().as_secs_f64();
+    /// Phases 3 to 6 through xsort's engine: the exchange into a local sort, the offsets, the
+    /// write, the commit.
+    fn through_engine(self, share: &mut Share, samples: Vec<Sample>, sample_s: f64, (memory, threads): (u64, usize)) -> Result<(), Stop> {
+        let (comm, opts, rank) = (self.comm, self.opts, self.comm.rank);
+        let (mut sorting, xstats, pushed) = self.exchange(share, samples, (memory, threads))?;
 
-    // 6. Commit.
-    commit(comm, target, opts.sync)?;
-    let mine = RankStats {
-        rank,
-        host: mpi::environment::processor_name().unwrap_or_default(),
-        elapsed_s: started.elapsed().as_secs_f64(),
-        cpu_s: cpu_seconds(),
-        sample_s,
-        exchange: xstats,
-        sorted_bytes: pushed,
-        output_bytes: size,
-        output_offset: offset,
-        output_s,
-        output_pull_s: pull_s,
-        sort: sorting.stats().cloned(),
-        local_sort_s: None,
-    };
-    report(comm, opts, &mine, stats_file)
+        // 4. Offsets. An output that can shrink (-u) is sorted into a temp file first, to know its size.
+        let writes = WritePlan::for_memory(memory);
+        // The staging copies hold a record at least (the sort gives records whole).
+        let staging_block = writes.block.max(sorting.record_size().unwrap_or(0));
+        let staged = comm.agree(if opts.shrinks { stage(&mut sorting, &self.temp_dir, staging_block).map(Some) } else { Ok(None) })?;
+        let size = staged.as_ref().map_or(pushed, |(_, n)| *n);
+        let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
+
+        // 5. Write.
+        let t = Instant::now();
+        let target = comm.agree(open_target(comm, opts, &self.output, &self.temp_dir, (offset, size)))?;
+        let mut pull_s = 0.0;
+        let written = match staged {
+            Some((file, n)) => copy_staged(file, n, &target, offset, staging_block),
+            None => write_sorted(&mut sorting, &target, (offset, size), writes, &mut pull_s),
+        };
+        fault_point(rank, "write");
+        comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
+        let output_s = t.elapsed().as_secs_f64();
+
+        // 6. Commit.
+        commit(comm, target, opts.sync)?;
+        let mine = RankStats {
+            rank,
+            host: mpi::environment::processor_name().unwrap_or_default(),
+            elapsed_s: self.started.elapsed().as_secs_f64(),
+            cpu_s: cpu_seconds(),
+            sample_s,
+            exchange: xstats,
+            sorted_bytes: pushed,
+            output_bytes: size,
+            output_offset: offset,
+            output_s,
+            output_pull_s: pull_s,
+            sort: sorting.stats().cloned(),
+            local_sort_s: None,
+        };
+        report(comm, opts, &mine, self.stats_file)
+    }
+
+    /// Phase 3 through the engine: the share exchanged by `ranks` key ranges into a local sort,
+    /// finished. Gives the sort, the exchange's statistics and the bytes this rank received.
+    fn exchange(
+        &self,
+        share: &mut Share,
+        samples: Vec<Sample>,
+        (memory, threads): (u64, usize),
+    ) -> Result<(Sorting, ExchangeStats, u64), Stop> {
+        let (comm, opts, ranks) = (self.comm, self.opts, self.comm.ranks);
+        let splitters = Splitters::choose(self.order.clone(), !opts.folds, samples, ranks);
+        // Rounds of at most an eighth of the share too: a small share (Datamation's 25 MB on 4 ranks)
+        // then still has rounds to overlap, and touches a few MB of buffers, not 16 MB chunks' worth.
+        let chunk = (memory / 8 / ranks as u64).min(share.len() / 8).clamp(64 << 10, 16 << 20) as usize;
+        // The sort's input has no length of its own: it plans for what a rank should receive (the mean
+        // share and 10% for the splitters' imbalance, a few percent; at least 64 MiB), not for all of
+        // its budget, which it would otherwise allocate up front. A larger share spills, which is
+        // correct but slower; the whole budget is left to the merge.
+        let mean_share = comm.all_gather(share.len()).iter().sum::<u64>() / ranks as u64;
+        let expected = mean_share.saturating_add(mean_share / 10).max(64 << 20);
+        let mut sort = opts.sort.clone().memory(memory / 2).expected_input_bytes(expected).threads(threads);
+        for d in &opts.temp_dirs {
+            sort = sort.temp_dir(d);
+        }
+        let mut sorting = comm.agree(sort.start().map_err(anyhow::Error::from))?;
+        let mut exchange = Exchange::new(comm, &mut sorting, (memory / 4) as usize, self.temp_dir.clone());
+        fault_point(comm.rank, "exchange");
+        let exchanged = exchange.run(share, &splitters, chunk, self.kind);
+        let (xstats, pushed) = (exchange.stats.clone(), exchange.pushed);
+        comm.agree(exchanged.and_then(|_| Ok(sorting.finish()?)))?;
+        Ok((sorting, xstats, pushed))
+    }
 }
 
 /// Phases 4 to 6 of the in-place path: offsets, then the exchange, the local sort and the write
 /// together, commit.
-#[allow(clippy::too_many_arguments)]
-fn finish_in_place(
-    comm: &Comm,
-    opts: &Options,
-    share: &Share,
-    mut p: InPlace,
-    output: &Path,
-    temp_dir: &Path,
-    (started, sample_s): (Instant, f64),
-    stats_file: Option<StatsFile>,
-) -> Result<(), Stop> {
+fn finish_in_place(job: Job, share: &Share, mut p: InPlace, sample_s: f64) -> Result<(), Stop> {
+    let (comm, opts) = (job.comm, job.opts);
     let size = p.size();
     let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
     let t = Instant::now();
-    let target = comm.agree(open_target(comm, opts, output, temp_dir, (offset, size)))?;
+    let target = comm.agree(open_target(comm, opts, &job.output, &job.temp_dir, (offset, size)))?;
     fault_point(comm.rank, "exchange");
     let written = p.run(share, &target, offset);
     fault_point(comm.rank, "write");
@@ -183,7 +226,7 @@ fn finish_in_place(
     let mine = RankStats {
         rank: comm.rank,
         host: mpi::environment::processor_name().unwrap_or_default(),
-        elapsed_s: started.elapsed().as_secs_f64(),
+        elapsed_s: job.started.elapsed().as_secs_f64(),
         cpu_s: cpu_seconds(),
         sample_s,
         exchange: p.stats.clone(),
@@ -196,7 +239,7 @@ fn finish_in_place(
         local_sort_s: Some(p.sort_s),
     };
     drop(p);
-    report(comm, opts, &mine, stats_file)
+    report(comm, opts, &mine, job.stats_file)
 }
 
 /// The rank's output: its part, or the shared file's temp name (collective), with the blocks of its

@@ -7,57 +7,99 @@ use super::{general, numeric, Ignore, Key, LineOrder, OrderFlags, BLANK, NONE};
 /// The warnings GNU prints to stderr before sorting, without the "sort: " prefix.
 pub(crate) fn warnings(order: &LineOrder) -> Vec<String> {
     let mut out = vec!["text ordering performed using simple byte comparison".to_string()];
-    let tab = order.tab;
+    let mut numbers = Numbers::default();
+    for (i, key) in order.keys.iter().enumerate() {
+        key_warnings(order, i + 1, key, &mut numbers, &mut out);
+    }
+    number_warnings(order.tab, numbers, &mut out);
+    ignored_global_options(order, &mut out);
+    out
+}
+
+/// Which kinds of numeric keys the order has, and whether any spans fields.
+#[derive(Default)]
+struct Numbers {
+    basic: bool,
+    general: bool,
+    basic_span: bool,
+    general_span: bool,
+}
+
+/// The warnings of key number `keynum`: an obsolescent form, zero width, significant blanks, a
+/// numeric key across fields (noted in `numbers`).
+fn key_warnings(order: &LineOrder, keynum: usize, key: &Key, numbers: &mut Numbers, out: &mut Vec<String>) {
+    let f = &key.flags;
+    if f.is_numeric() {
+        if f.general_numeric {
+            numbers.general = true;
+        } else {
+            numbers.basic = true;
+        }
+    }
+    if key.obsolete {
+        let sword = if key.sword == NONE { 0 } else { key.sword };
+        let mut old = format!("+{sword}");
+        let mut new = format!("-k {}", sword as u128 + 1);
+        if key.eword != NONE {
+            old.push_str(&format!(" -{}", key.eword as u128 + 1));
+            new.push_str(&format!(",{}", key.eword as u128 + 1 + (key.echar == NONE) as u128));
+        }
+        out.push(format!("obsolescent key {} used; consider {} instead", quote(old.as_bytes()), quote(new.as_bytes())));
+    }
+    let zero_width = key.sword != NONE && key.eword < key.sword;
+    if zero_width {
+        out.push(format!("key {keynum} has zero width and will be ignored"));
+    }
+    let implicit_skip = f.is_numeric() || f.month;
+    let line_offset = key.eword == 0 && key.echar != 0;
+    if !zero_width
+        && !order.gkey_only
+        && order.tab.is_none()
+        && !line_offset
+        && ((!f.blank_start && (!implicit_skip || key.schar != 0)) || (!f.blank_end && key.echar != 0))
+    {
+        out.push(format!("leading blanks are significant in key {keynum}; consider also specifying 'b'"));
+    }
+    if !order.gkey_only && f.is_numeric() {
+        let sword = key.sword.wrapping_add(1).max(1);
+        let eword = key.eword.wrapping_add(1);
+        if eword == 0 || sword < eword {
+            out.push(format!("key {keynum} is numeric and spans multiple fields"));
+            if f.general_numeric {
+                numbers.general_span = true;
+            } else {
+                numbers.basic_span = true;
+            }
+        }
+    }
+}
+
+/// The warnings about numbers: a field separator that numbers read as part of them, and the
+/// decimal point.
+fn number_warnings(tab: Option<u8>, numbers: Numbers, out: &mut Vec<String>) {
+    let mut number_locale_warned = false;
+    if let (true, Some(t)) = (numbers.basic_span || numbers.general_span, tab) {
+        if t == b'.' {
+            out.push(format!("field separator {} is treated as a decimal point in numbers", quote(b".")));
+            number_locale_warned = true;
+        } else if t == b'-' {
+            out.push(format!("field separator {} is treated as a minus sign in numbers", quote(b"-")));
+        } else if numbers.general_span && t == b'+' {
+            out.push(format!("field separator {} is treated as a plus sign in numbers", quote(b"+")));
+        }
+    }
+    if (numbers.basic || numbers.general) && !number_locale_warned {
+        let note = if tab == Some(b'.') { "" } else { "note " };
+        out.push(format!("{note}numbers use {} as a decimal point in this locale", quote(b".")));
+    }
+}
+
+/// The warnings about global options that no key inherits (every key has options of its own), as
+/// GNU words them.
+fn ignored_global_options(order: &LineOrder, out: &mut Vec<String>) {
     let mut ugkey: OrderFlags = order.global;
     let mut ug_ignore = ugkey.ignore();
-    let (mut basic_numeric, mut general_numeric) = (false, false);
-    let (mut basic_span, mut general_span) = (false, false);
-    for (i, key) in order.keys.iter().enumerate() {
-        let keynum = i + 1;
-        let f = &key.flags;
-        if f.is_numeric() {
-            if f.general_numeric {
-                general_numeric = true;
-            } else {
-                basic_numeric = true;
-            }
-        }
-        if key.obsolete {
-            let sword = if key.sword == NONE { 0 } else { key.sword };
-            let mut old = format!("+{sword}");
-            let mut new = format!("-k {}", sword as u128 + 1);
-            if key.eword != NONE {
-                old.push_str(&format!(" -{}", key.eword as u128 + 1));
-                new.push_str(&format!(",{}", key.eword as u128 + 1 + (key.echar == NONE) as u128));
-            }
-            out.push(format!("obsolescent key {} used; consider {} instead", quote(old.as_bytes()), quote(new.as_bytes())));
-        }
-        let zero_width = key.sword != NONE && key.eword < key.sword;
-        if zero_width {
-            out.push(format!("key {keynum} has zero width and will be ignored"));
-        }
-        let implicit_skip = f.is_numeric() || f.month;
-        let line_offset = key.eword == 0 && key.echar != 0;
-        if !zero_width
-            && !order.gkey_only
-            && tab.is_none()
-            && !line_offset
-            && ((!f.blank_start && (!implicit_skip || key.schar != 0)) || (!f.blank_end && key.echar != 0))
-        {
-            out.push(format!("leading blanks are significant in key {keynum}; consider also specifying 'b'"));
-        }
-        if !order.gkey_only && f.is_numeric() {
-            let sword = key.sword.wrapping_add(1).max(1);
-            let eword = key.eword.wrapping_add(1);
-            if eword == 0 || sword < eword {
-                out.push(format!("key {keynum} is numeric and spans multiple fields"));
-                if f.general_numeric {
-                    general_span = true;
-                } else {
-                    basic_span = true;
-                }
-            }
-        }
+    for f in order.keys.iter().map(|k| &k.flags) {
         if ug_ignore != Ignore::None && ug_ignore == f.ignore() {
             ug_ignore = Ignore::None;
         }
@@ -77,23 +119,6 @@ pub(crate) fn warnings(order: &LineOrder) -> Vec<String> {
     ugkey.dictionary = ug_ignore == Ignore::NonDictionary;
     ugkey.nonprinting = ug_ignore == Ignore::NonPrinting;
 
-    let mut number_locale_warned = false;
-    if (basic_span || general_span) && tab.is_some() {
-        let t = tab.unwrap_or(0);
-        if t == b'.' {
-            out.push(format!("field separator {} is treated as a decimal point in numbers", quote(b".")));
-            number_locale_warned = true;
-        } else if t == b'-' {
-            out.push(format!("field separator {} is treated as a minus sign in numbers", quote(b"-")));
-        } else if general_span && t == b'+' {
-            out.push(format!("field separator {} is treated as a plus sign in numbers", quote(b"+")));
-        }
-    }
-    if (basic_numeric || general_numeric) && !number_locale_warned {
-        let note = if tab == Some(b'.') { "" } else { "note " };
-        out.push(format!("{note}numbers use {} as a decimal point in this locale", quote(b".")));
-    }
-
     let stable_or_unique = order.stable || order.unique;
     let has_keys = !order.keys.is_empty();
     if !ugkey.is_default_compare() || (ugkey.reverse && stable_or_unique && has_keys) {
@@ -111,7 +136,6 @@ pub(crate) fn warnings(order: &LineOrder) -> Vec<String> {
     if ugkey.reverse && !stable_or_unique && has_keys {
         out.push("option '-r' only applies to last-resort comparison".to_string());
     }
-    out
 }
 
 /// Display width of bytes in the C locale as GNU's debug_width counts it: printable bytes and

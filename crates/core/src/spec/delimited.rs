@@ -26,7 +26,7 @@
 //! spelling as remembered; the Nsort User Guide's sections on `-format` and `-field` were not
 //! available to check them against, so `record_delimiter` is accepted as well.
 
-use super::{excerpt, FieldType, Layout, NsortSpec, SpecError, Statement};
+use super::{excerpt, FieldDef, FieldType, Layout, NsortSpec, SpecError, Statement};
 
 type Result<T, E = SpecError> = std::result::Result<T, E>;
 
@@ -150,21 +150,39 @@ pub(super) fn split_items(value: &str) -> Vec<&str> {
 /// Checks a whole spec's delimited layout once every statement is known: `fields` and `keys` are
 /// the statement texts of `spec.fields` and `spec.keys`, `summarize` the first `-summarize`.
 pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summarize: Option<&str>) -> Result<()> {
-    let invalid = |statement: &str, reason: String| SpecError::Invalid { statement: statement.to_string(), reason };
-    let all: Vec<_> = spec.fields.iter().zip(fields).collect();
+    let all: Vec<(&FieldDef, &str)> = spec.fields.iter().zip(fields.iter().map(String::as_str)).collect();
     let Some(rd) = spec.record_delimiter else {
-        if let Some((f, st)) = all.iter().find(|(f, _)| f.delimiter.is_some()) {
-            return Err(invalid(
-                st,
-                format!(
-                    "field '{}' ends at a delimiter, so the records must be delimited too: \
-                     give -format=delimiter:'\\n' (or the records' delimiter)",
-                    excerpt(&f.name)
-                ),
-            ));
-        }
-        return Ok(());
+        return no_delimited_field(&all);
     };
+    record_options(spec, summarize)?;
+    let delimited: Vec<(&FieldDef, &str)> = all.iter().copied().filter(|(f, _)| f.delimiter.is_some()).collect();
+    one_kind_of_field(&all, &delimited)?;
+    one_separator(&delimited, rd)?;
+    text_types(spec, &all, keys, !delimited.is_empty())
+}
+
+/// The error of `statement`, for `reason`.
+fn invalid(statement: &str, reason: String) -> SpecError {
+    SpecError::Invalid { statement: statement.to_string(), reason }
+}
+
+/// Fixed-size records: no field ends at a delimiter.
+fn no_delimited_field(all: &[(&FieldDef, &str)]) -> Result<()> {
+    match all.iter().find(|(f, _)| f.delimiter.is_some()) {
+        Some((f, st)) => Err(invalid(
+            st,
+            format!(
+                "field '{}' ends at a delimiter, so the records must be delimited too: \
+                 give -format=delimiter:'\\n' (or the records' delimiter)",
+                excerpt(&f.name)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Delimited records: none of the options that only fixed-size records have.
+fn record_options(spec: &NsortSpec, summarize: Option<&str>) -> Result<()> {
     if spec.touch == Some(true) {
         return Err(invalid("-touch", "-touch pre-faults the buffer of fixed-size records; delimited records have none to touch".into()));
     }
@@ -184,23 +202,31 @@ pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summar
                 .into(),
         ));
     }
-    let delimited: Vec<_> = all.iter().filter(|(f, _)| f.delimiter.is_some()).collect();
-    if let Some((first, first_st)) = delimited.first() {
-        if let Some((f, st)) = all.iter().find(|(f, _)| f.delimiter.is_none()) {
-            return Err(invalid(
-                st,
-                format!(
-                    "field '{}' has a fixed position but field '{}' ('{}') ends at a \
-                     delimiter; xsort sorts delimited records as text lines with GNU sort's \
-                     fields, so the fields of a record must all be delimited or all at fixed \
-                     positions",
-                    excerpt(&f.name),
-                    excerpt(&first.name),
-                    excerpt(first_st)
-                ),
-            ));
-        }
-    }
+    Ok(())
+}
+
+/// The fields of a delimited record are all delimited or all at fixed positions.
+fn one_kind_of_field(all: &[(&FieldDef, &str)], delimited: &[(&FieldDef, &str)]) -> Result<()> {
+    let (Some((first, first_st)), Some((f, st))) = (delimited.first(), all.iter().find(|(f, _)| f.delimiter.is_none())) else {
+        return Ok(());
+    };
+    Err(invalid(
+        st,
+        format!(
+            "field '{}' has a fixed position but field '{}' ('{}') ends at a \
+             delimiter; xsort sorts delimited records as text lines with GNU sort's \
+             fields, so the fields of a record must all be delimited or all at fixed \
+             positions",
+            excerpt(&f.name),
+            excerpt(&first.name),
+            excerpt(first_st)
+        ),
+    ))
+}
+
+/// Delimited fields share one separator (GNU sort's `-t`), but a last one that ends at the record
+/// delimiter `rd`.
+fn one_separator(delimited: &[(&FieldDef, &str)], rd: u8) -> Result<()> {
     let mut separator: Option<(u8, &str)> = None;
     for (i, (f, st)) in delimited.iter().enumerate() {
         let d = f.delimiter.unwrap_or(rd);
@@ -238,16 +264,19 @@ pub(super) fn check(spec: &NsortSpec, fields: &[String], keys: &[String], summar
             Some(_) => {}
         }
     }
-    for (f, st) in &all {
-        if f.field_type.is_binary_number() {
-            return Err(invalid(st, text_only(f.field_type)));
-        }
+    Ok(())
+}
+
+/// Fields and keys of delimited records are text, and keys name fields when fields are delimited.
+fn text_types(spec: &NsortSpec, all: &[(&FieldDef, &str)], keys: &[String], delimited: bool) -> Result<()> {
+    if let Some((f, st)) = all.iter().find(|(f, _)| f.field_type.is_binary_number()) {
+        return Err(invalid(st, text_only(f.field_type)));
     }
     for (k, st) in spec.keys.iter().zip(keys) {
         if k.field.is_some() {
             continue;
         }
-        if !delimited.is_empty() {
+        if delimited {
             return Err(invalid(
                 st,
                 "a key at a byte position cannot be combined with delimited fields: \
