@@ -68,12 +68,8 @@ pub(crate) trait FormatSort {
     fn framing(&self) -> Framing;
     /// Records with equal keys folded on the way out.
     fn folding(&self) -> &Folding;
-    /// Bytes per record for the memory plan (1 for lines).
-    fn plan_record_size(&self) -> usize;
-    /// Total bytes of the inputs, when known.
-    fn known_len(&self) -> Option<u64>;
-    /// Input files, for the plan's alignment slack.
-    fn files(&self) -> usize;
+    /// What the memory plan and the statistics need to know of the input, before the sort.
+    fn input_shape(&self) -> InputShape;
     /// Reads the input chunk by chunk, sorting each: when a single chunk holds all the input it is
     /// written to the output, otherwise each chunk is spilled as a run.
     fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted>;
@@ -83,10 +79,20 @@ pub(crate) trait FormatSort {
     fn longest_record(&self) -> u64;
     /// Bytes the final merge's output can reserve for `records` records, when known.
     fn output_reserve(&self, records: u64) -> Option<u64>;
-    /// Bytes per input read request, for the statistics.
-    fn input_request(&self) -> usize;
     /// The format's part of the statistics.
     fn stats(&self, plan: &MemoryPlan, records: u64, runs: u64, merge: &MergeReport) -> FormatStats;
+}
+
+/// What the memory plan and the statistics need to know of a format's input, before the sort.
+pub(crate) struct InputShape {
+    /// Bytes per record for the memory plan (1 for lines).
+    pub plan_record_size: usize,
+    /// Total bytes of the inputs, when known.
+    pub known_len: Option<u64>,
+    /// Input files, for the plan's alignment slack.
+    pub files: usize,
+    /// Bytes per input read request, for the statistics.
+    pub request: usize,
 }
 
 impl Engine {
@@ -147,15 +153,16 @@ impl Engine {
         let buffers = Arc::new(BufferPool::default());
         let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs, buffers.clone())?;
         // Inputs of unknown length are planned for the caller's expected length, when given.
-        let planned_len = format.known_len().or(cfg.expected_input_bytes);
-        let mut plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), planned_len, format.files(), cfg.output_io)?;
-        if format.known_len().is_none() && !plan.one_pass {
+        let input = format.input_shape();
+        let planned_len = input.known_len.or(cfg.expected_input_bytes);
+        let mut plan = MemoryPlan::new(cfg.memory_budget, input.plan_record_size, planned_len, input.files, cfg.output_io)?;
+        if input.known_len.is_none() && !plan.one_pass {
             // An expected length that does not fit is only a guess: chunks take the whole budget,
             // so that an input shorter than expected may still sort in one pass.
-            plan = MemoryPlan::new(cfg.memory_budget, format.plan_record_size(), None, format.files(), cfg.output_io)?;
+            plan = MemoryPlan::new(cfg.memory_budget, input.plan_record_size, None, input.files, cfg.output_io)?;
         }
         let plan = plan.with_max_fan_in(cfg.max_fan_in);
-        self.counters.input_total.store(format.known_len().unwrap_or(0), Ordering::Relaxed);
+        self.counters.input_total.store(input.known_len.unwrap_or(0), Ordering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
         let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone(), buffers);
         store.compress_with(cfg.compress_program.clone().map(Compressor::new));
@@ -241,7 +248,7 @@ impl Engine {
         let cfg = &self.cfg;
         let elapsed = epoch().elapsed().as_secs_f64() - t0;
         let (u1, s1) = process_cpu();
-        let phases = phases_of(&self.counters, format.input_request(), plan.write_block, merge.block, t0, &samples, cfg.threads);
+        let phases = phases_of(&self.counters, format.input_shape().request, plan.write_block, merge.block, t0, &samples, cfg.threads);
         let own = format.stats(plan, records, runs, &merge);
         SortStats {
             version: env!("CARGO_PKG_VERSION"),

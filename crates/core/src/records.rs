@@ -5,7 +5,7 @@
 
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::config::{RecordFormat, SortConfig};
-use crate::engine::{FormatSort, FormatStats, Sorted};
+use crate::engine::{FormatSort, FormatStats, InputShape, Sorted};
 use crate::entry::{extract_at, extract_checked, gather, sort_in_pieces, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::fold::{FoldSink, Folding};
@@ -343,16 +343,13 @@ impl FormatSort for RecordSort<'_> {
         &self.rec.folding
     }
 
-    fn plan_record_size(&self) -> usize {
-        self.rec.record_size
-    }
-
-    fn known_len(&self) -> Option<u64> {
-        self.inputs.known_len()
-    }
-
-    fn files(&self) -> usize {
-        self.inputs.file_count()
+    fn input_shape(&self) -> InputShape {
+        InputShape {
+            plan_record_size: self.rec.record_size,
+            known_len: self.inputs.known_len(),
+            files: self.inputs.file_count(),
+            request: xsort_io::align_up(self.rec.input_io.transfer_size.max(xsort_io::IO_ALIGN)),
+        }
     }
 
     fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
@@ -375,10 +372,6 @@ impl FormatSort for RecordSort<'_> {
 
     fn output_reserve(&self, records: u64) -> Option<u64> {
         (self.rec.preallocate && !self.rec.folding.is_active()).then_some(records * self.rec.record_size as u64)
-    }
-
-    fn input_request(&self) -> usize {
-        xsort_io::align_up(self.rec.input_io.transfer_size.max(xsort_io::IO_ALIGN))
     }
 
     fn stats(&self, plan: &MemoryPlan, records: u64, _runs: u64, merge: &MergeReport) -> FormatStats {

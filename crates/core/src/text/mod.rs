@@ -16,7 +16,7 @@ pub(crate) mod chunk;
 pub(crate) mod reader;
 
 use crate::config::{LineFormat, SortConfig};
-use crate::engine::{FormatSort, FormatStats, Sorted};
+use crate::engine::{FormatSort, FormatStats, InputShape, Sorted};
 use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::framing::{Framing, RecordOrder};
@@ -247,16 +247,8 @@ impl FormatSort for LineSort<'_> {
         &self.folding
     }
 
-    fn plan_record_size(&self) -> usize {
-        1
-    }
-
-    fn known_len(&self) -> Option<u64> {
-        self.reader.known_len()
-    }
-
-    fn files(&self) -> usize {
-        self.cfg.inputs.len()
+    fn input_shape(&self) -> InputShape {
+        InputShape { plan_record_size: 1, known_len: self.reader.known_len(), files: self.cfg.inputs.len(), request: 8 << 20 }
     }
 
     fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
@@ -296,10 +288,6 @@ impl FormatSort for LineSort<'_> {
 
     fn output_reserve(&self, _records: u64) -> Option<u64> {
         None
-    }
-
-    fn input_request(&self) -> usize {
-        8 << 20
     }
 
     fn stats(&self, plan: &MemoryPlan, lines: u64, runs: u64, merge: &MergeReport) -> FormatStats {
