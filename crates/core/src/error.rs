@@ -8,8 +8,10 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum SortError {
     /// An input file is malformed (for example its length is not a multiple of the record size).
+    /// `offset` is the byte of the input where the problem starts, when one place is to blame
+    /// (where a partial last record starts); the message names the file and the problem.
     #[error("{path}: {problem}")]
-    BadInput { path: PathBuf, problem: String },
+    BadInput { path: PathBuf, offset: Option<u64>, problem: String },
     /// The configuration cannot work (a key beyond the record, a zero record size...).
     #[error("{0}")]
     Config(String),

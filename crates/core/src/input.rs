@@ -201,7 +201,9 @@ fn open_source(input: &Input, r: usize, direct: bool, first: bool) -> Result<Sou
     };
     let (len, path) = (reg.len(), reg.path().to_owned());
     if len % r as u64 != 0 {
-        return Err(bad(&path, format!("length {len} is not a multiple of the record size {r} ({} bytes left over)", len % r as u64)));
+        let left = len % r as u64;
+        let problem = format!("length {len} is not a multiple of the record size {r} ({left} bytes left over)");
+        return Err(SortError::BadInput { path, offset: Some(len - left), problem });
     }
     // Direct reads would ignore a copy already in memory: read a mostly cached file through the cache.
     let cached = page_cache_fraction(reg.file().map_err(cannot_read)?);
@@ -227,7 +229,7 @@ pub(crate) fn shrank(path: &std::path::Path, expected: u64) -> SortError {
 }
 
 fn bad(path: &std::path::Path, problem: String) -> SortError {
-    SortError::BadInput { path: path.to_owned(), problem }
+    SortError::BadInput { path: path.to_owned(), offset: None, problem }
 }
 
 /// Reads whole records of a regular file from its position into `buf` at aligned offset `at`: the

@@ -27,7 +27,15 @@ pub(crate) fn py_error(py: Python<'_>, e: SortError) -> PyErr {
         SortError::Internal(_) | SortError::Cancelled => "InternalError",
         _ => "InternalError",
     };
-    raise(py, class, xsort_io::error::without_os_error_numbers(&e.to_string()))
+    let err = raise(py, class, xsort_io::error::without_os_error_numbers(&e.to_string()));
+    if let SortError::BadInput { path, offset, .. } = &e {
+        // Where the input is bad, for programs: the exception's `path` and `offset`.
+        let value = err.value(py);
+        if let Err(e) = value.setattr("path", path.to_string_lossy()).and_then(|_| value.setattr("offset", *offset)) {
+            return e;
+        }
+    }
+    err
 }
 
 /// An exception of `xsort._errors` by its class name.

@@ -88,6 +88,9 @@ def test_sort_file_errors_are_the_cli_messages(tmp_path):
         with pytest.raises(error) as e:
             xsort.sort_file(inputs, output, **kwargs)
         assert message in str(e.value), (kwargs, str(e.value))
+        if kwargs.get("record_size") == 100:
+            # The partial record's file and where it starts, for programs.
+            assert (e.value.path, e.value.offset) == (str(tmp_path / "in"), 100)
         assert "\n" not in str(e.value) and "os error" not in str(e.value)
         assert not (tmp_path / "o").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]

@@ -186,7 +186,11 @@ fn random_seed(source: Option<&Path>) -> Result<Vec<u8>> {
     let mut n = 0;
     while n < seed.len() {
         let read = f.read(&mut seed[n..]);
-        match read.map_err(|e| SortError::BadInput { path: path.into(), problem: format!("read failed: {}", xsort_io::os_text(&e)) })? {
+        match read.map_err(|e| SortError::BadInput {
+            path: path.into(),
+            offset: None,
+            problem: format!("read failed: {}", xsort_io::os_text(&e)),
+        })? {
             0 => break,
             k => n += k,
         }

@@ -101,6 +101,7 @@ impl Sort {
             let left = data.len() % r;
             return Err(SortError::BadInput {
                 path: "(records in memory)".into(),
+                offset: Some((data.len() - left) as u64),
                 problem: format!("length {} is not a multiple of the record size {r} ({left} bytes left over)", data.len()),
             });
         }

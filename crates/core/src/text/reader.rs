@@ -224,8 +224,11 @@ fn first_full(data: &[u8], from: usize, before: usize, prev_end: usize, t: u8, f
 
 /// Reads what is available into `dst`; a failure names the input.
 fn read_some(file: &mut xsort_io::StreamReader, name: &Path, dst: &mut [u8]) -> Result<usize> {
-    xsort_io::read_stream(file, dst)
-        .map_err(|e| SortError::BadInput { path: name.to_owned(), problem: format!("read failed: {}", os_text(&e)) })
+    xsort_io::read_stream(file, dst).map_err(|e| SortError::BadInput {
+        path: name.to_owned(),
+        offset: None,
+        problem: format!("read failed: {}", os_text(&e)),
+    })
 }
 
 /// Grows `buf` to hold at least `at_least` bytes, keeping its contents (its first `_keep` bytes
@@ -237,14 +240,14 @@ fn grow(buf: &mut AlignedBuf, _keep: usize, at_least: usize) -> Result<()> {
 }
 
 fn cannot_read(path: &Path, e: &std::io::Error) -> SortError {
-    SortError::BadInput { path: path.to_owned(), problem: format!("cannot read: {}", os_text(e)) }
+    SortError::BadInput { path: path.to_owned(), offset: None, problem: format!("cannot read: {}", os_text(e)) }
 }
 
 /// An input that cannot be opened, in GNU's words for a directory.
 fn cannot_open(e: xsort_io::IoError) -> SortError {
     match e {
         xsort_io::IoError::Open { path, cause } if cause.raw_os_error() == Some(libc::EISDIR) => {
-            SortError::BadInput { path, problem: "read failed: Is a directory".into() }
+            SortError::BadInput { path, offset: None, problem: "read failed: Is a directory".into() }
         }
         xsort_io::IoError::Open { path, cause } => cannot_read(&path, &cause),
         other => other.into(),

@@ -9,7 +9,14 @@ class Error(Exception):
 
 
 class InputError(Error, ValueError):
-    """Bad input: records that are not whole records, a malformed file."""
+    """Bad input: records that are not whole records, a malformed file.
+
+    ``path`` names the input (``"(records in memory)"`` for an array), and ``offset`` is the byte
+    of it where the problem starts when one place is to blame (where a partial last record
+    starts), else None."""
+
+    path = None
+    offset = None
 
 
 class UsageError(Error, ValueError):
