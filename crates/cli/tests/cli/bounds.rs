@@ -3,9 +3,7 @@
 //! hang, start thousands of threads or allocate beyond the budget. Every command runs under a
 //! short deadline, so a hang fails the test instead of blocking it.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -8,9 +8,7 @@
 //! must have one (CI set: a missing one fails the test); elsewhere the tests say that they did not
 //! run and why.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

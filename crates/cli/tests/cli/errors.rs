@@ -3,9 +3,7 @@
 //! contents; no `.xsort-` file (output or temp) is left in the target's directory or the temp
 //! directories.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::PathBuf;
 
 /// What the target held before the failed sort; it must still hold it afterwards.

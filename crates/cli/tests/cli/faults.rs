@@ -10,9 +10,7 @@
 //!
 //! The random moments come from a fixed seed, so a failure names a reproducible point.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};

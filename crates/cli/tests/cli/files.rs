@@ -2,9 +2,7 @@
 //! user (unnamed, or under a random name with a narrow mode), files planted at predictable names do
 //! not stop a sort, and nothing is left behind, even by SIGKILL.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use xsort_testkit::as_nobody;
 

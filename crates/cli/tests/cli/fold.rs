@@ -2,9 +2,7 @@
 //! group (in input order), `-summarize` sums integer fields over the group; one pass and spilled,
 //! checked against a reference computed here.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 
 const REC: usize = 16;

@@ -25,9 +25,7 @@
 //! The test needs GNU sort 9.1 as `sort` (the gate of `xsort_testkit::gnu_sort`): without it, it
 //! says NOT RUN and why outside CI, and fails under CI.
 
-mod common;
-
-use common::{bin, Rng};
+use crate::common::{bin, Rng};
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -1079,7 +1077,7 @@ fn run_in(prog: &Path, case: &Case, dir: &Path) -> RunResult {
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     std::fs::create_dir_all(dir.join("spill")).unwrap();
     std::fs::create_dir_all(dir.join("dir")).unwrap();
-    std::fs::write(dir.join("rs"), common::random_bytes(8192, 77)).unwrap();
+    std::fs::write(dir.join("rs"), crate::common::random_bytes(8192, 77)).unwrap();
     for (name, data) in &case.files {
         std::fs::write(dir.join(name), data).unwrap();
     }
@@ -1492,7 +1490,7 @@ fn xsort_matches_gnu_sort() {
     if !xsort_testkit::gnu_sort() {
         return;
     }
-    let fixture = common::Fixture::new();
+    let fixture = crate::common::Fixture::new();
     let work = fixture.mkdir("work");
     let gnu_path =
         PathBuf::from(String::from_utf8(Command::new("sh").arg("-c").arg("command -v sort").output().unwrap().stdout).unwrap().trim());

@@ -2,9 +2,7 @@
 //! and names every option, `--help-all` has every detail, an ambiguous prefix is refused in GNU's
 //! words with every candidate, and a typo gets clap's suggestion on the same line.
 
-mod common;
-
-use common::{run, Fixture};
+use crate::common::{run, Fixture};
 
 /// stdout, stderr and the exit code of `xsort ARGS` with empty stdin.
 fn xsort(args: &[&str]) -> (String, String, i32) {

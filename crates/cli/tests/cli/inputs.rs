@@ -2,9 +2,7 @@
 //! data reaches the sort in every mode; a file it cannot open is reported as such before anything
 //! is said of its contents.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

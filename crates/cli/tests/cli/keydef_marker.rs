@@ -3,9 +3,7 @@
 //! message, never a panic. Found while writing the fuzz targets: `&start[1..]` on an empty or
 //! non-'+' operand panicked.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn marker_lookalike_keys_are_plain_keydef_errors() {

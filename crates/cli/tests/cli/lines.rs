@@ -2,9 +2,7 @@
 //! multi-level merges, `-m` of files and pipes, `-c`, in place, errors), each checked against GNU
 //! sort's output for the same options (GNU sort is on every machine) and for leftovers.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 /// Random lines: keys drawn from a small alphabet (many ties), numbers, and tabs.

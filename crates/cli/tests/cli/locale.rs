@@ -3,11 +3,9 @@
 //! bytes; byte-order locales, orders without text, records and `XSORT_NO_LOCALE_WARNING=1` stay
 //! silent.
 
-mod common;
-
 use std::process::Command;
 
-use common::{run_with_stdin, Fixture};
+use crate::common::{run_with_stdin, Fixture};
 
 const WARNING: &str = "xsort: warning: LANG=en_US.UTF-8 asks for that locale's collation, but xsort compares text byte by byte, as 'LC_ALL=C sort' does (XSORT_NO_LOCALE_WARNING=1 silences this)\n";
 

@@ -5,9 +5,7 @@
 //! the sort spills as before. And the time spent faulting in fresh buffers shows as the "memory
 //! touch" phase of the statistics.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use xsort_sortbench as sb;
 
 /// 20 MB of 100-byte records (or lines): 6.4 MB of entries and scratch, which fit an 8 MiB budget

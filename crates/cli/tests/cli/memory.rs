@@ -4,9 +4,7 @@
 //! budget must still be held whole, but never in more than a small multiple of its length, and the
 //! statistics say so.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

@@ -4,9 +4,7 @@
 //! (the tests run as root, as CI does) and unmounted by a guard whatever happens. Resource limits
 //! are real too: a fresh user id under `ulimit -u` cannot start threads.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use xsort_testkit::Tmpfs;

@@ -2,9 +2,7 @@
 //! text lines, or the delimited records of `--spec`) is refused with one line naming it, exit
 //! status 2 and the target untouched; an option that can apply to both does, whichever is sorted.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const OLD: &[u8] = b"the target before the failed command\n";

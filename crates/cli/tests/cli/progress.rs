@@ -7,13 +7,11 @@
 //! slowly from a pipe, so writing takes its time; the second spills through a compress program
 //! that pauses before each run it stores or reads back.
 
-mod common;
-
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{gensort, Fixture};
+use crate::common::{gensort, Fixture};
 
 /// The phase names a frame may start with (after "xsort: ").
 const PHASES: [&str; 6] = ["reading", "forming runs", "sorting", "writing", "merging runs", "merging"];
@@ -98,7 +96,7 @@ fn no_progress_into_a_pipe_unless_asked() {
     let f = Fixture::new();
     let input = f.path("in");
     gensort(&input, 0, 20_000, false);
-    let out = common::run(f.cmd().args(["--record-size=100", "-o", "out"]).arg(&input));
+    let out = crate::common::run(f.cmd().args(["--record-size=100", "-o", "out"]).arg(&input));
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
@@ -121,7 +119,7 @@ fn progress_on_a_terminal_is_redrawn_in_place_and_cleared() {
     // script(1) runs the command on a new pseudo-terminal and copies what it prints to stdout.
     let cmdline = format!(
         "{} --record-size=100 -S 1M -T {} --compress-program={} -o {} {}",
-        common::bin(),
+        crate::common::bin(),
         temp.display(),
         z.display(),
         f.path("out").display(),

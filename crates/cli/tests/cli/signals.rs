@@ -4,9 +4,7 @@
 //! checks that xsort died of that signal and left the target's directory and the temp dirs exactly
 //! as they were: nothing beside the target, even after SIGKILL.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;

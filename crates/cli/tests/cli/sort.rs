@@ -3,9 +3,7 @@
 //! valsort, and every other shape of record and key checked byte for byte against a stable
 //! `sort_by` reference (which checks order, stability, count and content at once).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// How a sort is asked to run.
 #[derive(Clone, Copy, Debug, PartialEq)]

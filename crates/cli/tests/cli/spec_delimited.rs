@@ -3,9 +3,7 @@
 //! and spilled, with the spec's files, statistics and `-noduplicates`; statements that cannot map
 //! onto GNU fields fail with one line quoting the statement.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 /// Random CSV records: `word,number,word,free text` with many ties (small alphabets), signed and

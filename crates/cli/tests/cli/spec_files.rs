@@ -2,9 +2,7 @@
 //! line breaks after a comma inside a statement (NTOSort's 10 GB and 100 GB lines), and
 //! statements read from `-specification` files, with their loop check.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// NTOSort's 10 GB line, with Linux paths for `d:\ns.dat`: a blank after a comma inside the file
 /// statements, as printed.

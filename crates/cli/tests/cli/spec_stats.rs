@@ -1,9 +1,7 @@
 //! Nsort statements (`--spec`), the statistics report (`--stats`), the statistics JSON
 //! (`--stats-json`), memory sizes and the memory budget, on the real `xsort` binary.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// The statements published with Nsort's benchmark runs, with IN, OUT and DIR to replace.

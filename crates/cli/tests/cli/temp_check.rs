@@ -2,9 +2,7 @@
 //! lines as for records, whether or not the sort would spill: exit status 2, one line naming the
 //! directory, the target untouched, nothing created.
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 
 /// Runs xsort with `args` over an input that fits in memory many times over; returns stderr.
 fn refused(f: &Fixture, args: &[&str], tmpdir: Option<&str>) -> String {
@@ -12,7 +10,7 @@ fn refused(f: &Fixture, args: &[&str], tmpdir: Option<&str>) -> String {
     if let Some(t) = tmpdir {
         c.env("TMPDIR", f.path(t));
     }
-    let out = common::run(c.args(args).args(["-o", "out", "in"]));
+    let out = crate::common::run(c.args(args).args(["-o", "out", "in"]));
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert_eq!(err.lines().count(), 1, "one line: {err}");
@@ -49,12 +47,12 @@ fn a_good_temp_dir_still_sorts_in_memory_without_touching_it() {
     let f = Fixture::new();
     f.write("in", b"bbbb\naaaa\n");
     let t = f.mkdir("t");
-    common::watch_dir(&t);
+    crate::common::watch_dir(&t);
     for mode in [&["-T", "t"][..], &["--record-size=5", "-T", "t"][..]] {
-        common::ok(f.cmd().args(mode).args(["-o", "out", "in"]));
+        crate::common::ok(f.cmd().args(mode).args(["-o", "out", "in"]));
         assert_eq!(std::fs::read(f.path("out")).expect("out"), b"aaaa\nbbbb\n");
     }
-    assert!(!common::dir_was_used(&t), "a sort that fits used the temp dir");
+    assert!(!crate::common::dir_was_used(&t), "a sort that fits used the temp dir");
     f.assert_clean();
 }
 
@@ -63,5 +61,5 @@ fn check_mode_uses_no_temp_space() {
     // -c only reads its input: like GNU, it does not look at -T.
     let f = Fixture::new();
     f.write("in", b"a\nb\n");
-    common::ok(f.cmd().args(["-c", "-T", "no-such-dir", "in"]));
+    crate::common::ok(f.cmd().args(["-c", "-T", "no-such-dir", "in"]));
 }

@@ -6,9 +6,7 @@
 //! equal keys in input order (a sequence number in each record), and byte for byte against a
 //! stable sort by the same decoders. Bad typed keys fail with one line naming the option.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::cmp::Ordering;
 
 /// Record layout of the test data (64 bytes).
