@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/prerequisites.sh
 cargo test --workspace --release
+echo "== the Rust tests took ${SECONDS} s; now the Python package's"
 bash scripts/test-python.sh
+echo "== all the tests took ${SECONDS} s"
