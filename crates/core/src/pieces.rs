@@ -7,8 +7,8 @@
 //! low bits of each record's sort entry, so records with equal keys keep that order: pushing the
 //! pieces in input order makes the sort stable. The entries are narrow (`u64`) when a sample of
 //! the records shows that their prefixes tell the keys apart, else wide (`u128`), by the same
-//! rule and the same tie refinement as the other in-memory sorts (see [`crate::narrow`] and
-//! [`crate::entry`]). Both widths live in memory the caller gives and can reuse round after round.
+//! rule and the same tie refinement as the other in-memory sorts (see `narrow.rs` and `entry.rs`
+//! in xsort-core). Both widths live in memory the caller gives and can reuse round after round.
 
 use crate::batches::SortContext;
 use crate::entry::{self, EntryLayout, Records};
