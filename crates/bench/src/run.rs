@@ -121,17 +121,7 @@ impl Runner<'_> {
         unsafe { libc::sync() };
         let resident = dataset::prepare(&input, s.cache)?;
 
-        let mut args = xsort_args(s, &self.work, &stats, &output, &input);
-        // On the cluster the sort is `mpirun ... -np N xsort-mpi` with the same arguments.
-        let program = match &s.ranks {
-            Some((n, mpirun)) => {
-                let (program, mut prefix) = cluster::launch_prefix(s, *n, mpirun);
-                prefix.append(&mut args);
-                args = prefix;
-                program
-            }
-            None => s.xsort.clone(),
-        };
+        let (program, args) = sort_command(s, xsort_args(s, &self.work, &stats, &output, &input));
         let command = shell_words(&program, &args);
         self.progress.step(format!("run {index}: sorting {mb:.1} MB"));
         let err_file = File::create(&stderr).with_context(|| format!("creating {}", stderr.display()))?;
@@ -143,15 +133,13 @@ impl Runner<'_> {
         let machine = monitor.finish();
         let (status, usage) = waited.with_context(|| format!("running {}", program.display()))?;
 
-        let mut problems = Vec::new();
         let (exit_code, signal) = decode_status(status);
-        if exit_code != Some(0) {
-            problems.push(match (exit_code, signal) {
-                (_, Some(sig)) => format!("xsort was killed by signal {sig}"),
-                (Some(c), _) => format!("xsort exited with status {c}"),
-                _ => "xsort ended abnormally".to_string(),
-            });
-        }
+        let mut problems: Vec<String> = match (exit_code, signal) {
+            (Some(0), _) => vec![],
+            (_, Some(sig)) => vec![format!("xsort was killed by signal {sig}")],
+            (Some(c), _) => vec![format!("xsort exited with status {c}")],
+            _ => vec!["xsort ended abnormally".to_string()],
+        };
         let stderr_tail = fs::read_to_string(&stderr).ok().map(|t| tail(&t, 10)).filter(|t| !t.is_empty());
         let stats_text = fs::read_to_string(&stats).ok();
         let (xsort_stats, cluster) = match (&s.ranks, stats_text) {
@@ -162,35 +150,7 @@ impl Runner<'_> {
 
         crate::interrupt::check()?;
         self.progress.step(format!("run {index}: validating"));
-        let validation = match validate_file(&output, &ValidateOptions::default()) {
-            Ok(sum) => {
-                let v = Validation {
-                    records: u64::try_from(sum.records).unwrap_or(u64::MAX),
-                    unordered: u64::try_from(sum.unordered).unwrap_or(u64::MAX),
-                    first_unordered: sum.first_unordered.map(|x| u64::try_from(x).unwrap_or(u64::MAX)),
-                    duplicates: u64::try_from(sum.duplicates).unwrap_or(u64::MAX),
-                    checksum: format!("{:x}", sum.checksum),
-                };
-                if v.unordered > 0 {
-                    problems.push(format!(
-                        "{} records out of order (first at record {})",
-                        v.unordered,
-                        v.first_unordered.map_or("?".into(), |x| x.to_string())
-                    ));
-                }
-                if v.records != data.records {
-                    problems.push(format!("{} records out, {} in", v.records, data.records));
-                }
-                if sum.checksum != data.checksum_value {
-                    problems.push(format!("checksum {} differs from the generator's {}", v.checksum, data.checksum));
-                }
-                Some(v)
-            }
-            Err(e) => {
-                problems.push(format!("output cannot be validated: {e}"));
-                None
-            }
-        };
+        let validation = validate(&output, &data, &mut problems);
         let _ = fs::remove_file(&output);
         let _ = fs::remove_file(&stats);
         let valid = problems.is_empty();
@@ -221,6 +181,52 @@ impl Runner<'_> {
             cluster,
         })
     }
+}
+
+/// The program and arguments of a run's sort: xsort with `args`, or on the cluster
+/// `mpirun ... -np N xsort-mpi` with the same arguments.
+fn sort_command(s: &Settings, mut args: Vec<String>) -> (PathBuf, Vec<String>) {
+    match &s.ranks {
+        Some((n, mpirun)) => {
+            let (program, mut prefix) = cluster::launch_prefix(s, *n, mpirun);
+            prefix.append(&mut args);
+            (program, prefix)
+        }
+        None => (s.xsort.clone(), args),
+    }
+}
+
+/// Checks a run's output against the generator's record count and checksum, as valsort does; adds
+/// what is wrong to `problems`. None when the output cannot be read.
+fn validate(output: &Path, data: &Dataset, problems: &mut Vec<String>) -> Option<Validation> {
+    let sum = match validate_file(output, &ValidateOptions::default()) {
+        Ok(sum) => sum,
+        Err(e) => {
+            problems.push(format!("output cannot be validated: {e}"));
+            return None;
+        }
+    };
+    let v = Validation {
+        records: u64::try_from(sum.records).unwrap_or(u64::MAX),
+        unordered: u64::try_from(sum.unordered).unwrap_or(u64::MAX),
+        first_unordered: sum.first_unordered.map(|x| u64::try_from(x).unwrap_or(u64::MAX)),
+        duplicates: u64::try_from(sum.duplicates).unwrap_or(u64::MAX),
+        checksum: format!("{:x}", sum.checksum),
+    };
+    if v.unordered > 0 {
+        problems.push(format!(
+            "{} records out of order (first at record {})",
+            v.unordered,
+            v.first_unordered.map_or("?".into(), |x| x.to_string())
+        ));
+    }
+    if v.records != data.records {
+        problems.push(format!("{} records out, {} in", v.records, data.records));
+    }
+    if sum.checksum != data.checksum_value {
+        problems.push(format!("checksum {} differs from the generator's {}", v.checksum, data.checksum));
+    }
+    Some(v)
 }
 
 /// xsort's arguments for one run; the input comes last.

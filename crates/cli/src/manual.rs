@@ -35,5 +35,6 @@ fn completion_command() -> clap::Command {
         .mut_arg("method", |a| a.value_parser(["radix", "merge"]))
         .mut_arg("sort_word", |a| a.value_parser(["general-numeric", "human-numeric", "month", "numeric", "random", "version"]));
     let shown: Vec<clap::Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned().collect();
-    clap::Command::new("xsort").disable_help_flag(true).disable_version_flag(true).args(shown)
+    // The version too: `--version` is among the arguments, and clap requires one for it.
+    clap::Command::new("xsort").version(env!("CARGO_PKG_VERSION")).disable_help_flag(true).disable_version_flag(true).args(shown)
 }

@@ -2,8 +2,10 @@
 //! self-contained HTML page (inline CSS and SVG, no scripts, nothing
 //! fetched), so both say exactly the same thing.
 
+use super::figures::Figures;
 use super::plots::Plot;
 use super::{bytes, ibytes, Report};
+use crate::categories::Search;
 use crate::cli::{Cache, Format};
 use crate::context::Dir;
 
@@ -43,6 +45,34 @@ pub fn build(r: &Report) -> Vec<Block> {
         d.push(Block::Warn(format!("WARNING: {w}")));
     }
     d.push(Block::H(2, "Figures".into()));
+    d.push(figures(f));
+    d.push(Block::H(2, "Questions".into()));
+    d.push(Block::List(r.answers.iter().map(|a| format!("**{}** {}", a.question, a.answer)).collect()));
+    d.push(Block::H(2, "Plots".into()));
+    d.push(Block::Plots);
+    d.push(Block::H(2, "Context".into()));
+    d.push(context(r));
+    d.push(Block::H(3, "Directories".into()));
+    d.push(dirs(&r.context.dirs));
+    if let Some(se) = &f.search {
+        d.push(Block::H(2, "Search".into()));
+        d.push(search_table(se));
+    }
+    d.push(Block::H(2, "Runs".into()));
+    d.push(runs(r));
+    d.push(Block::H(2, "Command lines".into()));
+    let mut cmds: Vec<String> = vec![r.command_line.clone()];
+    for run in &r.runs {
+        if !cmds.contains(&run.command) {
+            cmds.push(run.command.clone());
+        }
+    }
+    d.push(Block::Code(cmds.join("\n")));
+    d
+}
+
+/// The figures of a report, as label and value rows.
+fn figures(f: &Figures) -> Block {
     let mut rows = vec![("Runs", format!("figures over {}", f.over))];
     if let (Some(n), Some(b)) = (f.records, f.bytes) {
         rows.push(("Data", format!("{n} records, {}", bytes(b))));
@@ -99,9 +129,21 @@ pub fn build(r: &Report) -> Vec<Block> {
         rows.push(("Throughput", format!("{g:.3} GB/s = {t:.4} TB/min = {rps:.0} records/s (median run)")));
     }
     if let Some(se) = &f.search {
-        rows.push(("Time limit", format!("{:.3} s", se.limit_s)));
-        rows.push(("Search cap", format!("{} ({})", bytes(se.cap_bytes), se.cap_reason)));
-        rows.push((
+        rows.extend(search_rows(se));
+    }
+    if let Some(p) = &f.price {
+        rows.push(("Price", format!("${:.2} over 3 years: one cent buys {:.1} s", p.system_price_usd, p.seconds_per_cent)));
+    }
+    rows.push(("Energy", f.energy.text.clone()));
+    pairs(rows)
+}
+
+/// The rows of a search's outcome: its time limit, its cap, and the largest input sorted in time.
+fn search_rows(se: &Search) -> Vec<(&'static str, String)> {
+    vec![
+        ("Time limit", format!("{:.3} s", se.limit_s)),
+        ("Search cap", format!("{} ({})", bytes(se.cap_bytes), se.cap_reason)),
+        (
             "Result",
             match se.result_bytes {
                 Some(b) => format!(
@@ -113,53 +155,30 @@ pub fn build(r: &Report) -> Vec<Block> {
                 ),
                 None => format!("none: {}", se.note),
             },
-        ));
-    }
-    if let Some(p) = &f.price {
-        rows.push(("Price", format!("${:.2} over 3 years: one cent buys {:.1} s", p.system_price_usd, p.seconds_per_cent)));
-    }
-    rows.push(("Energy", f.energy.text.clone()));
-    d.push(pairs(rows));
-    d.push(Block::H(2, "Questions".into()));
-    d.push(Block::List(r.answers.iter().map(|a| format!("**{}** {}", a.question, a.answer)).collect()));
-    d.push(Block::H(2, "Plots".into()));
-    d.push(Block::Plots);
-    d.push(Block::H(2, "Context".into()));
-    d.push(context(r));
-    d.push(Block::H(3, "Directories".into()));
-    d.push(dirs(&r.context.dirs));
-    if let Some(se) = &f.search {
-        d.push(Block::H(2, "Search".into()));
-        d.push(Block::Table(
-            ["probe", "run", "records", "bytes", "wall s", "valid", "within limit"].map(String::from).to_vec(),
-            se.steps
-                .iter()
-                .enumerate()
-                .map(|(i, st)| {
-                    vec![
-                        (i + 1).to_string(),
-                        st.run_index.to_string(),
-                        st.records.to_string(),
-                        bytes(st.bytes),
-                        s3(st.wall_s),
-                        yes(st.valid),
-                        yes(st.within_limit),
-                    ]
-                })
-                .collect(),
-        ));
-    }
-    d.push(Block::H(2, "Runs".into()));
-    d.push(runs(r));
-    d.push(Block::H(2, "Command lines".into()));
-    let mut cmds: Vec<String> = vec![r.command_line.clone()];
-    for run in &r.runs {
-        if !cmds.contains(&run.command) {
-            cmds.push(run.command.clone());
-        }
-    }
-    d.push(Block::Code(cmds.join("\n")));
-    d
+        ),
+    ]
+}
+
+/// The search's probes, one row each.
+fn search_table(se: &Search) -> Block {
+    Block::Table(
+        ["probe", "run", "records", "bytes", "wall s", "valid", "within limit"].map(String::from).to_vec(),
+        se.steps
+            .iter()
+            .enumerate()
+            .map(|(i, st)| {
+                vec![
+                    (i + 1).to_string(),
+                    st.run_index.to_string(),
+                    st.records.to_string(),
+                    bytes(st.bytes),
+                    s3(st.wall_s),
+                    yes(st.valid),
+                    yes(st.within_limit),
+                ]
+            })
+            .collect(),
+    )
 }
 
 fn yes(b: bool) -> String {
