@@ -38,3 +38,16 @@ fn completion_command() -> clap::Command {
     // The version too: `--version` is among the arguments, and clap requires one for it.
     clap::Command::new("xsort").version(env!("CARGO_PKG_VERSION")).disable_help_flag(true).disable_version_flag(true).args(shown)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap checks a command's definition (every `--version` has a version, no two flags share a
+    /// name...) only where debug assertions are on: CI runs this test so.
+    #[test]
+    fn the_parser_and_the_completions_command_are_valid() {
+        crate::args::Args::command().debug_assert();
+        super::completion_command().debug_assert();
+    }
+}
