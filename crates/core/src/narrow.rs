@@ -148,14 +148,14 @@ fn zeroed(n: usize) -> Option<Vec<u128>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::entry::ByIndex;
     use crate::key::{KeyPart, KeySpec};
     use xsort_kernels::Method;
 
-    /// Records of `r` bytes whose bytes come from `alphabet` (xorshift64 from `seed`).
-    fn records(seed: u64, n: usize, r: usize, alphabet: &[u8]) -> Vec<u8> {
+    /// Records of `r` bytes whose bytes come from `alphabet` (xorshift64 from `seed`, not 0).
+    pub(crate) fn records(seed: u64, n: usize, r: usize, alphabet: &[u8]) -> Vec<u8> {
         let mut x = seed;
         (0..n * r)
             .map(|_| {

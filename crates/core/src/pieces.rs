@@ -154,19 +154,7 @@ impl SortedPieces<'_> {
 mod tests {
     use super::*;
     use crate::key::{KeyPart, KeySpec};
-
-    /// Records of `r` bytes from `alphabet` (xorshift64 from `seed`).
-    fn records(seed: u64, n: usize, r: usize, alphabet: &[u8]) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n * r)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                alphabet[(x >> 40) as usize % alphabet.len()]
-            })
-            .collect()
-    }
+    use crate::narrow::tests::records;
 
     /// Records cut into pieces of uneven sizes (an empty one among them) sort as a stable sort of
     /// their concatenation does, with narrow entries (random keys) and wide ones (keys that tie
