@@ -255,9 +255,10 @@ const PREFIX_BYTES: usize = ((128 - LOCATION_BITS) / 8) as usize;
 /// sorts by prefix (`scratch` is its working space, same length) and hands over the sorted entries
 /// in ascending pieces; in each, groups of equal prefixes are ordered by [`refine::sort_ties`]
 /// (ties in input order: offsets grow with it) and the output is laid out by [`locate`] in the
-/// piece's range of `scratch`. `emit(locs, len)` receives each piece's layout and output length, in output order,
-/// as soon as the piece is done, so that its lines can be written while the next are sorted. Equal
-/// prefixes never straddle two pieces, so neither tie groups nor `unique`'s duplicates do.
+/// piece's range of `scratch`. `emit(locs, len)` receives each piece's layout and output length,
+/// in output order, as soon as the piece is done, so that its lines can be written while the next
+/// are sorted. Equal prefixes never straddle two pieces, so neither tie groups nor `unique`'s
+/// duplicates do.
 pub fn sort_and_locate<'a, O: RecordOrder>(
     order: &O,
     method: Method,
