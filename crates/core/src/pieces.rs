@@ -68,7 +68,8 @@ impl<'a> RecordPieces<'a> {
 
     /// Sorts the records by `key` (the key of records of this size), stably: the numbers of the
     /// records in key order, ties in number order. `entries` and `scratch` hold at least
-    /// [`Self::len`] entries each; the order lies in them. Runs on the current rayon pool.
+    /// [`Self::len`] entries each; the order lies in them (narrow entries and their scratch both
+    /// fit in `entries`, two to a wide one). Runs on the current rayon pool.
     pub fn sort<'e>(&self, key: &ResolvedKey, entries: &'e mut [u128], scratch: &'e mut [u128]) -> SortedPieces<'e> {
         let (n, r) = (self.len, self.record_size);
         assert!(entries.len() >= n && scratch.len() >= n, "room for {n} entries");
