@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # All the tests: installs what they need when missing (scripts/prerequisites.sh), then the Rust
 # tests of the whole workspace (the C API's C programs and the cluster tests under mpirun among
-# them) and the Python package's tests (scripts/test-python.sh).
+# them) and the Python package's tests (scripts/test-python.sh). Both build with the `testing`
+# profile (release's optimization without link-time optimization: see Cargo.toml), in
+# target/testing, so that the Python package's commands are the ones the Rust tests built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/prerequisites.sh
-cargo test --workspace --release
+export XSORT_CARGO_PROFILE=testing
+cargo test --workspace --profile "$XSORT_CARGO_PROFILE"
 echo "== the Rust tests took ${SECONDS} s; now the Python package's"
 bash scripts/test-python.sh
 echo "== all the tests took ${SECONDS} s"

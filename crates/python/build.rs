@@ -1,5 +1,6 @@
-//! Builds the `xsort`, `gensort` and `valsort` commands of the workspace (release profile, in the
-//! workspace's own `target/`) and copies them into the Python package (`python/xsort/bin/`), where
+//! Builds the `xsort`, `gensort` and `valsort` commands of the workspace (in the workspace's own
+//! `target/`, with the release profile or the one `XSORT_CARGO_PROFILE` names: the test command
+//! uses `testing`, to reuse the commands its Rust tests built) and copies them into the Python package (`python/xsort/bin/`), where
 //! maturin puts them into the wheel and the package's console scripts run them. So
 //! `pip install ./crates/python` installs the commands as well as the module, with no step before.
 //!
@@ -22,11 +23,14 @@ fn main() {
     for name in COMMANDS {
         println!("cargo:rerun-if-changed={}", bin_dir.join(name).display());
     }
+    println!("cargo:rerun-if-env-changed=XSORT_CARGO_PROFILE");
+    let profile = std::env::var("XSORT_CARGO_PROFILE").unwrap_or_else(|_| "release".into());
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
     build.current_dir(&root).args([
         "build",
-        "--release",
+        "--profile",
+        &profile,
         "--manifest-path",
         "Cargo.toml",
         "-p",
@@ -48,7 +52,7 @@ fn main() {
     assert!(status.success(), "building the xsort commands failed ({status})");
     std::fs::create_dir_all(&bin_dir).unwrap_or_else(|e| panic!("{}: cannot create: {e}", bin_dir.display()));
     for name in COMMANDS {
-        install(&root.join("target/release").join(name), &bin_dir.join(name));
+        install(&root.join("target").join(&profile).join(name), &bin_dir.join(name));
     }
 }
 

@@ -357,11 +357,12 @@ fn build_of(exe: &Path, ask_version: bool) -> Build {
     } else {
         Some(format!("xsort-bench {}", env!("CARGO_PKG_VERSION")))
     };
-    let profile = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| n == "release" || n == "debug")
-        .unwrap_or_else(|| "unknown (not in a cargo target directory)".to_string());
+    // A profile's directory lies in the target directory, which cargo tags CACHEDIR.TAG.
+    let in_target = dir.parent().is_some_and(|t| t.join("CACHEDIR.TAG").is_file());
+    let profile = match dir.file_name() {
+        Some(n) if in_target => n.to_string_lossy().into_owned(),
+        _ => "unknown (not in a cargo target directory)".to_string(),
+    };
     Build {
         path: exe.display().to_string(),
         version,

@@ -8,11 +8,12 @@ use std::process::Command;
 
 use common::BENCH;
 
-/// target/release, where `cargo test --workspace --release` put all four binaries.
+/// The profile's directory (target/testing under scripts/test.sh), where `cargo test --workspace`
+/// put all four binaries.
 fn built() -> PathBuf {
     let dir = Path::new(BENCH).parent().expect("binary dir").to_path_buf();
     for name in ["xsort", "gensort", "valsort"] {
-        assert!(dir.join(name).is_file(), "{} is missing: run cargo test --workspace --release", dir.join(name).display());
+        assert!(dir.join(name).is_file(), "{} is missing: run cargo test --workspace --profile testing", dir.join(name).display());
     }
     dir
 }

@@ -12,6 +12,7 @@ use crate::merge::{merge_runs, MergeJob, MergeReport};
 use crate::output::Destination;
 use crate::plan::MemoryPlan;
 use crate::runs::{RecordSink, Run, TempStore};
+use crate::reading::ReadStrategy;
 use crate::stats::{minor_faults, peak_rss_bytes, phases_of, process_cpu, Sample, Sampler, SortCounters, SortStats};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -49,8 +50,8 @@ pub(crate) struct FormatStats {
     pub longest_line: u64,
     /// Why the budget was exceeded, when it was.
     pub budget_exceeded: Option<String>,
-    /// Whether the input was sorted from a mapping of the page cache.
-    pub input_mapped: bool,
+    /// How the input was read.
+    pub read: ReadStrategy,
     /// Bytes of entries and scratch the sort phase held at most.
     pub entries_bytes: u64,
 }
@@ -269,7 +270,8 @@ impl Engine {
             memory_budget_basis: cfg.memory_budget_basis.clone(),
             memory_planned_bytes: own.memory_planned,
             peak_rss_bytes: peak_rss_bytes(),
-            input_mapped: own.input_mapped,
+            input_mapped: own.read.is_mapped(),
+            input_read: own.read,
             entries_bytes: own.entries_bytes,
             minor_faults: minor_faults().saturating_sub(faults0),
             longest_line_bytes: own.longest_line,

@@ -9,7 +9,6 @@
 //! are read sequentially; a partial record at the end of a chunk is carried into the next one.
 
 use crate::error::{Result, SortError};
-use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 use xsort_io::error::os_text;
@@ -19,9 +18,7 @@ use xsort_io::{
 };
 
 use crate::config::{Input, IoSettings};
-
-/// Share of an input in the page cache above which it is read buffered rather than direct.
-pub const CACHED_ENOUGH: f64 = 0.5;
+use crate::reading::{SingleFile, CACHED_ENOUGH};
 
 /// Bytes of a chunk buffer that alignment may waste per input file it holds.
 pub const SLACK_PER_FILE: usize = 2 * IO_ALIGN;
@@ -117,18 +114,12 @@ impl InputSet {
         self.sources.iter().any(|s| matches!(s, Source::Stream { .. }))
     }
 
-    /// The only input's open file and length, when it is a non-empty regular file mostly in the page
-    /// cache (a one-pass sort maps it rather than reading it); None otherwise.
-    pub fn single_cached_file(&mut self) -> Result<Option<(File, u64, PathBuf)>> {
+    /// The only input, when it is a non-empty regular file (for a mapped strategy).
+    pub fn single_file(&mut self) -> Result<Option<SingleFile>> {
         let [Source::File(f)] = &mut self.sources[..] else { return Ok(None) };
-        if f.len == 0 || f.cached.is_none_or(|c| c < CACHED_ENOUGH) {
-            return Ok(None);
-        }
-        let path = f.input.path().to_owned();
-        // A second descriptor of the same open file (dup), not a second open.
-        let file =
-            f.input.file().map_err(cannot_read)?.try_clone().map_err(|e| xsort_io::IoError::meta(&path, "duplicate descriptor", e))?;
-        Ok(Some((file, f.len, path)))
+        let cached = f.cached;
+        let (len, path) = (f.len, f.input.path().to_owned());
+        SingleFile::of(f.input.file().map_err(cannot_read)?, len, &path, cached)
     }
 
     /// Number of input files.

@@ -14,14 +14,14 @@ use crate::input::InputSet;
 use crate::key::ResolvedKey;
 use crate::merge::MergeReport;
 use crate::output::{sort_while_writing, Destination};
+use crate::reading::{MappedInput, ReadStrategy};
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
 use crate::runs::{RecordSink, Run, RunWriter, TempStore};
 use crate::stats::SortCounters;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-use xsort_io::{AlignedBuf, BlockWriter, MappedFile, Prefault, PrefaultAhead};
+use xsort_io::{AlignedBuf, BlockWriter, Prefault, PrefaultAhead};
 
 /// How far ahead of a stream's reader its chunk's buffers are faulted in (data, entries and
 /// scratch together): two of the reader's 8 MiB reads, so that the reads rarely fault, while a
@@ -35,8 +35,8 @@ pub(crate) struct RecordSort<'a> {
     key: ResolvedKey,
     inputs: InputSet,
     counters: &'a Arc<SortCounters>,
-    /// Whether the input was sorted from its mapping.
-    mapped: bool,
+    /// How the input was read.
+    read: ReadStrategy,
     /// Bytes of entries and scratch held at most.
     entries_bytes: u64,
 }
@@ -46,7 +46,7 @@ impl<'a> RecordSort<'a> {
     pub fn open(cfg: &'a SortConfig, rec: &'a RecordFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let key = rec.key.resolve(rec.record_size)?;
         let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, counters.input.clone())?;
-        Ok(RecordSort { cfg, rec, key, inputs, counters, mapped: false, entries_bytes: 0 })
+        Ok(RecordSort { cfg, rec, key, inputs, counters, read: ReadStrategy::default(), entries_bytes: 0 })
     }
 
     /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
@@ -61,6 +61,7 @@ impl<'a> RecordSort<'a> {
         // A copy of the key, which run writer threads borrow while the loop below borrows `self`.
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key.clone());
         let r = rec.record_size;
+        self.read = ReadStrategy::batches(self.inputs.any_stream());
         let whole = self.inputs.any_stream() && !rec.folding.is_active();
         // Chunks are unmapped only when `retired` is dropped, after the buffers' prefault guards,
         // whichever thread or error path lets go of them first.
@@ -237,42 +238,40 @@ impl<'a> RecordSort<'a> {
     /// it into fresh memory (whose first touch is costly on virtual machines), and a file larger
     /// than the budget sorts in one pass instead of spilling. None otherwise (and with Nsort's
     /// `-touch`, which asks for the buffers to be faulted in).
-    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<Mapped>> {
+    fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedInput, ReadStrategy)>> {
         if self.rec.touch {
             return Ok(None);
         }
-        let Some((file, len, path)) = self.inputs.single_cached_file()? else { return Ok(None) };
-        let n = (len / self.rec.record_size as u64) as usize;
-        let Some(whole) = mapped_sort(plan, n, self.rec.folding.is_active()) else { return Ok(None) };
-        if !crate::plan::fits_in_memory(len, n as u64 * if whole { 32 } else { 17 }) {
+        let Some(file) = self.inputs.single_file()?.filter(|f| f.cached) else { return Ok(None) };
+        let n = (file.len / self.rec.record_size as u64) as usize;
+        let Some(read) = mapped_sort(plan, n, self.rec.folding.is_active()) else { return Ok(None) };
+        let entries = if read == ReadStrategy::MappedWhole { 32 } else { 17 };
+        if !crate::plan::fits_in_memory(file.len, n as u64 * entries) {
             return Ok(None);
         }
-        let started = Instant::now();
         // A refused mapping is read instead.
-        let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
-        Ok(Some(Mapped { map, path, started, whole }))
+        Ok(MappedInput::map(file)?.map(|map| (map, read)))
     }
 
     /// One pass over a mapped input: entries extracted in parallel, sorted whole (or in batches,
     /// then merged) and gathered straight from the mapping into the output. The input phase is the
     /// mapping and the extraction of the entries: that is when the input's bytes are read.
-    fn sort_mapped(&mut self, plan: &MemoryPlan, mapped: &Mapped, dest: &Destination) -> Result<Sorted> {
-        let (map, path, started) = (&mapped.map, mapped.path.as_path(), mapped.started);
+    fn sort_mapped(&mut self, plan: &MemoryPlan, map: &MappedInput, read: ReadStrategy, dest: &Destination) -> Result<Sorted> {
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
-        let data = map.as_slice();
+        let data = map.bytes();
         let n = data.len() / r;
         let layout = EntryLayout::new(key.len(), data.len());
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         let mut entry_buf = AlignedBuf::new(n * 16)?;
-        self.mapped = true;
+        self.read = read;
         self.entries_bytes = entry_buf.capacity() as u64;
         let entries = &mut entry_buf.as_u128_mut()[..n];
         extract_checked(key, layout, data, r, entries, || cfg.check_cancelled())?;
         // Every record has been read once: a file that shrank meanwhile stops the sort here.
-        mapped_intact(map, path)?;
-        self.counters.input.record(data.len() as u64, started, false);
-        if mapped.whole {
+        map.intact()?;
+        self.counters.input.record(data.len() as u64, map.started, false);
+        if read == ReadStrategy::MappedWhole {
             // Nothing to overlap with reading: one parallel sort of all the entries, with each piece
             // of the sorted output gathered and written while the next is sorted.
             let mut scratch_buf = AlignedBuf::new(n * 16)?;
@@ -353,10 +352,10 @@ impl FormatSort for RecordSort<'_> {
     }
 
     fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
-        if let Some(mapped) = self.map_cached_input(plan)? {
-            let sorted = self.sort_mapped(plan, &mapped, dest)?;
+        if let Some((map, read)) = self.map_cached_input(plan)? {
+            let sorted = self.sort_mapped(plan, &map, read, dest)?;
             // The output is complete but not committed: nothing of a shrunk input may be.
-            mapped_intact(&mapped.map, &mapped.path)?;
+            map.intact()?;
             return Ok(sorted);
         }
         self.read_and_sort(plan, store, dest)
@@ -378,7 +377,7 @@ impl FormatSort for RecordSort<'_> {
         let r = self.rec.record_size;
         let pool = (plan.write_block * plan.write_buffers) as u64;
         // A mapped input is the page cache's: the sort held its entries and the write pool.
-        let sort_phase = if self.mapped {
+        let sort_phase = if self.read.is_mapped() {
             self.entries_bytes + pool
         } else {
             plan.sort_phase_bytes()
@@ -391,7 +390,7 @@ impl FormatSort for RecordSort<'_> {
             memory_planned: sort_phase.max(merge.memory),
             longest_line: 0,
             budget_exceeded: None,
-            input_mapped: self.mapped,
+            read: self.read,
             entries_bytes: self.entries_bytes,
         }
     }
@@ -511,27 +510,18 @@ impl<'scope, 'k: 'scope> RunWriting<'scope, 'k> {
     }
 }
 
-/// A single cached input, mapped: its file, name, when the mapping began, and whether its entries
-/// are sorted whole (see [`mapped_sort`]).
-struct Mapped {
-    map: MappedFile,
-    path: PathBuf,
-    started: Instant,
-    whole: bool,
-}
-
 /// How a mapped input of `n` records is sorted within the plan's budget, which counts its entries
-/// and scratch, not its cached bytes (see [`crate::plan`]): Some(true) when its entries and a whole
-/// scratch copy fit (32 bytes a record: one parallel sort of them all, the fastest), Some(false)
+/// and scratch, not its cached bytes (see [`crate::plan`]): whole when its entries and a whole
+/// scratch copy fit (32 bytes a record: one parallel sort of them all, the fastest), in batches
 /// when its entries and one batch's scratch fit (about 17 bytes a record: batches sorted, then
 /// merged into the output, as when records are folded), None when not even those fit.
-fn mapped_sort(plan: &MemoryPlan, n: usize, folding: bool) -> Option<bool> {
+fn mapped_sort(plan: &MemoryPlan, n: usize, folding: bool) -> Option<ReadStrategy> {
     let whole = (n as u64).saturating_mul(ENTRY_BYTES_PER_RECORD as u64);
     let batched = (n as u64).saturating_add(BatchSorter::batch_len(n) as u64).saturating_mul(16);
     if !folding && plan.mapped_fits(whole) {
-        return Some(true);
+        return Some(ReadStrategy::MappedWhole);
     }
-    plan.mapped_fits(batched).then_some(false)
+    plan.mapped_fits(batched).then_some(ReadStrategy::MappedBatches)
 }
 
 /// Sorts all of `entries` (records in `data`) in one parallel pass and writes the records in order
@@ -555,15 +545,6 @@ fn write_sorted(
         },
     )?;
     out.flush()
-}
-
-/// The error "file shrank while being read" when a mapped input was cut short while sorted (its
-/// missing part was read as zeros; see [`xsort_io::sigbus`]).
-fn mapped_intact(map: &MappedFile, path: &Path) -> Result<()> {
-    if map.intact() {
-        return Ok(());
-    }
-    Err(crate::input::shrank(path, map.as_slice().len() as u64))
 }
 
 fn describe_key(k: &crate::key::KeySpec) -> String {

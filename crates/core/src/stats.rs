@@ -12,6 +12,7 @@
 //! Phases overlap (reading overlaps key extraction, gathering overlaps writing), so a phase's CPU is
 //! the whole process's CPU during the phase's wall-clock interval, interpolated from the samples.
 
+use crate::reading::ReadStrategy;
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -219,6 +220,9 @@ pub struct SortStats {
     /// input in the page cache, without any copy: the budget then held only its entries and the
     /// write pool.
     pub input_mapped: bool,
+    /// How the input was read: "mapped_whole", "mapped_batches", "file_batches" or "stream" (see
+    /// [`ReadStrategy`]).
+    pub input_read: ReadStrategy,
     /// Bytes of sort entries and their scratch (32 per record or line) the sort phase held at most.
     pub entries_bytes: u64,
     /// Minor page faults over the sort: pages of fresh memory (or of a mapped input not populated
@@ -328,6 +332,7 @@ impl SortStats {
             );
         }
         o += &format!("  passes       {} ({how})\n", self.passes);
+        o += &format!("  input        {}\n", self.input_read);
         let basis = if self.memory_budget_basis.is_empty() { String::new() } else { format!(" ({})", self.memory_budget_basis) };
         o += &format!(
             "  memory       budget {}{basis}, planned {}, peak RSS {}\n",
@@ -340,6 +345,7 @@ impl SortStats {
         } else {
             o += &format!("               entries {}\n", format_bytes(self.entries_bytes));
         }
+
         o += &format!("               {} minor page faults\n", self.minor_faults);
         if let Some(why) = &self.budget_exceeded {
             o += &format!("               {why}\n");

@@ -5,9 +5,9 @@
 //! temp file; the temp file's mode; the cluster example of docs/CLUSTER.md, installed and run as
 //! printed.
 //!
-//! The reference is the workspace's `target/release/xsort` (built by `cargo test --workspace
-//! --release`, or `cargo build --release -p xsort`); the cluster example also installs the
-//! `gensort`, `valsort` and `xsort-bench` built there.
+//! The reference is the workspace's `xsort` of the same profile (`target/testing/xsort`, built by
+//! `cargo test --workspace --profile testing`); the cluster example also installs the `gensort`,
+//! `valsort` and `xsort-bench` built there.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -18,11 +18,11 @@ use xsort_testkit::Tmpfs;
 
 const XSORT_MPI: &str = env!("CARGO_BIN_EXE_xsort-mpi");
 
-/// The single-node xsort beside this test's binary (target/release/deps/..).
+/// The single-node xsort beside this test's binary (target/PROFILE/deps/..).
 fn xsort() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let bin = exe.parent().and_then(Path::parent).expect("target dir").join("xsort");
-    assert!(bin.exists(), "{} is missing: build it first (cargo build --release -p xsort)", bin.display());
+    assert!(bin.exists(), "{} is missing: build it first, with the same profile (cargo build --profile testing -p xsort)", bin.display());
     bin
 }
 
@@ -769,7 +769,7 @@ fn the_readme_cluster_example_runs_as_printed() {
     assert!(block.contains("scripts/install.sh") && block.contains("mpirun"), "{block}");
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     assert!(readme.contains(&format!("```sh\n{block}\n```")), "README.md's cluster example differs from docs/CLUSTER.md's:\n{block}");
-    let built = Path::new(XSORT_MPI).parent().expect("target/release").to_owned();
+    let built = Path::new(XSORT_MPI).parent().expect("the profile's directory").to_owned();
     for name in ["xsort", "gensort", "valsort", "xsort-bench"] {
         assert!(
             built.join(name).is_file(),

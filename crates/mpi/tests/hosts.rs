@@ -57,11 +57,11 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The single-node xsort beside this test's binary (target/release/deps/..).
+/// The single-node xsort beside this test's binary (target/PROFILE/deps/..).
 fn xsort() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let bin = exe.parent().and_then(Path::parent).expect("target dir").join("xsort");
-    assert!(bin.exists(), "{} is missing: build it first (cargo build --release -p xsort)", bin.display());
+    assert!(bin.exists(), "{} is missing: build it first, with the same profile (cargo build --profile testing -p xsort)", bin.display());
     bin
 }
 

@@ -3,7 +3,7 @@
 //! (32 bytes a record or a line; for records, about 17 when sorted in batches and merged), however
 //! much larger than the budget the input itself is. When they do not fit, or the input is on disk,
 //! the sort spills as before. And the time spent faulting in fresh buffers shows as the "memory
-//! touch" phase of the statistics.
+//! touch" phase of the statistics. `input_read` names the strategy each sort used.
 
 use crate::common::*;
 use xsort_sortbench as sb;
@@ -42,12 +42,13 @@ fn a_cached_input_larger_than_the_budget_sorts_in_one_pass_when_its_entries_fit(
     let (s, report, used) = sort_records(&fx, "8M");
     assert_eq!((stat_u64(&s, "passes"), stat_u64(&s, "runs")), (1, 0), "one pass expected: {s}");
     assert!(!used, "a temp file was created: {s}");
-    assert_eq!(s["input_mapped"], true, "{s}");
+    assert_eq!((&s["input_mapped"], &s["input_read"]), (&true.into(), &"mapped_whole".into()), "{s}");
     let entries = stat_u64(&s, "entries_bytes");
     assert!((N * 32..=N * 32 + 2 * 4096).contains(&entries), "entries and scratch, 32 bytes a record (in whole pages): {s}");
     assert!(stat_u64(&s, "memory_planned_bytes") <= 8 << 20, "the plan counts the entries, not the cached input: {s}");
     assert_eq!(phase_mode(&s, "input read"), "buffered");
     assert!(report.contains("input mapped, not copied: entries 6.1 MiB"), "{report}");
+    assert!(report.contains("  input        mapped, sorted whole\n"), "{report}");
     assert!(report.contains("one pass in memory, no temp file"), "{report}");
     assert_valsort_clean(&fx.path("out"), N, sum);
     fx.assert_clean();
@@ -61,7 +62,7 @@ fn a_cached_input_whose_entries_fit_only_without_a_whole_scratch_copy_sorts_in_b
     let (s, _, used) = sort_records(&fx, "5M");
     assert_eq!((stat_u64(&s, "passes"), stat_u64(&s, "runs")), (1, 0), "one pass expected: {s}");
     assert!(!used, "a temp file was created: {s}");
-    assert_eq!(s["input_mapped"], true, "{s}");
+    assert_eq!((&s["input_mapped"], &s["input_read"]), (&true.into(), &"mapped_batches".into()), "{s}");
     let entries = stat_u64(&s, "entries_bytes");
     assert!(entries < N * 22, "entries and one batch's scratch, not a whole scratch copy: {s}");
     assert!(stat_u64(&s, "memory_planned_bytes") <= 5 << 20, "{s}");
@@ -76,7 +77,7 @@ fn a_cached_input_whose_entries_do_not_fit_still_spills() {
     cache(&fx.path("in"));
     let (s, _, used) = sort_records(&fx, "3M");
     assert!(stat_u64(&s, "runs") >= 2 && used, "4.25 MB of entries exceed 3 MiB: the sort spills: {s}");
-    assert_eq!(s["input_mapped"], false, "{s}");
+    assert_eq!((&s["input_mapped"], &s["input_read"]), (&false.into(), &"file_batches".into()), "{s}");
     assert!(stat_u64(&s, "memory_planned_bytes") <= 3 << 20, "{s}");
     assert_valsort_clean(&fx.path("out"), N, sum);
     fx.assert_clean();
@@ -135,12 +136,24 @@ fn cached_lines_larger_than_the_budget_sort_in_one_pass_when_their_index_fits() 
         let (s, used) = sort_lines(&fx, "8M", args, &want);
         assert_eq!((stat_u64(&s, "passes"), stat_u64(&s, "runs")), (1, 0), "{args:?}: one pass expected: {s}");
         assert!(!used, "{args:?}: a temp file was created");
-        assert_eq!(s["input_mapped"], true, "{s}");
+        assert_eq!((&s["input_mapped"], &s["input_read"]), (&true.into(), &"mapped_whole".into()), "{s}");
         assert!(stat_u64(&s, "memory_planned_bytes") <= 8 << 20, "the plan counts the index, not the cached input: {s}");
         // Whose index does not fit: spilled, as before.
         let (s, used) = sort_lines(&fx, "4M", args, &want);
         assert!(stat_u64(&s, "runs") >= 2 && used, "{args:?}: 6.4 MB of index exceed 4 MiB: the sort spills: {s}");
-        assert_eq!(s["input_mapped"], false, "{s}");
+        assert_eq!((&s["input_mapped"], &s["input_read"]), (&false.into(), &"file_batches".into()), "{s}");
+        fx.assert_clean();
+    }
+}
+
+#[test]
+fn standard_input_is_read_as_a_stream_whatever_the_framing() {
+    for (args, data) in [(&["--record-size=3"][..], &b"dddcccbbbaaa"[..]), (&[][..], &b"c\nb\na\n"[..])] {
+        let fx = Fixture::new();
+        let out = ok_with_stdin(fx.cmd().args(args).args(["--stats-json", "s.json"]), Some(data));
+        assert!(out.stdout.starts_with(b"a") && out.stdout.len() == data.len(), "{args:?}: {:?}", String::from_utf8_lossy(&out.stdout));
+        let s = read_stats(&fx.path("s.json"));
+        assert_eq!((&s["input_mapped"], &s["input_read"]), (&false.into(), &"stream".into()), "{args:?}: {s}");
         fx.assert_clean();
     }
 }

@@ -24,16 +24,16 @@ use crate::merge::MergeReport;
 use crate::order::LineOrder;
 use crate::output::{sort_while_writing, Destination};
 use crate::plan::MemoryPlan;
+use crate::reading::{MappedInput, ReadStrategy};
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::size::format_bytes;
 use crate::stats::SortCounters;
 use chunk::{ensure_capacity, gather, sort_and_locate, Chunk, BYTES_PER_LINE, MAX_CHUNK_BYTES};
 use reader::LineReader;
 use std::cmp::Ordering;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
-use xsort_io::{AlignedBuf, BlockWriter, MappedFile};
+use xsort_io::{AlignedBuf, BlockWriter};
 
 /// What to do with the lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,9 +55,9 @@ pub(crate) struct LineSort<'a> {
     longest_line: u64,
     /// The most a chunk held: its lines, their bookkeeping, and what the reader held beside them.
     largest_chunk: u64,
-    /// Whether the input was sorted from its mapping, and whether that was of the page cache (its
-    /// bytes then not in the budget).
-    mapped: bool,
+    /// How the input was read, and whether a mapped input was of the page cache (its bytes then not
+    /// in the budget).
+    read: ReadStrategy,
     mapped_cached: bool,
     /// Bytes of entries and scratch held at most.
     entries_bytes: u64,
@@ -89,7 +89,7 @@ impl<'a> LineSort<'a> {
             counters,
             longest_line: 0,
             largest_chunk: 0,
-            mapped: false,
+            read: ReadStrategy::batches(false),
             mapped_cached: false,
             entries_bytes: 0,
         })
@@ -133,26 +133,24 @@ impl<'a> LineSort<'a> {
 
     /// A single regular input that ends with a terminator and either fits in memory or is mostly in
     /// the page cache (whatever its size: its pages are the cache's, and only its line index counts
-    /// against the budget), mapped rather than read, and whether it is cached; None when the input
-    /// is anything else.
-    fn map_single_input(&mut self, limit: usize) -> Result<Option<(MappedFile, PathBuf, bool)>> {
-        let Some((file, len, path)) = self.reader.single_regular()? else { return Ok(None) };
-        let cached = xsort_io::page_cache_fraction(&file).is_some_and(|f| f >= crate::input::CACHED_ENOUGH);
-        if len == 0 || len >= MAX_CHUNK_BYTES as u64 || (!cached && len as usize > limit) {
+    /// against the budget), mapped rather than read; None when the input is anything else.
+    fn map_single_input(&mut self, limit: usize) -> Result<Option<MappedInput>> {
+        let Some(file) = self.reader.single_file()? else { return Ok(None) };
+        let len = file.len;
+        if len >= MAX_CHUNK_BYTES as u64 || (!file.cached && len as usize > limit) {
             return Ok(None);
         }
         // Counting the lines of a mapping touches all its pages; a cached input too big for the
         // budget is mapped only when a sample says that its index may fit.
         if len as usize > limit {
-            let index = estimated_lines(&file, len, self.lines.terminator).saturating_mul(BYTES_PER_LINE as u64);
+            let index = estimated_lines(&file.file, len, self.lines.terminator).saturating_mul(BYTES_PER_LINE as u64);
             if index > limit as u64 / 4 * 5 || !crate::plan::fits_in_memory(len, index) {
                 return Ok(None);
             }
         }
         // A refused mapping is read instead.
-        let Some(map) = MappedFile::map(file, len, &path)? else { return Ok(None) };
-        let data = map.as_slice();
-        Ok((data.last() == Some(&self.lines.terminator)).then_some((map, path, cached)))
+        let Some(map) = MappedInput::map(file)? else { return Ok(None) };
+        Ok((map.bytes().last() == Some(&self.lines.terminator)).then_some(map))
     }
 
     /// The mapped fast path: a single input that fits, or is cached, sorted from its mapping into
@@ -160,24 +158,20 @@ impl<'a> LineSort<'a> {
     /// bookkeeping (with the bytes, for an input not cached) overflows the budget (they take the
     /// chunked path).
     fn sort_mapped(&mut self, plan: &MemoryPlan, dest: &Destination, limit: usize, ws: &mut Workspace) -> Result<Option<Sorted>> {
-        let started = std::time::Instant::now();
-        let Some((map, path, cached)) = self.map_single_input(limit)? else { return Ok(None) };
-        let data = map.as_slice();
-        // A file that shrank while mapped reads as zeros past its new end (see xsort_io::sigbus):
-        // that is an error, found after each pass over the mapping and before any commit.
-        let intact = || if map.intact() { Ok(()) } else { Err(crate::input::shrank(&path, data.len() as u64)) };
+        let Some(map) = self.map_single_input(limit)? else { return Ok(None) };
+        let (data, cached) = (map.bytes(), map.cached);
         let chunk = Chunk { data, terminator: self.lines.terminator };
         // The index is checked against the budget with the chunk's bytes: a cached input's are the
         // page cache's, not the budget's, so the check counts the index alone.
         let index_limit = if cached { limit.saturating_add(data.len()) } else { limit };
         let Some(n) = self.index_chunk(chunk, index_limit, ws)? else { return Ok(None) };
-        (self.mapped, self.mapped_cached) = (true, cached);
+        (self.read, self.mapped_cached) = (ReadStrategy::MappedWhole, cached);
         let held = if cached { 0 } else { data.len() };
         self.largest_chunk = self.largest_chunk.max((held + n * BYTES_PER_LINE) as u64);
-        intact()?;
-        self.counters.input.record(data.len() as u64, started, false);
+        map.intact()?;
+        self.counters.input.record(data.len() as u64, map.started, false);
         self.write_out(plan, dest, chunk, n, ws)?;
-        intact()?;
+        map.intact()?;
         Ok(Some(Sorted::Written { records: n as u64, writer: None }))
     }
 
@@ -191,6 +185,7 @@ impl<'a> LineSort<'a> {
         limit: usize,
         ws: &mut Workspace,
     ) -> Result<Sorted> {
+        self.read = ReadStrategy::batches(self.reader.known_len().is_none());
         let known = self.reader.known_len().or(self.cfg.expected_input_bytes);
         let expected = known.map_or(limit, |n| (n as usize).saturating_add(self.cfg.inputs.len() + 1));
         let mut data_buf = AlignedBuf::new(expected.min(limit).max(4096))?;
@@ -310,7 +305,7 @@ impl FormatSort for LineSort<'_> {
                 let (budget, line, needs) = (format_bytes(plan.budget), format_bytes(self.longest_record()), format_bytes(long_line_needs));
                 format!("budget {budget} exceeded: a {line} line needs {needs}")
             }),
-            input_mapped: self.mapped,
+            read: self.read,
             entries_bytes: self.entries_bytes,
         }
     }

@@ -8,7 +8,7 @@
 
 use crate::config::Input;
 use crate::error::{Result, SortError};
-use std::fs::File;
+use crate::reading::SingleFile;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use xsort_io::error::os_text;
@@ -71,13 +71,11 @@ impl LineReader {
         Ok(LineReader { pending, open: None, terminator, carry: 0..0, carry_base: 0, counters, known_len })
     }
 
-    /// The only input's open file and length, when it is a regular file (for mapping it).
-    pub fn single_regular(&mut self) -> Result<Option<(File, u64, PathBuf)>> {
+    /// The only input, when it is a non-empty regular file (for a mapped strategy).
+    pub fn single_file(&mut self) -> Result<Option<SingleFile>> {
         let [OpenedInput::Regular(r)] = &mut self.pending[..] else { return Ok(None) };
-        let path = r.path().to_owned();
-        // A second descriptor of the same open file (dup), not a second open.
-        let file = r.file().map_err(cannot_open)?.try_clone().map_err(|e| cannot_read(&path, &e))?;
-        Ok(Some((file, r.len(), path)))
+        let (len, path) = (r.len(), r.path().to_owned());
+        SingleFile::of(r.file().map_err(cannot_open)?, len, &path, None)
     }
 
     /// Hands over the inputs not yet read, in order, as they were opened (for `-m`, which reads
