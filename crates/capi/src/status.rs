@@ -115,7 +115,7 @@ impl From<SortError> for Failure {
         let code = match &e {
             SortError::Spec(s) => spec_code(s),
             SortError::Usage(_) => XSORT_INVALID_PHASE,
-            SortError::Config(_) | SortError::InvalidArgument { .. } | SortError::RecordTooLarge { .. } => XSORT_CONFIG_ERROR,
+            SortError::BadOption(_) | SortError::InvalidArgument { .. } | SortError::RecordTooLarge { .. } => XSORT_CONFIG_ERROR,
             SortError::Io(_) => XSORT_IO_ERROR,
             SortError::BadInput { .. } => XSORT_BAD_INPUT,
             SortError::Program(_) => XSORT_PROGRAM_ERROR,

@@ -53,9 +53,8 @@ fn parse_key(k: &str) -> Result<KeyField> {
         Some((start, start.strip_prefix('+')?, pos2))
     });
     let parsed = match obsolete {
-        Some((start, pos1, pos2)) => {
-            KeyField::parse_obsolete(pos1, pos2).map(|k| k.ok_or_else(|| xsort_core::SortError::Config(format!("invalid key '{start}'"))))
-        }
+        Some((start, pos1, pos2)) => KeyField::parse_obsolete(pos1, pos2)
+            .map(|k| k.ok_or_else(|| xsort_core::SortError::BadOption(format!("invalid key '{start}'")))),
         None => Ok(KeyField::parse(k)),
     };
     parsed.and_then(|r| r).map_err(|e| anyhow!("{e}"))

@@ -12,9 +12,11 @@ pub enum SortError {
     /// (where a partial last record starts); the message names the file and the problem.
     #[error("{path}: {problem}")]
     BadInput { path: PathBuf, offset: Option<u64>, problem: String },
-    /// The configuration cannot work (a key beyond the record, a zero record size...).
+    /// An option or setting that cannot work, worded as GNU sort or Nsort word it (a key beyond
+    /// the record, a zero record size, incompatible ordering options, an unreadable
+    /// `--random-source`...).
     #[error("{0}")]
-    Config(String),
+    BadOption(String),
     /// A choice that is not one of an option's values (GNU's `--sort=WORD`), as GNU words it.
     #[error("invalid argument '{value}' for '{option}'")]
     InvalidArgument { option: String, value: String },

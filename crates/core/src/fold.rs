@@ -86,7 +86,7 @@ impl Folding {
     pub fn check(&self, record_size: usize) -> Result<()> {
         for f in &self.sums {
             if ![1, 2, 4, 8].contains(&f.len) || f.offset + f.len > record_size {
-                return Err(SortError::Config(format!(
+                return Err(SortError::BadOption(format!(
                     "-summarize field '{}' must be a 1, 2, 4 or 8-byte integer inside the {record_size}-byte record",
                     f.name
                 )));
@@ -131,7 +131,7 @@ impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
                 let (lo, hi) = f.range();
                 *sum += f.read(rec);
                 if *sum < lo || *sum > hi {
-                    return Err(SortError::Config(format!(
+                    return Err(SortError::BadOption(format!(
                         "-summarize: the sum of field '{}' overflows its {}-byte {} integer",
                         f.name,
                         f.len,

@@ -14,8 +14,8 @@ use crate::input::InputSet;
 use crate::key::ResolvedKey;
 use crate::merge::MergeReport;
 use crate::output::{sort_while_writing, Destination};
-use crate::reading::{MappedInput, ReadStrategy};
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
+use crate::reading::{MappedInput, ReadStrategy};
 use crate::runs::{RecordSink, Run, RunWriter, TempStore};
 use crate::stats::SortCounters;
 use std::sync::atomic::Ordering;
@@ -69,10 +69,9 @@ impl<'a> RecordSort<'a> {
         let mut b = self.phase_buffers(plan, store, whole, &retired)?;
         let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
-        let mut runs = Vec::new();
         let mut records = 0u64;
         std::thread::scope(|scope| {
-            let mut writing: Option<RunWriting> = None;
+            let mut spiller = Spiller { writing: None, runs: Vec::new(), record_size: r };
             loop {
                 cfg.check_cancelled()?;
                 let mut arrived = 0;
@@ -95,14 +94,15 @@ impl<'a> RecordSort<'a> {
                     b.ahead = None; // nothing more to read: stop faulting pages no record will use
                 }
                 cfg.check_cancelled()?;
-                let one_pass = runs.is_empty() && writing.is_none() && self.inputs.exhausted();
+                let one_pass = spiller.runs.is_empty() && spiller.writing.is_none() && self.inputs.exhausted();
                 // Writers start now and take buffers from the pool, which the prefault may still be
                 // touching; one that a writer drops on an error would be unmapped under it. The
                 // prefault is nearly always done by the end of the first chunk's read.
                 b.prefault = None;
                 if whole {
                     let c: &mut Chunk = &mut b.chunk;
-                    if let Some(w) = self.sort_whole_chunk(&ctx, plan, c, &mut b.scratch, n, one_pass, (dest, store), &mut runs)? {
+                    let runs = &mut spiller.runs;
+                    if let Some(w) = self.sort_whole_chunk(&ctx, plan, c, &mut b.scratch, n, one_pass, (dest, store), runs)? {
                         return Ok(Sorted::Written { records, writer: Some(w) });
                     }
                 } else {
@@ -115,31 +115,11 @@ impl<'a> RecordSort<'a> {
                     }
                     if n > 0 {
                         self.counters.spilled.store(true, Ordering::Relaxed);
-                        // The run before this one must be written before its chunk is read into
-                        // (and before this run's writer starts: a failed join leaves none behind).
-                        if let Some(done) = writing.take() {
-                            b.spare = Some(done.join(&mut runs)?);
-                        }
-                        let (run, w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-                        let job = RunJob { run, writer: w, chunk: b.chunk, batches, records: n };
-                        match b.spare.take() {
-                            Some(next) => {
-                                b.chunk = next;
-                                writing = Some(RunWriting::start(scope, job)?);
-                            }
-                            None => {
-                                let (back, run) = job.write();
-                                b.chunk = back;
-                                runs.push(run?);
-                            }
-                        }
+                        b = spiller.spill(scope, b, batches, n, store, plan)?;
                     }
                 }
                 if self.inputs.exhausted() {
-                    if let Some(done) = writing.take() {
-                        done.join(&mut runs)?;
-                    }
-                    return Ok(Sorted::Spilled { records, runs: std::mem::take(&mut runs) });
+                    return Ok(Sorted::Spilled { records, runs: spiller.finish()? });
                 }
             }
         })
@@ -461,6 +441,56 @@ impl Drop for Kept<'_> {
         if let Some(c) = self.chunk.take() {
             self.retired.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(c);
         }
+    }
+}
+
+/// The runs of a sort that spills, and the one being written on a thread of its own.
+struct Spiller<'scope, 'k> {
+    writing: Option<RunWriting<'scope, 'k>>,
+    runs: Vec<Run>,
+    record_size: usize,
+}
+
+impl<'scope, 'k: 'scope> Spiller<'scope, 'k> {
+    /// Makes the chunk of `b`, its `n` records sorted in `batches`, a run: written on a thread of
+    /// `scope` while the next chunk is read into the spare when the plan holds two, else here and
+    /// now. Returns the buffers with the chunk to read next.
+    fn spill(
+        &mut self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        mut b: PhaseBuffers<'k>,
+        batches: BatchSorter<'k>,
+        n: usize,
+        store: &mut TempStore,
+        plan: &MemoryPlan,
+    ) -> Result<PhaseBuffers<'k>> {
+        // The run before this one must be written before its chunk is read into (and before this
+        // run's writer starts: a failed join leaves none behind).
+        if let Some(done) = self.writing.take() {
+            b.spare = Some(done.join(&mut self.runs)?);
+        }
+        let (run, w) = store.create_run((n * self.record_size) as u64, plan.write_block, plan.write_buffers)?;
+        let job = RunJob { run, writer: w, chunk: b.chunk, batches, records: n };
+        match b.spare.take() {
+            Some(next) => {
+                b.chunk = next;
+                self.writing = Some(RunWriting::start(scope, job)?);
+            }
+            None => {
+                let (back, run) = job.write();
+                b.chunk = back;
+                self.runs.push(run?);
+            }
+        }
+        Ok(b)
+    }
+
+    /// The runs, once the last is written.
+    fn finish(mut self) -> Result<Vec<Run>> {
+        if let Some(done) = self.writing.take() {
+            done.join(&mut self.runs)?;
+        }
+        Ok(self.runs)
     }
 }
 

@@ -412,7 +412,7 @@ fn build(case: &Case, seed: &[u8]) -> Result<LineOrder, String> {
 
 fn msg(e: SortError) -> String {
     match e {
-        SortError::Config(m) => m,
+        SortError::BadOption(m) => m,
         other => panic!("unexpected error kind {other:?}"),
     }
 }

@@ -250,7 +250,7 @@ fn misuse_is_an_error_not_a_panic() {
 
     // Bad statements and keys are refused when the sort is described or started.
     assert!(matches!(Sort::from_spec("-frobnicate"), Err(SortError::Spec(_))));
-    assert!(matches!(Sort::records(10).key_bytes("0:20").unwrap().start(), Err(SortError::Config(_))));
+    assert!(matches!(Sort::records(10).key_bytes("0:20").unwrap().start(), Err(SortError::BadOption(_))));
     assert!(matches!(Sort::records(10).run(), Err(SortError::Usage(_))));
     assert!(Sort::lines().key_bytes("0:4").is_err());
     assert!(Sort::records(4).gnu_args(["-n"]).is_err());

@@ -133,15 +133,8 @@ impl<'a> Exchange<'a> {
             if headers.chunks(2).any(|h| h[1] == FAILED) {
                 break;
             }
-            // The rank's piece for itself stays out of MPI (which would copy it once more): it is
-            // pushed from the send buffer.
             let me = self.comm.rank;
-            let mut incoming: Vec<Count> = headers.chunks(2).map(|h| h[0] as Count).collect();
-            incoming[me] = 0;
-            let mut outgoing = send[cur].counts.clone();
-            outgoing[me] = 0;
-            let states: Vec<u64> = headers.chunks(2).map(|h| h[1]).collect();
-            let last = states.iter().all(|&s| s == DONE);
+            let Round { incoming, outgoing, states, last } = Round::of(&headers, &send[cur].counts, me);
             let total = incoming.iter().map(|&c| c as usize).sum::<usize>() + crate::comm::SPARE;
             if recv[cur].len() < total {
                 recv[cur].resize(total, 0);
@@ -185,12 +178,7 @@ impl<'a> Exchange<'a> {
             pending = Some((incoming, kept, states));
             cur = 1 - cur;
         }
-        self.stats.elapsed_s = started.elapsed().as_secs_f64();
-        self.stats.mb_per_s = if self.stats.wait_s > 0.0 {
-            (self.stats.sent_bytes + self.stats.received_bytes) as f64 / 1e6 / self.stats.wait_s
-        } else {
-            0.0
-        };
+        self.stats.finish(started);
         failure.map_or(Ok(()), Err)
     }
 
@@ -382,6 +370,41 @@ impl Pieces {
             *a += e - s;
         }
         self.counts = sizes.into_iter().map(|c| c as Count).collect();
+    }
+}
+
+impl ExchangeStats {
+    /// Sets the totals at the end of the exchange that began at `started`.
+    fn finish(&mut self, started: Instant) {
+        self.elapsed_s = started.elapsed().as_secs_f64();
+        self.mb_per_s = if self.wait_s > 0.0 { (self.sent_bytes + self.received_bytes) as f64 / 1e6 / self.wait_s } else { 0.0 };
+    }
+}
+
+/// One round of the exchange, as the headers every rank sent describe it.
+struct Round {
+    /// Bytes each rank sends this one through MPI.
+    incoming: Vec<Count>,
+    /// Bytes this rank sends each through MPI.
+    outgoing: Vec<Count>,
+    /// Each rank's state (MORE, DONE, FAILED).
+    states: Vec<u64>,
+    /// Whether every rank has sent its last piece.
+    last: bool,
+}
+
+impl Round {
+    /// The round of `headers` (a count and a state from each rank), where rank `me` sends `counts`.
+    /// The rank's piece for itself stays out of MPI (which would copy it once more): it is pushed
+    /// from the send buffer.
+    fn of(headers: &[u64], counts: &[Count], me: usize) -> Round {
+        let mut incoming: Vec<Count> = headers.chunks(2).map(|h| h[0] as Count).collect();
+        incoming[me] = 0;
+        let mut outgoing = counts.to_vec();
+        outgoing[me] = 0;
+        let states: Vec<u64> = headers.chunks(2).map(|h| h[1]).collect();
+        let last = states.iter().all(|&s| s == DONE);
+        Round { incoming, outgoing, states, last }
     }
 }
 

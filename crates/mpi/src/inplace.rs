@@ -177,29 +177,7 @@ impl<'a> InPlace<'a> {
         let ((mut bucket_of, mut index), pool) = (arrays.ok()?, pool.ok()?);
         let splitters = Splitters::choose(order.clone(), true, samples, n * subs);
         let finder = BucketFinder::new(key, &splitters, prefix_bytes);
-        let mut counts = vec![0u64; n * subs];
-        {
-            let b = bucket_of.as_mut_slice();
-            let mut i = 0;
-            for m in &maps {
-                for (j, rec) in m.data().chunks_exact(r).enumerate() {
-                    let bucket = finder.bucket(rec, m.global + (j * r) as u64);
-                    b[i] = bucket as u16;
-                    counts[bucket] += 1;
-                    i += 1;
-                }
-            }
-        }
-        let mut bucket_at: Vec<usize> = counts.iter().scan(0, |acc, &c| Some(std::mem::replace(acc, *acc + c as usize))).collect();
-        bucket_at.push(records);
-        {
-            let mut at = bucket_at.clone();
-            let index = index.as_mut_slice();
-            for (i, &b) in bucket_of.as_slice().iter().enumerate() {
-                index[at[b as usize]] = i as u32;
-                at[b as usize] += 1;
-            }
-        }
+        let (counts, bucket_at) = index_by_bucket(&maps, r, &finder, n * subs, bucket_of.as_mut_slice(), index.as_mut_slice());
         drop(bucket_of);
         let incoming = comm.all_to_all(&counts);
         let plan = Plan { comm, key, r, maps, map_first, starts, subs, index, bucket_at, incoming, pool };
@@ -431,6 +409,37 @@ impl Buffers {
             scratch: Fresh::populated(entries)?,
         })
     }
+}
+
+/// Finds each record's bucket (of `finder`, among `buckets`) into `bucket_of`, and indexes the
+/// records by bucket: `index` holds their numbers bucket after bucket, in input order within each.
+/// Returns the records each bucket has, and where each starts in `index` (the total at the end).
+fn index_by_bucket(
+    maps: &[MappedSegment],
+    r: usize,
+    finder: &BucketFinder,
+    buckets: usize,
+    bucket_of: &mut [u16],
+    index: &mut [u32],
+) -> (Vec<u64>, Vec<usize>) {
+    let mut counts = vec![0u64; buckets];
+    let mut i = 0;
+    for m in maps {
+        for (j, rec) in m.data().chunks_exact(r).enumerate() {
+            let bucket = finder.bucket(rec, m.global + (j * r) as u64);
+            bucket_of[i] = bucket as u16;
+            counts[bucket] += 1;
+            i += 1;
+        }
+    }
+    let mut bucket_at: Vec<usize> = counts.iter().scan(0, |acc, &c| Some(std::mem::replace(acc, *acc + c as usize))).collect();
+    bucket_at.push(i);
+    let mut at = bucket_at.clone();
+    for (i, &b) in bucket_of.iter().enumerate() {
+        index[at[b as usize]] = i as u32;
+        at[b as usize] += 1;
+    }
+    (counts, bucket_at)
 }
 
 /// Finds a record's bucket: how many splitters are below it in the splitters' order (the key, then

@@ -17,7 +17,7 @@ use xsort_core::SortError;
 pub(crate) fn py_error(py: Python<'_>, e: SortError) -> PyErr {
     let class = match &e {
         SortError::BadInput { .. } => "InputError",
-        SortError::Config(_)
+        SortError::BadOption(_)
         | SortError::InvalidArgument { .. }
         | SortError::RecordTooLarge { .. }
         | SortError::Spec(_)

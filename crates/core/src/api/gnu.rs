@@ -181,8 +181,8 @@ const RANDOM_SOURCE_BYTES: usize = 16;
 fn random_seed(source: Option<&Path>) -> Result<Vec<u8>> {
     let path = source.unwrap_or(Path::new("/dev/urandom"));
     let mut seed = vec![0u8; 64];
-    let mut f =
-        std::fs::File::open(path).map_err(|e| SortError::Config(format!("open failed: {}: {}", path.display(), xsort_io::os_text(&e))))?;
+    let mut f = std::fs::File::open(path)
+        .map_err(|e| SortError::BadOption(format!("open failed: {}: {}", path.display(), xsort_io::os_text(&e))))?;
     let mut n = 0;
     while n < seed.len() {
         let read = f.read(&mut seed[n..]);
@@ -196,14 +196,14 @@ fn random_seed(source: Option<&Path>) -> Result<Vec<u8>> {
         }
     }
     if n < RANDOM_SOURCE_BYTES {
-        return Err(SortError::Config(format!("'{}': end of file", path.display())));
+        return Err(SortError::BadOption(format!("'{}': end of file", path.display())));
     }
     seed.truncate(n);
     Ok(seed)
 }
 
 fn bad(message: String) -> SortError {
-    SortError::Config(message)
+    SortError::BadOption(message)
 }
 
 fn not_ordering(arg: &str) -> SortError {

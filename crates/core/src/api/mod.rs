@@ -152,7 +152,7 @@ impl Sort {
             (Some(record_size), _) => Sort::records(record_size),
             (None, Some(terminator)) => Sort::delimited(terminator),
             (None, None) => {
-                return Err(SortError::Config("no record format given: use -format=size:N or -format=delimiter:C".into()));
+                return Err(SortError::BadOption("no record format given: use -format=size:N or -format=delimiter:C".into()));
             }
         };
         sort.statements(&spec)
@@ -173,7 +173,7 @@ impl Sort {
     /// `-method` and the per-file transfer statements. A `-format` statement must describe this
     /// sort's records.
     pub fn statements(mut self, spec: &NsortSpec) -> Result<Sort> {
-        let mismatch = || SortError::Config("the statements' -format does not describe the sort's records".into());
+        let mismatch = || SortError::BadOption("the statements' -format does not describe the sort's records".into());
         match &mut self.format {
             Format::Records { record_size, key, folding, touch } => {
                 if spec.record_delimiter.is_some() || spec.record_size.is_some_and(|r| r != *record_size) {
@@ -238,7 +238,7 @@ impl Sort {
         match &mut self.format {
             Format::Records { key, .. } => key.push(part),
             Format::Lines { .. } => {
-                return Err(SortError::Config(format!("key '{text}' is a key of fixed-size records; lines take GNU keys (-k)")))
+                return Err(SortError::BadOption(format!("key '{text}' is a key of fixed-size records; lines take GNU keys (-k)")))
             }
         }
         Ok(self)
@@ -274,7 +274,7 @@ impl Sort {
     /// them.
     pub fn gnu_ordering(mut self, options: GnuOrdering) -> Result<Sort> {
         let Format::Lines { terminator, order, merge } = &mut self.format else {
-            return Err(SortError::Config("GNU ordering options apply to text lines; records take keys (key_bytes)".into()));
+            return Err(SortError::BadOption("GNU ordering options apply to text lines; records take keys (key_bytes)".into()));
         };
         let parsed = options.apply(order.clone())?;
         *order = parsed.order;
@@ -527,7 +527,7 @@ impl Sort {
         let job = self.job()?;
         let cfg = job.0.config();
         let config::Format::Lines(lines) = &cfg.format else {
-            return Err(SortError::Config("a check applies to lines; fixed-size records are checked by valsort".into()));
+            return Err(SortError::BadOption("a check applies to lines; fixed-size records are checked by valsort".into()));
         };
         let order = &lines.order;
         crate::pool::run_in_pool(cfg.threads, || {
@@ -550,7 +550,7 @@ impl Sort {
     /// Refuses a sort that a builder call which cannot fail made impossible (see [`Sort::key`]).
     fn check_refused(&self) -> Result<()> {
         match &self.refused {
-            Some(refused) => Err(SortError::Config(refused.clone())),
+            Some(refused) => Err(SortError::BadOption(refused.clone())),
             None => Ok(()),
         }
     }
@@ -641,7 +641,7 @@ impl Order {
 /// Refuses records of no bytes.
 fn check_record_size(record_size: usize) -> Result<()> {
     if record_size == 0 {
-        return Err(SortError::Config("the record size must be at least 1 byte".into()));
+        return Err(SortError::BadOption("the record size must be at least 1 byte".into()));
     }
     Ok(())
 }

@@ -165,8 +165,9 @@ impl KeyPart {
     /// `char`), case-insensitive, and must suit LENGTH. What [`KeyPart`]'s `Display` prints parses
     /// back to the same part. The error message quotes `s` and says what is wrong.
     pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
-        let bad =
-            || SortError::Config(format!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:TYPE][:r], e.g. 0:10, 10:4:r or 8:8:i64le:r"));
+        let bad = || {
+            SortError::BadOption(format!("invalid --key-bytes '{s}': expected OFFSET:LENGTH[:TYPE][:r], e.g. 0:10, 10:4:r or 8:8:i64le:r"))
+        };
         let fields: Vec<&str> = s.split(':').collect();
         let (offset, len, rest) = match fields.as_slice() {
             [o, l, rest @ ..] if rest.len() <= 2 => {
@@ -190,11 +191,14 @@ impl KeyPart {
         };
         let Some((kind, required)) = KeyType::from_name(name) else {
             let names: Vec<&str> = KeyType::names().collect();
-            return Err(SortError::Config(format!("invalid --key-bytes '{s}': unknown type '{name}'; the types are {}", names.join(" "))));
+            return Err(SortError::BadOption(format!(
+                "invalid --key-bytes '{s}': unknown type '{name}'; the types are {}",
+                names.join(" ")
+            )));
         };
         if let Some(r) = required.filter(|&r| r != len) {
             let unit = if r == 1 { "byte" } else { "bytes" };
-            return Err(SortError::Config(format!(
+            return Err(SortError::BadOption(format!(
                 "invalid --key-bytes '{s}': a {} key is {r} {unit} long, not {len}",
                 name.to_ascii_lowercase()
             )));
@@ -244,11 +248,11 @@ impl KeySpec {
         }
         for p in &parts {
             if p.len == 0 {
-                return Err(SortError::Config(format!("key {}:{}: a key must be at least one byte long", p.offset, p.len)));
+                return Err(SortError::BadOption(format!("key {}:{}: a key must be at least one byte long", p.offset, p.len)));
             }
             if !p.kind.allows_length(p.len) {
                 let list: Vec<String> = p.kind.allowed_lengths().iter().map(usize::to_string).collect();
-                return Err(SortError::Config(format!(
+                return Err(SortError::BadOption(format!(
                     "key {}:{}: a {} key is {} bytes long, not {}",
                     p.offset,
                     p.len,
@@ -258,7 +262,7 @@ impl KeySpec {
                 )));
             }
             if p.offset.checked_add(p.len).is_none_or(|end| end > record_size) {
-                return Err(SortError::Config(format!(
+                return Err(SortError::BadOption(format!(
                     "key {p} reaches beyond the {}-byte record (bytes {}..{})",
                     record_size,
                     p.offset,

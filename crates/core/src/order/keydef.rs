@@ -151,7 +151,7 @@ impl KeyField {
 /// Overflow saturates to `usize::MAX`; no digits is an error "MSG: invalid count at start of 'S'".
 fn field_count<'a>(s: &'a str, msg: Option<&str>) -> Result<(usize, &'a str), SortError> {
     let bytes = s.as_bytes();
-    let invalid = || SortError::Config(format!("{}: invalid count at start of {}", msg.unwrap_or(""), quote(s.as_bytes())));
+    let invalid = || SortError::BadOption(format!("{}: invalid count at start of {}", msg.unwrap_or(""), quote(s.as_bytes())));
     let mut i = 0;
     while i < bytes.len() && is_c_space(bytes[i]) {
         i += 1;
@@ -179,7 +179,7 @@ fn is_c_space(c: u8) -> bool {
 }
 
 fn bad_field_spec(spec: &str, msg: &str) -> SortError {
-    SortError::Config(format!("{msg}: invalid field specification {}", quote(spec.as_bytes())))
+    SortError::BadOption(format!("{msg}: invalid field specification {}", quote(spec.as_bytes())))
 }
 
 /// gnulib's `quote()` in the C locale: 'text' with C backslash escapes for the quote, the backslash
@@ -396,7 +396,7 @@ mod tests {
 
     fn err(spec: &str) -> String {
         match KeyField::parse(spec) {
-            Err(SortError::Config(m)) => m,
+            Err(SortError::BadOption(m)) => m,
             other => panic!("{spec}: expected an error, got {other:?}"),
         }
     }

@@ -306,7 +306,7 @@ impl LineOrder {
                 shown.blank_start = false;
                 shown.blank_end = false;
                 shown.reverse = false;
-                return Err(SortError::Config(format!("options '-{}' are incompatible", shown.letters())));
+                return Err(SortError::BadOption(format!("options '-{}' are incompatible", shown.letters())));
             }
         }
         Ok(LineOrder {

@@ -84,7 +84,7 @@ fn incompatible_options() {
         }
         let cfg = LineOrderConfig { keys: keys.iter().map(|k| KeyField::parse(k).unwrap()).collect(), global: g, ..Default::default() };
         match LineOrder::new(cfg) {
-            Err(SortError::Config(m)) => m,
+            Err(SortError::BadOption(m)) => m,
             Ok(_) => "ok".to_string(),
             Err(e) => panic!("{e}"),
         }

@@ -89,7 +89,7 @@ pub fn line_keys(spec: &NsortSpec, terminator: u8) -> Result<(Option<u8>, Vec<Ke
             },
             _ => format!("1.{},1.{}{flags}", key.offset + 1, key.offset + key.size),
         };
-        keys.push(KeyField::parse(&text).map_err(|e| SortError::Config(format!("--spec: key {text}: {e}")))?);
+        keys.push(KeyField::parse(&text).map_err(|e| SortError::BadOption(format!("--spec: key {text}: {e}")))?);
     }
     Ok((separator, keys))
 }
