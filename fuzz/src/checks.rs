@@ -211,7 +211,7 @@ fn render_keydef(k: &KeyField) -> String {
 
 /// A configuration error: one line, unless the input itself holds a line break (messages quote it).
 fn check_config_error(e: &SortError, input: &str) {
-    let SortError::Config(msg) = e else { panic!("{input:?}: not a configuration error: {e:?}") };
+    let SortError::BadOption(msg) = e else { panic!("{input:?}: not a configuration error: {e:?}") };
     assert!(!msg.is_empty());
     assert!(input.contains(['\n', '\r']) || !msg.contains('\n'), "error is not one line: {msg:?}");
 }

@@ -278,13 +278,7 @@ pub const AMORTIZATION_S: f64 = 3.0 * 365.0 * 86400.0;
 impl Settings {
     pub fn from_args(args: Args, argv: Vec<String>) -> Result<Settings> {
         let Some(cat) = args.category else { bail!("no benchmark category given (see --help)") };
-        let (runs, records, format) = match cat {
-            Category::Datamation => (20, 1_000_000, Format::Binary),
-            Category::Throughput => (3, 10_000_000, Format::Binary),
-            Category::Joulesort => (3, 100_000_000, Format::Ascii),
-            Category::Minutesort => (3, 1_000_000, Format::Binary),
-            Category::Pennysort => (3, 1_000_000, Format::Ascii),
-        };
+        let (runs, records, format) = category_defaults(cat);
         let runs = args.runs.unwrap_or(runs);
         if runs == 0 {
             bail!("--runs must be at least 1");
@@ -296,62 +290,17 @@ impl Settings {
         if !cat.searches() && args.max_bytes.is_some() {
             bail!("--max-bytes applies to minutesort and pennysort only");
         }
-        if cat != Category::Minutesort && args.limit_s.is_some() {
-            bail!("--limit-s applies to minutesort only (pennysort's limit comes from --system-price)");
-        }
-        if let Some(p) = args.system_price {
-            if !(p.is_finite() && p > 0.0) {
-                bail!("--system-price must be a positive number of US dollars, not {p}");
-            }
-        }
-        let limit_s = match cat {
-            Category::Minutesort => Some(args.limit_s.unwrap_or(60.0)),
-            Category::Pennysort => {
-                let Some(price) = args.system_price else {
-                    bail!("pennysort needs --system-price USD (the price of this system)");
-                };
-                Some(AMORTIZATION_S / (price * 100.0))
-            }
-            _ => None,
-        };
-        if let Some(l) = limit_s {
-            if !(l.is_finite() && l > 0.0) {
-                bail!("the time limit must be a positive number of seconds, not {l}");
-            }
-        }
+        let limit_s = time_limit(cat, &args)?;
         if args.floor_inflight == 0 || args.floor_transfer < 4096 {
             bail!("--floor-inflight must be at least 1 and --floor-transfer at least 4KiB");
         }
         if args.threads == Some(0) {
             bail!("--threads must be at least 1");
         }
-        let dir = args.dir.unwrap_or_else(|| std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp")));
-        let dir = dir.canonicalize().with_context(|| format!("--dir {}: not a usable directory", dir.display()))?;
-        let mut temp = Vec::new();
-        for t in &args.temp {
-            temp.push(t.canonicalize().with_context(|| format!("-T {}: not a usable directory", t.display()))?);
-        }
-        let ranks = match args.ranks {
-            None if !args.mpirun_arg.is_empty() => bail!("--mpirun-arg applies with --ranks only"),
-            None => None,
-            Some(0) => bail!("--ranks must be at least 1"),
-            Some(n) => {
-                // xsort-mpi has neither option: each rank's sort chooses its own I/O.
-                if args.buffered || args.transfer_size.is_some() {
-                    bail!("--buffered and --transfer-size are xsort's options, not xsort-mpi's (--ranks)");
-                }
-                Some((n, crate::cluster::find_mpirun()?))
-            }
-        };
+        let (dir, temp) = work_dirs(args.dir.as_deref(), &args.temp)?;
+        let ranks = cluster_ranks(&args)?;
         let mpirun_args = if args.mpirun_arg.is_empty() { vec!["--oversubscribe".to_string()] } else { args.mpirun_arg };
-        let xsort = match args.xsort {
-            Some(p) => p,
-            None => default_sort(if ranks.is_some() { "xsort-mpi" } else { "xsort" })?,
-        };
-        if !xsort.is_file() {
-            bail!("the sort to run, {}, is not a file (use --xsort PATH)", xsort.display());
-        }
-        let xsort = xsort.canonicalize().unwrap_or(xsort);
+        let xsort = sort_binary(args.xsort, ranks.is_some())?;
         Ok(Settings {
             category: cat,
             runs,
@@ -392,6 +341,89 @@ impl Settings {
             self.temp.clone()
         }
     }
+}
+
+/// A category's default runs, records per run and record kind.
+fn category_defaults(cat: Category) -> (usize, u64, Format) {
+    match cat {
+        Category::Datamation => (20, 1_000_000, Format::Binary),
+        Category::Throughput => (3, 10_000_000, Format::Binary),
+        Category::Joulesort => (3, 100_000_000, Format::Ascii),
+        Category::Minutesort => (3, 1_000_000, Format::Binary),
+        Category::Pennysort => (3, 1_000_000, Format::Ascii),
+    }
+}
+
+/// The category's time limit in seconds (minutesort: `--limit-s`, 60 by default; pennysort: the
+/// time one cent of `--system-price` buys), after checking the options that set it.
+fn time_limit(cat: Category, args: &Args) -> Result<Option<f64>> {
+    if cat != Category::Minutesort && args.limit_s.is_some() {
+        bail!("--limit-s applies to minutesort only (pennysort's limit comes from --system-price)");
+    }
+    if let Some(p) = args.system_price {
+        if !(p.is_finite() && p > 0.0) {
+            bail!("--system-price must be a positive number of US dollars, not {p}");
+        }
+    }
+    let limit_s = match cat {
+        Category::Minutesort => Some(args.limit_s.unwrap_or(60.0)),
+        Category::Pennysort => {
+            let Some(price) = args.system_price else {
+                bail!("pennysort needs --system-price USD (the price of this system)");
+            };
+            Some(AMORTIZATION_S / (price * 100.0))
+        }
+        _ => None,
+    };
+    if let Some(l) = limit_s {
+        if !(l.is_finite() && l > 0.0) {
+            bail!("the time limit must be a positive number of seconds, not {l}");
+        }
+    }
+    Ok(limit_s)
+}
+
+/// The work directory (`--dir`, else $TMPDIR, else /tmp) and the `-T` directories, canonical.
+fn work_dirs(dir: Option<&Path>, temp: &[PathBuf]) -> Result<(PathBuf, Vec<PathBuf>)> {
+    let dir = dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp")));
+    let dir = dir.canonicalize().with_context(|| format!("--dir {}: not a usable directory", dir.display()))?;
+    let mut dirs = Vec::new();
+    for t in temp {
+        dirs.push(t.canonicalize().with_context(|| format!("-T {}: not a usable directory", t.display()))?);
+    }
+    Ok((dir, dirs))
+}
+
+/// `--ranks`: the number of ranks and the mpirun that launches them, after checking the options
+/// that go with it.
+fn cluster_ranks(args: &Args) -> Result<Option<(usize, PathBuf)>> {
+    Ok(match args.ranks {
+        None if !args.mpirun_arg.is_empty() => bail!("--mpirun-arg applies with --ranks only"),
+        None => None,
+        Some(0) => bail!("--ranks must be at least 1"),
+        Some(n) => {
+            // xsort-mpi has neither option: each rank's sort chooses its own I/O.
+            if args.buffered || args.transfer_size.is_some() {
+                bail!("--buffered and --transfer-size are xsort's options, not xsort-mpi's (--ranks)");
+            }
+            Some((n, crate::cluster::find_mpirun()?))
+        }
+    })
+}
+
+/// The sort to run: `--xsort`, else the xsort (or with `--ranks` the xsort-mpi) next to this
+/// executable; it must be a file.
+fn sort_binary(xsort: Option<PathBuf>, cluster: bool) -> Result<PathBuf> {
+    let xsort = match xsort {
+        Some(p) => p,
+        None => default_sort(if cluster { "xsort-mpi" } else { "xsort" })?,
+    };
+    if !xsort.is_file() {
+        bail!("the sort to run, {}, is not a file (use --xsort PATH)", xsort.display());
+    }
+    Ok(xsort.canonicalize().unwrap_or(xsort))
 }
 
 /// `name` (xsort or xsort-mpi) in the directory of this executable (target/release for all).

@@ -102,24 +102,7 @@ impl Runner<'_> {
             let _ = fs::remove_file(p);
         }
         let mb = records as f64 * 100.0 / 1e6;
-        crate::interrupt::check()?;
-        self.progress.step(format!("run {index}: generating {records} records ({mb:.1} MB)"));
-        let data = dataset::generate(&input, records, s.format, s.skew)?;
-        crate::interrupt::check()?;
-        // Search probes only need a time; measured runs get their floor.
-        let fl = if purpose == "measure" {
-            self.progress.step(format!("run {index}: I/O floor"));
-            let cfg = floor::Config { transfer: s.floor_transfer, inflight: s.floor_inflight };
-            Some(floor::measure(&input, &self.path("floor.tmp"), cfg)?)
-        } else {
-            None
-        };
-        crate::interrupt::check()?;
-        self.progress.step(format!("run {index}: {} cache", if s.cache == Cache::Cold { "evicting; cold" } else { "warming" }));
-        // Flush everyone's dirty pages now, not during the timed sort.
-        // SAFETY: sync() has no preconditions.
-        unsafe { libc::sync() };
-        let resident = dataset::prepare(&input, s.cache)?;
+        let (data, fl, resident) = self.prepare_input(index, records, mb, purpose, &input)?;
 
         let (program, args) = sort_command(s, xsort_args(s, &self.work, &stats, &output, &input));
         let command = shell_words(&program, &args);
@@ -134,19 +117,9 @@ impl Runner<'_> {
         let (status, usage) = waited.with_context(|| format!("running {}", program.display()))?;
 
         let (exit_code, signal) = decode_status(status);
-        let mut problems: Vec<String> = match (exit_code, signal) {
-            (Some(0), _) => vec![],
-            (_, Some(sig)) => vec![format!("xsort was killed by signal {sig}")],
-            (Some(c), _) => vec![format!("xsort exited with status {c}")],
-            _ => vec!["xsort ended abnormally".to_string()],
-        };
+        let mut problems = exit_problems(exit_code, signal);
         let stderr_tail = fs::read_to_string(&stderr).ok().map(|t| tail(&t, 10)).filter(|t| !t.is_empty());
-        let stats_text = fs::read_to_string(&stats).ok();
-        let (xsort_stats, cluster) = match (&s.ranks, stats_text) {
-            (_, None) => (None, None),
-            (Some(_), Some(t)) => (None, ClusterRun::parse(&t)),
-            (None, Some(t)) => (serde_json::from_str::<XsortStats>(&t).ok(), None),
-        };
+        let (xsort_stats, cluster) = read_stats(s, &stats);
 
         crate::interrupt::check()?;
         self.progress.step(format!("run {index}: validating"));
@@ -180,6 +153,52 @@ impl Runner<'_> {
             xsort_stats,
             cluster,
         })
+    }
+
+    /// Readies a run's input: generates it, measures its I/O floor (measured runs only) and puts
+    /// it in the requested cache state; returns the dataset, the floor and the input's resident
+    /// fraction.
+    fn prepare_input(&self, index: usize, records: u64, mb: f64, purpose: &str, input: &Path) -> Result<(Dataset, Option<Floor>, f64)> {
+        let s = self.settings;
+        crate::interrupt::check()?;
+        self.progress.step(format!("run {index}: generating {records} records ({mb:.1} MB)"));
+        let data = dataset::generate(input, records, s.format, s.skew)?;
+        crate::interrupt::check()?;
+        // Search probes only need a time; measured runs get their floor.
+        let fl = if purpose == "measure" {
+            self.progress.step(format!("run {index}: I/O floor"));
+            let cfg = floor::Config { transfer: s.floor_transfer, inflight: s.floor_inflight };
+            Some(floor::measure(input, &self.path("floor.tmp"), cfg)?)
+        } else {
+            None
+        };
+        crate::interrupt::check()?;
+        self.progress.step(format!("run {index}: {} cache", if s.cache == Cache::Cold { "evicting; cold" } else { "warming" }));
+        // Flush everyone's dirty pages now, not during the timed sort.
+        // SAFETY: sync() has no preconditions.
+        unsafe { libc::sync() };
+        let resident = dataset::prepare(input, s.cache)?;
+        Ok((data, fl, resident))
+    }
+}
+
+/// The problems xsort's exit shows: none for status 0, else the signal or status it ended with.
+fn exit_problems(exit_code: Option<i32>, signal: Option<i32>) -> Vec<String> {
+    match (exit_code, signal) {
+        (Some(0), _) => vec![],
+        (_, Some(sig)) => vec![format!("xsort was killed by signal {sig}")],
+        (Some(c), _) => vec![format!("xsort exited with status {c}")],
+        _ => vec!["xsort ended abnormally".to_string()],
+    }
+}
+
+/// The sort's --stats-json at `stats`, when it wrote one: xsort's, or on the cluster (--ranks)
+/// xsort-mpi's.
+fn read_stats(s: &Settings, stats: &Path) -> (Option<XsortStats>, Option<ClusterRun>) {
+    match (&s.ranks, fs::read_to_string(stats).ok()) {
+        (_, None) => (None, None),
+        (Some(_), Some(t)) => (None, ClusterRun::parse(&t)),
+        (None, Some(t)) => (serde_json::from_str::<XsortStats>(&t).ok(), None),
     }
 }
 

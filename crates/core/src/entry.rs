@@ -10,12 +10,12 @@
 
 use crate::batches::SortContext;
 use crate::error::Result;
+use crate::gather::Placed;
 use crate::key::ResolvedKey;
 use crate::refine::{self, EntryMatcher, Tied};
 use rayon::prelude::*;
 use std::sync::atomic::AtomicBool;
-use xsort_kernels::prefetch::{prefetch_line, prefetch_record, GATHER_AHEAD, SCAN_AHEAD};
-use xsort_kernels::stream::copy_streaming;
+use xsort_kernels::prefetch::{prefetch_line, SCAN_AHEAD};
 use xsort_kernels::Method;
 
 /// How entries of one buffer are laid out.
@@ -305,54 +305,31 @@ fn sort_ties<S: Records>(t: &Ties<S>, entries: &mut [u128], scratch: &mut [u128]
 
 /// Fills `dst` with bytes `[first_byte, first_byte + dst.len())` of the sorted output stream (the
 /// records of `entries`, in order, back to back), so that output blocks of any size can be gathered
-/// independently, even when records straddle block boundaries.
+/// independently, even when records straddle block boundaries (see [`crate::gather`]).
 pub fn gather<E: Copy + Sync>(layout: impl Locate<E>, entries: &[E], data: &[u8], record_size: usize, first_byte: u64, dst: &mut [u8]) {
-    const PIECE: usize = 256 << 10;
-    let streaming = dst.len() >= STREAM_MIN;
-    crate::pool::install(|| {
-        dst.par_chunks_mut(PIECE).enumerate().for_each(|(i, piece)| {
-            let first_byte = first_byte + (i * PIECE) as u64;
-            if streaming {
-                gather_streaming(layout, entries, data, record_size, first_byte, piece);
-            } else {
-                gather_serial(layout, entries, data, record_size, first_byte, piece);
-            }
-        })
-    });
+    crate::gather::gather(SortedRecords { layout, entries, record_size }, data, first_byte, dst)
 }
 
-/// Outputs at least this large are gathered block by block through the cache and copied out with
-/// streaming stores (see [`xsort_kernels::stream`]); a smaller one may still be in the cache when
-/// it is read next.
-const STREAM_MIN: usize = 64 << 20;
+/// Fixed-size records in the order of their sorted entries, as the gather finds them.
+#[derive(Clone, Copy)]
+struct SortedRecords<'a, L, E> {
+    layout: L,
+    entries: &'a [E],
+    record_size: usize,
+}
 
-/// The block a streaming gather assembles in the cache before copying it out.
-const STREAM_BLOCK: usize = 16 << 10;
+impl<L: Locate<E>, E: Copy + Sync> Placed for SortedRecords<'_, L, E> {
+    const STREAMING: bool = true;
 
-/// [`gather_serial`] through a cache-resident block, copied out with streaming stores.
-fn gather_streaming<E: Copy>(layout: impl Locate<E>, entries: &[E], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
-    let mut block = [0u8; STREAM_BLOCK];
-    for (j, out) in dst.chunks_mut(STREAM_BLOCK).enumerate() {
-        let staged = &mut block[..out.len()];
-        gather_serial(layout, entries, data, r, first_byte + (j * STREAM_BLOCK) as u64, staged);
-        copy_streaming(out, staged);
+    #[inline]
+    fn find(&self, byte: u64) -> (usize, usize) {
+        let r = self.record_size as u64;
+        ((byte / r) as usize, (byte % r) as usize)
     }
-}
 
-fn gather_serial<E: Copy>(layout: impl Locate<E>, entries: &[E], data: &[u8], r: usize, first_byte: u64, dst: &mut [u8]) {
-    let mut idx = (first_byte / r as u64) as usize;
-    let mut skip = (first_byte % r as u64) as usize;
-    let mut at = 0;
-    while at < dst.len() {
-        if let Some(&ahead) = entries.get(idx + GATHER_AHEAD) {
-            prefetch_record(data, layout.record_at(ahead), r);
-        }
-        let off = layout.record_at(entries[idx]);
-        let n = (r - skip).min(dst.len() - at);
-        dst[at..at + n].copy_from_slice(&data[off + skip..off + skip + n]);
-        at += n;
-        skip = 0;
-        idx += 1;
+    #[inline]
+    fn place(&self, i: usize) -> Option<(usize, usize)> {
+        self.entries.get(i).map(|&e| (self.layout.record_at(e), self.record_size))
     }
 }
 
@@ -370,29 +347,6 @@ mod tests {
         assert_eq!((l.prefix_bytes, l.exact), (12, false));
         let l = EntryLayout::new(4, 100);
         assert_eq!((l.offset_bits, l.prefix_bytes, l.exact), (7, 4, true));
-    }
-
-    /// A streaming gather (records assembled in blocks, copied out with streaming stores) writes
-    /// the same bytes as a plain one, for records that straddle blocks and pieces, outputs at any
-    /// alignment and parts of the output stream that start inside a record.
-    #[test]
-    fn streaming_gather_matches_the_plain_one() {
-        for r in [1usize, 7, 100, 5000, 40_000] {
-            let n = 3 * STREAM_BLOCK / r + 9;
-            let data: Vec<u8> = (0..n * r).map(|i| (i * 131 + i / r * 7) as u8).collect();
-            let layout = EntryLayout::new(1, data.len());
-            // Records in a scrambled order: position i takes record (i * 7919) mod n.
-            let entries: Vec<u128> = (0..n).map(|i| ((i * 7919 % n) * r) as u128).collect();
-            for (skew, first) in [(0usize, 0u64), (3, 1), (13, r as u64 / 2), (64, 5 * r as u64 + 3)] {
-                let len = n * r - first as usize;
-                let mut want = vec![0u8; len];
-                gather_serial(layout, &entries, &data, r, first, &mut want);
-                let mut backing = vec![0xA5u8; len + 2 * 64];
-                gather_streaming(layout, &entries, &data, r, first, &mut backing[skew..skew + len]);
-                assert!(backing[skew..skew + len] == want[..], "record size {r}, skew {skew}, first byte {first}");
-                assert!(backing[..skew].iter().chain(&backing[skew + len..]).all(|&b| b == 0xA5), "record size {r}: wrote outside");
-            }
-        }
     }
 
     /// Typed parts over 40-byte records whose key is several times the prefix.

@@ -26,6 +26,7 @@ mod entry;
 mod error;
 mod fold;
 mod framing;
+mod gather;
 mod input;
 pub mod key;
 mod limits;

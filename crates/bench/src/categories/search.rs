@@ -62,6 +62,30 @@ pub fn search(s: &Settings, runner: &mut Runner, limit: f64) -> Result<(Vec<Run>
     let free = statvfs(&runner.work).map(|(f, _)| f);
     let (cap_bytes, cap_reason) = cap(s.max_bytes, free);
     let cap = (cap_bytes / 100).max(1);
+    let (mut runs, steps, lo) = probe(s, runner, limit, cap)?;
+    let hit_cap = lo == Some(cap);
+    let mut found = Search {
+        limit_s: limit,
+        cap_bytes,
+        cap_reason,
+        steps,
+        result_records: None,
+        result_bytes: None,
+        result_median_s: None,
+        hit_cap,
+        note: String::new(),
+    };
+    let Some(size) = lo else {
+        found.note = format!("no size tried finished validly within {limit:.3} s");
+        return Ok((runs, found));
+    };
+    confirm(s, runner, limit, size, &mut runs, &mut found)?;
+    Ok((runs, found))
+}
+
+/// Grows, then narrows (phases 1 and 2): probes sizes up to `cap` records; returns the probe
+/// runs, their steps and the largest size that passed, if any.
+fn probe(s: &Settings, runner: &mut Runner, limit: f64, cap: u64) -> Result<(Vec<Run>, Vec<Step>, Option<u64>)> {
     let mut runs = Vec::new();
     let mut steps = Vec::new();
     let (mut lo, mut hi): (Option<u64>, Option<u64>) = (None, None);
@@ -98,58 +122,46 @@ pub fn search(s: &Settings, runner: &mut Runner, limit: f64) -> Result<(Vec<Run>
         } else {
             hi = Some(hi.map_or(size, |h| h.min(size)));
         }
-        let next = match (lo, hi) {
-            (Some(l), None) => {
-                if l >= cap {
-                    break;
-                }
-                let factor = (limit * 0.95 / wall.max(1e-3)).clamp(1.5, 8.0);
-                ((l as f64 * factor) as u64).min(cap)
-            }
-            (None, Some(h)) => {
-                if h <= 1 {
-                    break;
-                }
-                (h / 4).max(1)
-            }
-            (Some(l), Some(h)) => {
-                if (h as f64) <= l as f64 * 1.05 || h <= l + 1 {
-                    break;
-                }
-                ((l as f64 * h as f64).sqrt() as u64).clamp(l + 1, h - 1)
-            }
-            (None, None) => break,
-        };
+        let Some(next) = next_size(lo, hi, cap, limit, wall) else { break };
         size = next;
     }
-    let hit_cap = lo == Some(cap);
-    let mut found = Search {
-        limit_s: limit,
-        cap_bytes,
-        cap_reason,
-        steps,
-        result_records: None,
-        result_bytes: None,
-        result_median_s: None,
-        hit_cap,
-        note: String::new(),
-    };
-    let Some(mut size) = lo else {
-        found.note = format!("no size tried finished validly within {limit:.3} s");
-        return Ok((runs, found));
-    };
+    Ok((runs, steps, lo))
+}
+
+/// The next size to probe, given the largest size that passed (`lo`), the smallest that failed
+/// (`hi`) and the last probe's wall time; None when the search has nothing left to try.
+fn next_size(lo: Option<u64>, hi: Option<u64>, cap: u64, limit: f64, wall: f64) -> Option<u64> {
+    match (lo, hi) {
+        (Some(l), None) => {
+            if l >= cap {
+                return None;
+            }
+            let factor = (limit * 0.95 / wall.max(1e-3)).clamp(1.5, 8.0);
+            Some(((l as f64 * factor) as u64).min(cap))
+        }
+        (None, Some(h)) => {
+            if h <= 1 {
+                return None;
+            }
+            Some((h / 4).max(1))
+        }
+        (Some(l), Some(h)) => {
+            if (h as f64) <= l as f64 * 1.05 || h <= l + 1 {
+                return None;
+            }
+            Some(((l as f64 * h as f64).sqrt() as u64).clamp(l + 1, h - 1))
+        }
+        (None, None) => None,
+    }
+}
+
+/// Confirms (phase 3): `--runs` runs at `size`, stepping down 10% (twice at most) while their
+/// median is over the limit; adds the runs to `runs` and the result and note to `found`.
+fn confirm(s: &Settings, runner: &mut Runner, limit: f64, mut size: u64, runs: &mut Vec<Run>, found: &mut Search) -> Result<()> {
     let mut notes = Vec::new();
     for attempt in 0..3 {
-        let mut walls = Vec::new();
         let first = runs.len();
-        for _ in 0..s.runs {
-            let run = runner.run(size, "measure")?;
-            if run.valid {
-                walls.push(run.wall_s);
-            }
-            runs.push(run);
-            runner.progress.run_done();
-        }
+        let walls = measure(s, runner, size, runs)?;
         match median(&walls) {
             Some(m) if m <= limit => {
                 found.result_records = Some(size);
@@ -161,9 +173,9 @@ pub fn search(s: &Settings, runner: &mut Runner, limit: f64) -> Result<(Vec<Run>
                     size,
                     m,
                     limit,
-                    if hit_cap { "; the cap stopped the search, so more data would fit" } else { "" }
+                    if found.hit_cap { "; the cap stopped the search, so more data would fit" } else { "" }
                 );
-                return Ok((runs, found));
+                return Ok(());
             }
             m => {
                 notes.push(match m {
@@ -184,7 +196,21 @@ pub fn search(s: &Settings, runner: &mut Runner, limit: f64) -> Result<(Vec<Run>
             }
         }
     }
-    Ok((runs, found))
+    Ok(())
+}
+
+/// `--runs` measured runs at `size`, added to `runs`; returns the wall times of the valid ones.
+fn measure(s: &Settings, runner: &mut Runner, size: u64, runs: &mut Vec<Run>) -> Result<Vec<f64>> {
+    let mut walls = Vec::new();
+    for _ in 0..s.runs {
+        let run = runner.run(size, "measure")?;
+        if run.valid {
+            walls.push(run.wall_s);
+        }
+        runs.push(run);
+        runner.progress.run_done();
+    }
+    Ok(walls)
 }
 
 /// The search's cap: `--max-bytes` and a third of free space, whichever is less.

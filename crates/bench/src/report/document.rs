@@ -7,7 +7,7 @@ use super::plots::Plot;
 use super::{bytes, ibytes, Report};
 use crate::categories::Search;
 use crate::cli::{Cache, Format};
-use crate::context::Dir;
+use crate::context::{Context, Dir};
 
 pub enum Block {
     H(u8, String),
@@ -185,16 +185,23 @@ fn yes(b: bool) -> String {
     if b { "yes" } else { "NO" }.into()
 }
 
+/// The context of a report: the machine, the builds, the settings of the runs and the note.
 fn context(r: &Report) -> Block {
     let c = &r.context;
-    let s = &r.settings;
-    let stats: Vec<_> = r.runs.iter().filter_map(|x| x.xsort_stats.as_ref()).collect();
-    let mut modes: Vec<String> = stats.iter().flat_map(|x| x.io_modes()).collect();
-    modes.sort();
-    modes.dedup();
-    let budget = stats.first().map(|x| ibytes(x.memory_budget_bytes));
-    let threads = stats.first().map(|x| x.threads.to_string());
-    pairs(vec![
+    let mut rows = machine_rows(c);
+    rows.extend(build_rows(c));
+    rows.extend(settings_rows(r));
+    rows.extend([
+        ("Energy counters", energy_counters(c)),
+        ("GPU", c.gpu.clone()),
+        ("Note", if r.note.is_empty() { "(none)".into() } else { r.note.clone() }),
+    ]);
+    pairs(rows)
+}
+
+/// The machine's rows: host, CPU, memory, kernel and disks.
+fn machine_rows(c: &Context) -> Vec<(&'static str, String)> {
+    vec![
         ("Host", opt(&c.hostname)),
         (
             "CPU",
@@ -230,6 +237,12 @@ fn context(r: &Report) -> Block {
         ),
         ("Kernel / OS", format!("{} / {}", opt(&c.kernel), opt(&c.os))),
         ("Disks", if c.block_devices.is_empty() { "none found".into() } else { c.block_devices.join(", ") }),
+    ]
+}
+
+/// The builds' rows: the xsort measured and this xsort-bench.
+fn build_rows(c: &Context) -> Vec<(&'static str, String)> {
+    vec![
         (
             "xsort",
             format!(
@@ -243,6 +256,20 @@ fn context(r: &Report) -> Block {
             ),
         ),
         ("xsort-bench", format!("{}, {} build", opt(&c.bench.version), c.bench.build_profile)),
+    ]
+}
+
+/// The settings' rows: threads, memory and I/O as asked and as xsort's stats report them, the
+/// cache scenario, output sync and the records.
+fn settings_rows(r: &Report) -> Vec<(&'static str, String)> {
+    let s = &r.settings;
+    let stats: Vec<_> = r.runs.iter().filter_map(|x| x.xsort_stats.as_ref()).collect();
+    let mut modes: Vec<String> = stats.iter().flat_map(|x| x.io_modes()).collect();
+    modes.sort();
+    modes.dedup();
+    let budget = stats.first().map(|x| ibytes(x.memory_budget_bytes));
+    let threads = stats.first().map(|x| x.threads.to_string());
+    vec![
         (
             "Threads",
             format!(
@@ -285,21 +312,20 @@ fn context(r: &Report) -> Block {
                 s.distribution
             ),
         ),
-        (
-            "Energy counters",
-            if c.energy.measured {
-                format!(
-                    "{}: {}",
-                    opt(&c.energy.source),
-                    c.energy.zones.iter().map(|z| format!("{} ({})", z.id, z.name)).collect::<Vec<_>>().join(", ")
-                )
-            } else {
-                format!("none: {}", opt(&c.energy.reason))
-            },
-        ),
-        ("GPU", c.gpu.clone()),
-        ("Note", if r.note.is_empty() { "(none)".into() } else { r.note.clone() }),
-    ])
+    ]
+}
+
+/// The energy counters read, or why there are none.
+fn energy_counters(c: &Context) -> String {
+    if c.energy.measured {
+        format!(
+            "{}: {}",
+            opt(&c.energy.source),
+            c.energy.zones.iter().map(|z| format!("{} ({})", z.id, z.name)).collect::<Vec<_>>().join(", ")
+        )
+    } else {
+        format!("none: {}", opt(&c.energy.reason))
+    }
 }
 
 fn dirs(ds: &[Dir]) -> Block {

@@ -5,11 +5,13 @@
 //! search categories the sizes probed against the time limit.
 
 use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::figures::counted;
 use super::Report;
 use crate::run::Run;
+use crate::xstats::Sample;
 
 /// One drawn plot.
 pub struct Plot {
@@ -27,8 +29,10 @@ const PHASES: [(&str, RGBColor); 4] = [
     ("temp read", RGBColor(44, 160, 44)),
     ("output write", RGBColor(214, 39, 40)),
 ];
+/// The (x, y) points of a line.
+type Points = Vec<(f64, f64)>;
 /// A named, coloured line of (x, y) points.
-type Line = (&'static str, Vec<(f64, f64)>, RGBColor);
+type Line = (&'static str, Points, RGBColor);
 
 const GREY: RGBColor = RGBColor(170, 170, 170);
 
@@ -201,10 +205,35 @@ fn phases(valid: &[&Run]) -> Result<Plot> {
     })
 }
 
+/// Throughput of each phase and CPU use over the representative run, one chart above the other.
 fn timeline(run: &Run, r: &Report) -> Result<Plot> {
     let samples = run.xsort_stats.as_ref().map(|s| s.samples.clone()).unwrap_or_default();
-    let threads = r.context.cpu.threads.max(1) as f64;
-    let mut rates: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 4];
+    let (rates, cpu) = sample_steps(&samples, r.context.cpu.threads.max(1) as f64);
+    let tmax = top(run.wall_s.max(samples.last().map_or(0.0, |s| s.t_s)) / 1.15 * 1.02);
+    let rmax = top(rates.iter().flatten().map(|p| p.1).fold(0.0, f64::max)) * 1.3;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (W, H * 2)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let areas = root.split_evenly((2, 1));
+        draw_throughput(&areas[0], run.index, tmax, rmax, &rates)?;
+        draw_usage(&areas[1], tmax, cpu, r)?;
+        root.present().map_err(err)?;
+    }
+    Ok(Plot {
+        id: "plot-timeline",
+        caption: format!(
+            "Run {} (the valid run closest to the median): bytes per second of each phase and CPU use from xsort's samples, machine CPU and disk busy from /proc every 100 ms.",
+            run.index
+        ),
+        svg,
+    })
+}
+
+/// xsort's samples as step lines: MB/s of each of the [`PHASES`], and xsort's CPU use as a
+/// percentage of `threads` logical CPUs. Intervals under 20 ms are skipped.
+fn sample_steps(samples: &[Sample], threads: f64) -> (Vec<Points>, Points) {
+    let mut rates: Vec<Points> = vec![Vec::new(); 4];
     let mut cpu = Vec::new();
     for w in samples.windows(2) {
         let dt = w[1].t_s - w[0].t_s;
@@ -226,74 +255,62 @@ fn timeline(run: &Run, r: &Report) -> Result<Plot> {
         let c = ((w[1].cpu_s - w[0].cpu_s) / dt / threads * 100.0).max(0.0);
         cpu.extend([(t0, c), (t1, c)]);
     }
-    let tmax = top(run.wall_s.max(samples.last().map_or(0.0, |s| s.t_s)) / 1.15 * 1.02);
-    let rmax = top(rates.iter().flatten().map(|p| p.1).fold(0.0, f64::max)) * 1.3;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (W, H * 2)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let areas = root.split_evenly((2, 1));
-        let mut c = ChartBuilder::on(&areas[0])
-            .caption(format!("Throughput during run {} (xsort's own 100 ms samples)", run.index), (FONT, 18))
-            .margin(12)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..tmax, 0.0..rmax)
-            .map_err(err)?;
-        c.configure_mesh()
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 15))
-            .x_desc("seconds since xsort started")
-            .y_desc("MB/s")
-            .draw()
-            .map_err(err)?;
-        for (k, (name, color)) in PHASES.iter().enumerate() {
-            if rates[k].iter().all(|p| p.1 == 0.0) {
-                continue;
-            }
-            let color = *color;
-            c.draw_series(LineSeries::new(rates[k].clone(), color.stroke_width(2)))
-                .map_err(err)?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
+    (rates, cpu)
+}
+
+/// The timeline's upper chart: MB/s of each phase that moved any bytes.
+fn draw_throughput(area: &DrawingArea<SVGBackend, Shift>, run_index: usize, tmax: f64, rmax: f64, rates: &[Points]) -> Result<()> {
+    let mut c = ChartBuilder::on(area)
+        .caption(format!("Throughput during run {run_index} (xsort's own 100 ms samples)"), (FONT, 18))
+        .margin(12)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..tmax, 0.0..rmax)
+        .map_err(err)?;
+    c.configure_mesh()
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .x_desc("seconds since xsort started")
+        .y_desc("MB/s")
+        .draw()
+        .map_err(err)?;
+    for (k, (name, color)) in PHASES.iter().enumerate() {
+        if rates[k].iter().all(|p| p.1 == 0.0) {
+            continue;
         }
-        c.configure_series_labels().label_font((FONT, 14)).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
-        let mut c = ChartBuilder::on(&areas[1])
-            .caption("CPU and disk use during the same run", (FONT, 18))
-            .margin(12)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..tmax, 0.0..140.0)
-            .map_err(err)?;
-        c.configure_mesh()
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 15))
-            .x_desc("seconds")
-            .y_desc("% of capacity")
-            .draw()
-            .map_err(err)?;
-        let lines: [Line; 3] = [
-            ("xsort CPU, % of all logical CPUs", cpu, RGBColor(148, 103, 189)),
-            ("machine CPU busy %", machine_steps(&r.representative_machine_series, |p| p.cpu_busy_pct), GREY),
-            ("disk busy % (io_ticks)", machine_steps(&r.representative_machine_series, |p| p.disk_busy_pct), RGBColor(140, 86, 75)),
-        ];
-        for (name, pts, color) in lines {
-            c.draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(err)?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
-        }
-        c.configure_series_labels().label_font((FONT, 14)).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
-        root.present().map_err(err)?;
+        let color = *color;
+        c.draw_series(LineSeries::new(rates[k].clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
     }
-    Ok(Plot {
-        id: "plot-timeline",
-        caption: format!(
-            "Run {} (the valid run closest to the median): bytes per second of each phase and CPU use from xsort's samples, machine CPU and disk busy from /proc every 100 ms.",
-            run.index
-        ),
-        svg,
-    })
+    c.configure_series_labels().label_font((FONT, 14)).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+    Ok(())
+}
+
+/// The timeline's lower chart: xsort's CPU use (`cpu`) beside the machine's CPU and disk busy.
+fn draw_usage(area: &DrawingArea<SVGBackend, Shift>, tmax: f64, cpu: Points, r: &Report) -> Result<()> {
+    let mut c = ChartBuilder::on(area)
+        .caption("CPU and disk use during the same run", (FONT, 18))
+        .margin(12)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..tmax, 0.0..140.0)
+        .map_err(err)?;
+    c.configure_mesh().label_style((FONT, 14)).axis_desc_style((FONT, 15)).x_desc("seconds").y_desc("% of capacity").draw().map_err(err)?;
+    let lines: [Line; 3] = [
+        ("xsort CPU, % of all logical CPUs", cpu, RGBColor(148, 103, 189)),
+        ("machine CPU busy %", machine_steps(&r.representative_machine_series, |p| p.cpu_busy_pct), GREY),
+        ("disk busy % (io_ticks)", machine_steps(&r.representative_machine_series, |p| p.disk_busy_pct), RGBColor(140, 86, 75)),
+    ];
+    for (name, pts, color) in lines {
+        c.draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(err)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
+    }
+    c.configure_series_labels().label_font((FONT, 14)).border_style(BLACK).background_style(WHITE.mix(0.85)).draw().map_err(err)?;
+    Ok(())
 }
 
 /// The monitor's 100 ms intervals as a step line of `f`.

@@ -14,13 +14,13 @@
 
 use crate::entry::NEVER;
 use crate::framing::RecordOrder;
+use crate::gather::Placed;
 use crate::refine::{self, EntryMatcher, Tied};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::sync::atomic::AtomicBool;
 use xsort_io::AlignedBuf;
 use xsort_kernels::prefetch::prefetch_line as prefetch;
-use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
 use xsort_kernels::Method;
 
 /// Bytes of bookkeeping per line: its entry (16) and the kernel's scratch (16).
@@ -360,32 +360,51 @@ pub fn locate<O: RecordOrder>(order: &O, unique: bool, chunk: Chunk, entries: &[
     sums.iter().sum()
 }
 
-/// Fills `dst` with bytes `[first_byte, first_byte + dst.len())` of the output laid out in `locs`.
+/// Fills `dst` with bytes `[first_byte, first_byte + dst.len())` of the output laid out in `locs`
+/// (see [`crate::gather`]).
 pub fn gather(data: &[u8], locs: &[u128], first_byte: u64, dst: &mut [u8]) {
-    const PIECE: usize = 256 << 10;
-    crate::pool::install(|| {
-        dst.par_chunks_mut(PIECE).enumerate().for_each(|(i, piece)| gather_serial(data, locs, first_byte + (i * PIECE) as u64, piece))
-    });
+    crate::gather::gather(LaidOut { locs }, data, first_byte, dst)
 }
 
-fn gather_serial(data: &[u8], locs: &[u128], first_byte: u64, dst: &mut [u8]) {
-    let end_of = |l: u128| l as u64;
-    let mut i = locs.partition_point(|&l| end_of(l) <= first_byte);
-    let mut at = 0;
-    let mut pos = first_byte;
-    while at < dst.len() {
-        if let Some(&ahead) = locs.get(i + GATHER_AHEAD) {
-            // The line's length is its end in the output less the previous line's.
-            prefetch_record(data, (ahead >> 64) as usize, (end_of(ahead) - end_of(locs[i + GATHER_AHEAD - 1])) as usize);
+/// Sorted lines as their layout placed them: each line's start in the chunk (high 64 bits) and
+/// its end in the output (low 64 bits); its length is that end less the previous line's.
+#[derive(Clone, Copy)]
+struct LaidOut<'a> {
+    locs: &'a [u128],
+}
+
+impl LaidOut<'_> {
+    /// Where line `i` ends in the output.
+    #[inline]
+    fn end(&self, i: usize) -> u64 {
+        self.locs[i] as u64
+    }
+
+    /// Where line `i` begins in the output.
+    #[inline]
+    fn begin(&self, i: usize) -> u64 {
+        if i == 0 {
+            0
+        } else {
+            self.end(i - 1)
         }
-        let l = locs[i];
-        let begin = if i == 0 { 0 } else { end_of(locs[i - 1]) };
-        let start = (l >> 64) as usize + (pos - begin) as usize;
-        let n = ((end_of(l) - pos) as usize).min(dst.len() - at);
-        dst[at..at + n].copy_from_slice(&data[start..start + n]);
-        at += n;
-        pos += n as u64;
-        i += 1;
+    }
+}
+
+impl Placed for LaidOut<'_> {
+    /// Streaming stores were measured for records only.
+    const STREAMING: bool = false;
+
+    #[inline]
+    fn find(&self, byte: u64) -> (usize, usize) {
+        let i = self.locs.partition_point(|&l| l as u64 <= byte);
+        (i, (byte - self.begin(i)) as usize)
+    }
+
+    #[inline]
+    fn place(&self, i: usize) -> Option<(usize, usize)> {
+        let l = *self.locs.get(i)?;
+        Some(((l >> 64) as usize, (l as u64 - self.begin(i)) as usize))
     }
 }
 
