@@ -122,7 +122,7 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Defines a sort from Nsort statements (`-format=size:100 -key=position:0,size:10 -memory=1g`...,
+ * Defines a sort from Nsort statements (`-format=size:100 -key=position:1,size:10 -memory=1g`...,
  * the language of `xsort --spec`) and stores its context id in `*ctx`.
  *
  * The statements are bytes: a path that `-in_file`, `-out_file`, `-temp_file` or

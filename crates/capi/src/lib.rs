@@ -5,7 +5,7 @@
 //!
 //! ```c
 //! xsort_t ctx;
-//! xsort_define("-format=size:100 -key=position:0,size:10", 0, NULL, &ctx);
+//! xsort_define("-format=size:100 -key=position:1,size:10", 0, NULL, &ctx);
 //! xsort_release_recs(buf, n * 100, &ctx);     /* any number of times, whole records */
 //! xsort_release_end(&ctx);
 //! size_t size = sizeof out;
@@ -175,7 +175,7 @@ fn failed(failure: Failure, callback: Option<nsort::Callback>) -> (context::Cont
     (context, code)
 }
 
-/// Defines a sort from Nsort statements (`-format=size:100 -key=position:0,size:10 -memory=1g`...,
+/// Defines a sort from Nsort statements (`-format=size:100 -key=position:1,size:10 -memory=1g`...,
 /// the language of `xsort --spec`) and stores its context id in `*ctx`.
 ///
 /// The statements are bytes: a path that `-in_file`, `-out_file`, `-temp_file` or

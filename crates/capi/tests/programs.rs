@@ -68,7 +68,7 @@ fn in_file_to_out_file_spilled() {
     let (a, b, out) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("out"));
     let (sa, sb) = (gensort(&a, 150_000), gensort(&b, 150_000));
     let statements = format!(
-        "-format=size:100 -key=position:0,size:10 -in_file={} -in_file={} -out_file={} -memory=16m -temp={}",
+        "-format=size:100 -key=position:1,size:10 -in_file={} -in_file={} -out_file={} -memory=16m -temp={}",
         a.display(),
         b.display(),
         out.display(),
@@ -93,7 +93,7 @@ fn paths_that_are_not_utf8() {
     let (input, out, spill) = (named(dir.path(), b"in\xff"), named(dir.path(), b"out\xfe\xc3\xa9"), named(temp.path(), b"t\xfd"));
     std::fs::create_dir(&spill).unwrap();
     let summary = gensort(&input, 300_000);
-    let mut statements = OsString::from("-format=size:100 -key=position:0,size:10 -memory=16m -in_file=");
+    let mut statements = OsString::from("-format=size:100 -key=position:1,size:10 -memory=16m -in_file=");
     for (path, next) in [(&input, " -out_file="), (&out, ",sync -temp="), (&spill, "")] {
         statements.push(path);
         statements.push(next);
@@ -110,7 +110,7 @@ fn in_file_returned_to_the_program() {
     let dir = tempdir();
     let (input, out) = (dir.path().join("in"), dir.path().join("out"));
     let summary = gensort(&input, 200_000);
-    files(Names::Xsort, format!("-format=size:100 -key=position:0,size:10 -in_file={}", input.display()), Some(&out));
+    files(Names::Xsort, format!("-format=size:100 -key=position:1,size:10 -in_file={}", input.display()), Some(&out));
     assert_sorted_copy(&summary, &out);
 }
 
@@ -119,7 +119,7 @@ fn two_threads_two_contexts() {
     let dir = tempdir();
     for names in [Names::Xsort, Names::Nsort] {
         let exe = compile("tests/c/threads.c", dir.path(), Link::Dynamic, names);
-        let out = run_ok(&exe, &["-format=size:100 -key=position:0,size:10 -memory=256m -processes=2", "200000"]);
+        let out = run_ok(&exe, &["-format=size:100 -key=position:1,size:10 -memory=256m -processes=2", "200000"]);
         assert!(String::from_utf8_lossy(&out.stdout).contains("both sorts passed"));
     }
 }
@@ -128,7 +128,7 @@ fn two_threads_two_contexts() {
 fn ended_sorts_leave_no_temp_file() {
     let (dir, temp) = (tempdir(), tempdir());
     let exe = compile("tests/c/cancel.c", dir.path(), Link::Static, Names::Xsort);
-    let statements = format!("-format=size:100 -key=position:0,size:10 -memory=16m -temp={}", temp.path().display());
+    let statements = format!("-format=size:100 -key=position:1,size:10 -memory=16m -temp={}", temp.path().display());
     run_ok(&exe, &[&statements, temp.path().to_str().unwrap(), "400000"]);
     assert_eq!(entries(temp.path()), Vec::<String>::new());
 }
@@ -164,7 +164,7 @@ fn spilling_files_program(
     std::fs::write(&out, b"old").unwrap();
     let exe = compile("tests/c/files.c", dir, Link::Dynamic, names);
     let statements = format!(
-        "-format=size:100 -key=position:0,size:10 -memory={memory} -in_file={} -out_file={} -temp={}",
+        "-format=size:100 -key=position:1,size:10 -memory={memory} -in_file={} -out_file={} -temp={}",
         input.display(),
         out.display(),
         temp.display()

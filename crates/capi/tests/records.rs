@@ -52,6 +52,6 @@ fn nsort_names_dynamic_spilled() {
 #[test]
 fn xsort_names_static_spilled() {
     let temp = tempdir();
-    let statements = format!("-format=size:100 -key=position:0,size:10 -memory=16m -temp_file={}", temp.path().display());
+    let statements = format!("-format=size:100 -key=position:1,size:10 -memory=16m -temp_file={}", temp.path().display());
     sort_records(Link::Static, Names::Xsort, &statements, Some(temp.path()));
 }

@@ -76,6 +76,11 @@ impl AtomicOutput {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(open_error(e)),
         };
+        if existing.is_none() && std::fs::metadata(target).is_ok_and(|md| !md.is_file() && !md.is_dir()) {
+            // A link to what has no name (`/dev/stdout` on a pipe: /proc/self/fd/1 -> pipe:[N])
+            // resolves to a path that does not exist; the link itself reaches the pipe or socket.
+            return Self::special(target, target.to_owned());
+        }
         if let Some(md) = &existing {
             refuse_planted(&real, md).map_err(open_error)?;
         }
@@ -83,9 +88,7 @@ impl AtomicOutput {
             if md.is_dir() {
                 return Err(open_error(std::io::ErrorKind::IsADirectory.into()));
             }
-            let f = std::fs::OpenOptions::new().write(true).open(&real).map_err(open_error)?;
-            let file = Arc::new(DirectFile::from_file(f, target.to_owned()));
-            return Ok(AtomicOutput { target: target.to_owned(), real, file, state: State::Special });
+            return Self::special(target, real);
         }
         if real.file_name().is_none() {
             return Err(open_error(std::io::ErrorKind::InvalidInput.into()));
@@ -117,6 +120,14 @@ impl AtomicOutput {
             }
         }
         Ok(out)
+    }
+
+    /// A target that is not a regular file (`/dev/null`, a FIFO, a terminal, a pipe), opened at
+    /// `real` and written in place.
+    fn special(target: &Path, real: PathBuf) -> Result<Self> {
+        let f = std::fs::OpenOptions::new().write(true).open(&real).map_err(|cause| IoError::Open { path: target.to_owned(), cause })?;
+        let file = Arc::new(DirectFile::from_file(f, target.to_owned()));
+        Ok(AtomicOutput { target: target.to_owned(), real, file, state: State::Special })
     }
 
     /// Gives the new file the owner and group of the target; false where that is not allowed.

@@ -20,7 +20,7 @@ static void one_line(ctx_t *ctx, const char *part) {
 /* Defines a sort of 100-byte records. */
 static ctx_t fixed(void) {
     ctx_t ctx;
-    EXPECT(DEFINE("-format=size:100 -key=position:0,size:10", &ctx), CODE(SUCCESS), &ctx);
+    EXPECT(DEFINE("-format=size:100 -key=position:1,size:10", &ctx), CODE(SUCCESS), &ctx);
     return ctx;
 }
 
@@ -36,7 +36,7 @@ static void bad_statements(void) {
     one_line(&ctx, "size");
     EXPECT(API(end)(&ctx), CODE(SUCCESS), &ctx);
 
-    EXPECT(DEFINE("-format=size:10 -key=position:5,size:10", &ctx), CODE(KEY_BEYOND_END), &ctx);
+    EXPECT(DEFINE("-format=size:10 -key=position:6,size:10", &ctx), CODE(KEY_BEYOND_END), &ctx);
     one_line(&ctx, "past the end");
     EXPECT(API(end)(&ctx), CODE(SUCCESS), &ctx);
 

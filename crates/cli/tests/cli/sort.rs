@@ -606,6 +606,22 @@ fn output_to_dev_null() {
     fx.assert_clean();
 }
 
+/// `-o /dev/stdout` with standard output a pipe (a script's idiom): the link leads to a pipe with
+/// no name, written in place; records and lines alike.
+#[test]
+fn output_to_dev_stdout_on_a_pipe() {
+    let fx = Fixture::new();
+    let data = tiny_alphabet_records(2_000, b"ab", 25);
+    fx.write("in", &data);
+    let out = ok(fx.cmd().args(["--record-size=16", "--key-bytes=0:4", "-o", "/dev/stdout", "in"]));
+    fx.write("got", &out.stdout);
+    assert_sorted_file(&fx.path("got"), &data, 16, &["0:4"]);
+    fx.write("lines", b"b\nc\na\n");
+    let out = ok(fx.cmd().args(["-o", "/dev/stdout", "lines"]));
+    assert_eq!(out.stdout, b"a\nb\nc\n");
+    fx.assert_clean();
+}
+
 #[test]
 fn output_to_a_fifo() {
     use std::io::Read;

@@ -133,7 +133,7 @@ fn fixed_positions_inside_delimited_records() {
         data.push(b'\n');
     }
     fx.write("in", &data);
-    let spec = "-format=delimiter:'\\n' -field=name:k,size:3,off:1 -field=name:n,size:4,off:4,decimal -key=n,descending -key=k -key=position:0,size:1";
+    let spec = "-format=delimiter:'\\n' -field=name:k,size:3,off:1 -field=name:n,size:4,off:4,decimal -key=n,descending -key=k -key=position:1,size:1";
     let out = ok(fx.cmd().args(["--spec", spec, "in"]));
     assert_eq!(out.stdout, gnu(&fx, &["-s", "-t\n", "-k1.5,1.8nr", "-k1.2,1.4", "-k1.1,1.1", "in"]));
     fx.assert_clean();
@@ -161,7 +161,7 @@ fn statements_that_do_not_map_fail_naming_the_statement() {
         ),
         (&["--spec", "-format=delimiter:'\\n' -field=name:a,delimiter:',' -field=name:b,size:4"], "'-field=name:b,size:4'"),
         (&["--spec", "-format=delimiter:'\\n' -field=name:a,delimiter:',',integer"], "'-field=name:a,delimiter:',',integer'"),
-        (&["--spec", "-format=delimiter:'\\n' -field=name:a,delimiter:',' -key=position:0,size:1"], "'-key=position:0,size:1'"),
+        (&["--spec", "-format=delimiter:'\\n' -field=name:a,delimiter:',' -key=position:1,size:1"], "'-key=position:1,size:1'"),
         (&["--spec", "-format=delimiter:ab"], "'-format=delimiter:ab'"),
         (&["--spec", "-field=name:a,delimiter:',' -key=a"], "'-field=name:a,delimiter:','"),
         (&["--spec", "-format=delimiter:'\\n' -key=nosuch"], "'-key=nosuch'"),

@@ -85,3 +85,18 @@ fn specification_files_that_loop_or_fail_are_one_line_errors() {
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"kept");
     fx.assert_clean();
 }
+
+/// Nsort counts `position:N` from 1: `position:2` is the record's second byte (`offset:1`), and
+/// `position:0` is refused rather than read as some other byte.
+#[test]
+fn position_counts_bytes_from_one_as_nsort_does() {
+    let fx = Fixture::new();
+    fx.write("in", b"az by cx");
+    for key in ["position:2,size:1", "offset:1,size:1"] {
+        let out = ok(fx.cmd().args(["--spec", &format!("-format=size:2 -key={key}"), "in"]));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "cxbyaz", "-key={key} sorts on the second byte");
+    }
+    let e = fail(fx.cmd().args(["--spec", "-format=size:2 -key=position:0,size:1", "in"]));
+    assert!(e.contains("position:N counts bytes from 1, but N was zero"), "{e}");
+    fx.assert_clean();
+}

@@ -416,7 +416,7 @@ fn nsort_typed_fields() {
         &format!("-field=name:u,size:2,off:{U16BE},unsigned,big_endian -field=name:c,size:1,off:{I8},int -key=u -key=c,descending"),
         &[&format!("{U16BE}:2:u16be"), &format!("{I8}:1:i8:r")],
     );
-    check_spec(&d, &format!("-key=position:{I32BE},size:4,integer,big_endian,descending"), &[&format!("{I32BE}:4:i32be:r")]);
+    check_spec(&d, &format!("-key=offset:{I32BE},size:4,integer,big_endian,descending"), &[&format!("{I32BE}:4:i32be:r")]);
 }
 
 #[test]
@@ -472,5 +472,5 @@ fn typed_spec_errors() {
     fails(&["--spec", &spec("-field=name:v,size:8,decimal,little_endian -key=v")], &["--spec", "byte order"]);
     fails(&["--spec", &spec("-field=name:v,size:4,float -key=w")], &["--spec", "'w'"]);
     fails(&["--spec", &spec("-field=name:v,off:60,double -key=v")], &["--spec", "past the end of the 64-byte record"]);
-    fails(&["--spec", &spec("-key=position:0,size:2,double")], &["--spec", "not 2"]);
+    fails(&["--spec", &spec("-key=position:1,size:2,double")], &["--spec", "not 2"]);
 }

@@ -8,7 +8,7 @@
 //! - delimited fields (`-field=name:F,delimiter:','`): field I (1-based, in `-field` order) is GNU
 //!   field I with `-t` set to the shared field delimiter, so `-key=F` is `-k I,I`; a last field
 //!   that ends at the record delimiter runs to the end of the record: `-k I`;
-//! - fixed-position fields and `-key=position:P,size:N` (all of a record's fields fixed): the
+//! - fixed-position fields and `-key=offset:P,size:N` (all of a record's fields fixed): the
 //!   separator is the record delimiter itself, which never occurs inside a record, so field 1 is
 //!   the whole record and the key is `-k 1.(P+1),1.(P+N)`;
 //! - `decimal` adds GNU's `n` (numeric: leading blanks, sign, digits, a decimal point; text that
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn fixed_positions_use_the_terminator_as_separator() {
-        let (sep, keys) = mapped("-format=delimiter:nul -field=name:a,size:3,off:2,decimal -key=a -key=position:0,size:2,desc");
+        let (sep, keys) = mapped("-format=delimiter:nul -field=name:a,size:3,off:2,decimal -key=a -key=position:1,size:2,desc");
         assert_eq!(sep, Some(0));
         assert_eq!(keys, k(&["1.3,1.5n", "1.1,1.2r"]));
     }

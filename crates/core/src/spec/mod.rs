@@ -48,13 +48,14 @@
 //! | `-field=name:NAME,size:N,offset:N[,TYPE][,ENDIAN]` | a named field in the record |
 //! | `-field=name:NAME,delimiter:C[,character\|decimal]` | a field of a delimited record, ended by the byte C |
 //! | `-key=NAME[,ascending\|descending]` | sort on a field (keys in priority order) |
-//! | `-key=position:OFF,size:N[,TYPE][,ENDIAN][,descending]` | sort on bytes not named by a field |
+//! | `-key=position:P,size:N[,TYPE][,ENDIAN][,descending]` | sort on bytes not named by a field, from byte P counted from 1 (or `offset:OFF` from 0) |
 //! | `-in_file=PATH[,OPTS]` | an input file; may repeat |
 //! | `-out_file=PATH[,OPTS]` | the output file; at most once |
 //! | `-temp_file=DIR[,OPTS]` (also `-temp`, `-tempdir`, `-temp_dir`) | a temporary directory; may repeat |
 //! | `-specification=FILE` | the statements in FILE, read in place |
 //!
-//! Field and key words: `offset` (also `off`, `position`), `size`, the
+//! Field and key words: `offset` (also `off`: the first byte, from 0), `position` (the first byte
+//! counted from 1, as Nsort counts it: `position:1` is `offset:0`), `size`, the
 //! types `character` (the default), `integer` (`int`), `unsigned`, `float`,
 //! `double`, `decimal`, and the byte orders `big_endian`, `little_endian`
 //! (binary numbers only; when absent the consumer chooses: xsort, like
@@ -205,7 +206,7 @@ pub struct FieldDef {
 /// One sort key (`-key=`), resolved to its bytes in the record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyDef {
-    /// The field the key names, or `None` for the `position:` form.
+    /// The field the key names, or `None` for the `position:`/`offset:` form.
     pub field: Option<String>,
     /// Byte offset from the start of the record.
     pub offset: usize,

@@ -78,6 +78,14 @@ fn apply_layout_word(st: &Statement<'_>, l: &mut Layout, word: LayoutWord, text:
     match word {
         LayoutWord::Name => set_once(st, &mut l.name, text.to_string(), "the name"),
         LayoutWord::Offset => set_once(st, &mut l.offset, st.number("the offset", text)?, "the offset"),
+        // Nsort's position counts from 1 (its NSORT_POSITION_POSITIVE refuses 0).
+        LayoutWord::Position => {
+            let position = st.number("the position", text)?;
+            if position == 0 {
+                return Err(st.invalid("position:N counts bytes from 1, but N was zero (offset:N counts from 0)"));
+            }
+            set_once(st, &mut l.offset, position - 1, "the offset")
+        }
         LayoutWord::Size => set_once(st, &mut l.size, st.positive("the size", text)?, "the size"),
         LayoutWord::Type(t) => set_once(st, &mut l.field_type, t, "the type"),
         LayoutWord::Endian(e) => set_once(st, &mut l.endian, e, "the byte order"),
@@ -91,13 +99,13 @@ fn apply_layout_word(st: &Statement<'_>, l: &mut Layout, word: LayoutWord, text:
 
 /// Parses a `-key` value: `NAME[,ascending|descending]` or options.
 pub(super) fn parse_key(st: &Statement<'_>) -> Result<PendingKey> {
-    let value = st.value("-key=key or -key=position:0,size:10")?;
+    let value = st.value("-key=key or -key=position:1,size:10")?;
     let (first, rest) = match value.split_once(',') {
         Some((f, r)) => (f, Some(r)),
         None => (value, None),
     };
     // A bare first word names a field unless options with values follow,
-    // so that `-key=descending,position:0,size:4` stays positional.
+    // so that `-key=descending,position:1,size:4` stays positional.
     let named = !first.contains(['=', ':']) && !rest.unwrap_or_default().contains(['=', ':']);
     let mut l = match rest {
         Some(r) if named => parse_layout(st, r, NAMED_KEY_CONTEXT)?,
@@ -131,7 +139,7 @@ fn check_named_key(st: &Statement<'_>, l: &Layout) -> Result<()> {
 
 fn positional_key(st: &Statement<'_>, l: &Layout, descending: bool) -> Result<KeyDef> {
     let Some(offset) = l.offset else {
-        return Err(st.invalid("-key needs a field name or a position, as in -key=position:0,size:10"));
+        return Err(st.invalid("-key needs a field name or a position, as in -key=position:1,size:10"));
     };
     let (field_type, size, endian) = typed_extent(st, l)?;
     Ok(KeyDef { field: None, offset, size, field_type, endian, descending })

@@ -189,8 +189,8 @@ fn field_option_words_and_defaults() {
 
 #[test]
 fn keys_in_priority_order() {
-    let s = ok("-key=b,descending -key=position:0,size:2 -key=a,asc \
-        -key=pos:4,int,size:8,little,desc -key=a,d \
+    let s = ok("-key=b,descending -key=position:1,size:2 -key=a,asc \
+        -key=pos:5,int,size:8,little,desc -key=a,d \
         -field=name:a,size:2,off:10 -field=name:b,double,big_endian,off:12");
     let k = |field: Option<&str>, offset, size, field_type, endian, descending| KeyDef {
         field: field.map(String::from),
@@ -213,15 +213,27 @@ fn keys_in_priority_order() {
     );
     assert!(ok("-field=name:a,size:1 -key=name:a,DESC").keys[0].descending);
     // A bare first word followed by options with values is an option.
-    let s = ok("-key=descending,position:3,size:1");
+    let s = ok("-key=descending,position:4,size:1");
     assert_eq!(s.keys, vec![k(None, 3, 1, Character, None, true)]);
     assert_eq!(ok("-key=offset=5,unsigned").keys, vec![k(None, 5, 4, Unsigned, None, false)]);
 }
 
 #[test]
+fn position_counts_from_one_and_offset_from_zero() {
+    assert_eq!(ok("-key=position:1,size:10").keys, ok("-key=offset:0,size:10").keys);
+    assert_eq!(ok("-key=pos:8,size:2").keys, ok("-key=off:7,size:2").keys);
+    assert_eq!(ok("-field=name:a,position:5,size:2 -key=a").fields[0].offset, 4);
+    assert_eq!(
+        err("-key=position:0,size:2"),
+        "invalid statement '-key=position:0,size:2': position:N counts bytes from 1, but N was zero \
+         (offset:N counts from 0)"
+    );
+}
+
+#[test]
 fn extents_fit_the_record_whatever_the_order() {
     assert!(parse_spec("-field=name:k,size:10,off:90 -key=k -format=size:100").is_ok());
-    assert!(parse_spec("-key=position:99,size:1 -format=size:100").is_ok());
+    assert!(parse_spec("-key=position:100,size:1 -format=size:100").is_ok());
 }
 
 /// Each error quotes the statement; the full text is checked.
@@ -384,16 +396,16 @@ fn key_errors() {
         (
             "-key=size:4",
             "invalid statement '-key=size:4': -key needs a field name or a position, as in \
-             -key=position:0,size:10",
+             -key=position:1,size:10",
         ),
         (
-            "-key=position:0",
-            "invalid statement '-key=position:0': a character field or key needs a size, \
+            "-key=position:1",
+            "invalid statement '-key=position:1': a character field or key needs a size, \
              as in size:10",
         ),
         (
-            "-format=size:100 -key=position:95,size:10",
-            "invalid statement '-key=position:95,size:10': the key covers bytes 95..105, \
+            "-format=size:100 -key=position:96,size:10",
+            "invalid statement '-key=position:96,size:10': the key covers bytes 95..105, \
              past the end of the 100-byte record (-format=size:100)",
         ),
         (
@@ -414,7 +426,7 @@ fn key_errors() {
         (
             "-key",
             "invalid statement '-key': -key needs a value, as in -key=key or \
-             -key=position:0,size:10",
+             -key=position:1,size:10",
         ),
     ];
     for (text, want) in cases {
@@ -607,7 +619,7 @@ fn delimiter_characters() {
 
 #[test]
 fn delimited_records_with_fixed_positions() {
-    let s = ok("-format=delimiter:'\\n' -field=name:k,size:4,off:2 -key=k -key=position:0,size:2,decimal,desc");
+    let s = ok("-format=delimiter:'\\n' -field=name:k,size:4,off:2 -key=k -key=position:1,size:2,decimal,desc");
     assert_eq!(s.fields[0].delimiter, None);
     assert_eq!((s.keys[0].offset, s.keys[0].size), (2, 4));
     assert_eq!((s.keys[1].offset, s.keys[1].size, s.keys[1].descending), (0, 2, true));
@@ -721,8 +733,8 @@ fn delimited_errors() {
              be delimited or all at fixed positions",
         ),
         (
-            "-format=delimiter:'\\n' -field=name:a,delimiter:',' -key=position:0,size:2",
-            "invalid statement '-key=position:0,size:2': a key at a byte position cannot be \
+            "-format=delimiter:'\\n' -field=name:a,delimiter:',' -key=position:1,size:2",
+            "invalid statement '-key=position:1,size:2': a key at a byte position cannot be \
              combined with delimited fields: name a -field, as in -key=NAME",
         ),
         (
@@ -731,13 +743,13 @@ fn delimited_errors() {
              text, so their fields and keys are character or decimal, not integer",
         ),
         (
-            "-format=delimiter:'\\n' -key=position:0,double",
-            "invalid statement '-key=position:0,double': delimited records are sorted as text, \
+            "-format=delimiter:'\\n' -key=position:1,double",
+            "invalid statement '-key=position:1,double': delimited records are sorted as text, \
              so their fields and keys are character or decimal, not double",
         ),
         (
-            "-format=delimiter:'\\n' -key=position:0,size:2,delimiter:','",
-            "invalid statement '-key=position:0,size:2,delimiter:','': unknown key option \
+            "-format=delimiter:'\\n' -key=position:1,size:2,delimiter:','",
+            "invalid statement '-key=position:1,size:2,delimiter:','': unknown key option \
              'delimiter'; expected one of name, offset, size, character, integer, unsigned, \
              float, double, decimal, big_endian, little_endian, ascending, descending",
         ),

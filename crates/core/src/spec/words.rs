@@ -161,7 +161,10 @@ pub(super) const FORMAT_WORDS: &[(&str, FormatWord)] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum LayoutWord {
     Name,
+    /// The first byte, counted from 0 (`offset`, `off`).
     Offset,
+    /// The first byte, counted from 1 (`position`), as Nsort counts it.
+    Position,
     Size,
     Type(FieldType),
     Endian(Endian),
@@ -171,7 +174,7 @@ pub(super) enum LayoutWord {
 
 impl LayoutWord {
     pub(super) fn takes_value(self) -> bool {
-        matches!(self, LayoutWord::Name | LayoutWord::Offset | LayoutWord::Size | LayoutWord::Delimiter)
+        matches!(self, LayoutWord::Name | LayoutWord::Offset | LayoutWord::Position | LayoutWord::Size | LayoutWord::Delimiter)
     }
 }
 
@@ -179,7 +182,7 @@ pub(super) const LAYOUT_WORDS: &[(&str, LayoutWord)] = &[
     ("name", LayoutWord::Name),
     ("offset", LayoutWord::Offset),
     ("off", LayoutWord::Offset),
-    ("position", LayoutWord::Offset),
+    ("position", LayoutWord::Position),
     ("size", LayoutWord::Size),
     ("character", LayoutWord::Type(FieldType::Character)),
     ("integer", LayoutWord::Type(FieldType::Integer)),
