@@ -91,7 +91,7 @@ fn specification_files_that_loop_or_fail_are_one_line_errors() {
 #[test]
 fn position_counts_bytes_from_one_as_nsort_does() {
     let fx = Fixture::new();
-    fx.write("in", b"az by cx");
+    fx.write("in", b"azbycx");
     for key in ["position:2,size:1", "offset:1,size:1"] {
         let out = ok(fx.cmd().args(["--spec", &format!("-format=size:2 -key={key}"), "in"]));
         assert_eq!(String::from_utf8_lossy(&out.stdout), "cxbyaz", "-key={key} sorts on the second byte");

@@ -162,7 +162,7 @@ fn file_option_words_and_prefixes() {
 #[test]
 fn field_option_words_and_defaults() {
     let s = ok("-format=size:32 \
-        -field=name:a,siz:4,offset:2 -field=name:b,size:3,pos:6,char \
+        -field=name:a,siz:4,offset:2 -field=name:b,size:3,pos:7,char \
         -field=name:c,int,big -field=name:d,unsigned,size:2,little_endian \
         -field=name:e,float -field=name:f,double,off:24 -field=name:g,dec,size:1,o:31");
     let f =
@@ -349,7 +349,7 @@ fn field_errors() {
         (
             "-field=name:k,size:4,descending",
             "invalid statement '-field=name:k,size:4,descending': unknown field option \
-             'descending'; expected one of name, offset, size, character, integer, unsigned, \
+             'descending'; expected one of name, offset, position, size, character, integer, unsigned, \
              float, double, decimal, big_endian, little_endian, delimiter",
         ),
         (
@@ -409,8 +409,8 @@ fn key_errors() {
              past the end of the 100-byte record (-format=size:100)",
         ),
         (
-            "-key=pos:0,size:4,d",
-            "invalid statement '-key=pos:0,size:4,d': key option 'd' is ambiguous; it could \
+            "-key=pos:1,size:4,d",
+            "invalid statement '-key=pos:1,size:4,d': key option 'd' is ambiguous; it could \
              be double, decimal or descending",
         ),
         (
@@ -750,7 +750,7 @@ fn delimited_errors() {
         (
             "-format=delimiter:'\\n' -key=position:1,size:2,delimiter:','",
             "invalid statement '-key=position:1,size:2,delimiter:','': unknown key option \
-             'delimiter'; expected one of name, offset, size, character, integer, unsigned, \
+             'delimiter'; expected one of name, offset, position, size, character, integer, unsigned, \
              float, double, decimal, big_endian, little_endian, ascending, descending",
         ),
         (
