@@ -1,6 +1,7 @@
 //! Nsort command lines as Nsort's users print them, through the real `xsort` binary: blanks and
 //! line breaks after a comma inside a statement (NTOSort's 10 GB and 100 GB lines), and
-//! statements read from `-specification` files, with their loop check.
+//! statements read from `-specification` files, with their loop check; `position`, `-threads` and
+//! `-nowarn` as Nsort and its clients write them.
 
 use crate::common::*;
 
@@ -98,5 +99,22 @@ fn position_counts_bytes_from_one_as_nsort_does() {
     }
     let e = fail(fx.cmd().args(["--spec", "-format=size:2 -key=position:0,size:1", "in"]));
     assert!(e.contains("position:N counts bytes from 1, but N was zero"), "{e}");
+    fx.assert_clean();
+}
+
+/// What Nsort clients add to every definition: `-threads=N` (as `-processes`), and `-nowarn`, which
+/// silences the warning of a memory budget clamped to the machine's.
+#[test]
+fn threads_and_nowarn_as_nsort_clients_write_them() {
+    let fx = Fixture::new();
+    fx.write("in", b"cxbyaz");
+    let spec = |extra: &str| format!("-threads=1 -format=size:2 -key=offset:0,size:1 -memory=1000T {extra}");
+    let out = ok(fx.cmd().args(["--spec", &spec(""), "--stats-json", "s.json", "in"]));
+    assert_eq!(out.stdout, b"azbycx");
+    assert_eq!(stat_u64(&read_stats(&fx.path("s.json")), "threads"), 1, "-threads=1 is one worker thread");
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(warned.contains("warning: memory budget"), "a 1000T budget is clamped with a warning: {warned}");
+    let out = ok(fx.cmd().args(["--spec", &spec("-nowarn"), "in"]));
+    assert_eq!((out.stdout.as_slice(), String::from_utf8_lossy(&out.stderr).as_ref()), (&b"azbycx"[..], ""), "-nowarn prints nothing");
     fx.assert_clean();
 }

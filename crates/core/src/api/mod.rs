@@ -91,6 +91,8 @@ pub struct Sort {
     counters: Option<Arc<SortCounters>>,
     /// Why the sort cannot start, from a builder call that cannot fail (see [`Sort::key`]).
     refused: Option<String>,
+    /// Nsort's `-nowarn`: [`Sort::warnings`] is empty.
+    no_warnings: bool,
 }
 
 /// Which transfers an [`IoSettings`] of [`Sort`] is for.
@@ -118,6 +120,7 @@ impl Sort {
             cancel: None,
             counters: None,
             refused: None,
+            no_warnings: false,
         }
     }
 
@@ -206,6 +209,7 @@ impl Sort {
             self = self.memory_size(m);
         }
         self.threads = spec.processes.or(self.threads);
+        self.no_warnings |= spec.nowarn;
         self.temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
         if spec.method == Some(spec::Method::Merge) {
             self.method = Method::Merge;
@@ -396,8 +400,11 @@ impl Sort {
     }
 
     /// What the sort will do otherwise than asked (a memory budget clamped to what the machine
-    /// has), for the caller to show before it runs.
+    /// has), for the caller to show before it runs; none after Nsort's `-nowarn`.
     pub fn warnings(&self) -> Vec<String> {
+        if self.no_warnings {
+            return Vec::new();
+        }
         self.budget.iter().filter_map(|b| b.warning.clone()).collect()
     }
 

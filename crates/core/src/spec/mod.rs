@@ -38,11 +38,12 @@
 //!
 //! | statement | meaning |
 //! |---|---|
-//! | `-processes=N` | worker threads, N >= 1 |
+//! | `-processes=N` (or `-threads=N`) | worker threads, N >= 1 |
 //! | `-memory=SIZE` | memory budget: `124000M`, `2G`, `50%`; a bare number is MiB (see [`crate::size`]) |
 //! | `-method=radix\|merge` | in-memory sort method |
 //! | `-touch` / `-notouch` | pre-fault memory before the sort, or not |
 //! | `-statistics` / `-nostatistics` | print statistics at the end, or not |
+//! | `-nowarn` | print no warnings (a memory budget clamped to the machine's) |
 //! | `-format=size:N` (or `record_size:N`) | fixed-size records of N bytes |
 //! | `-format=delimiter:C[,maximum_size:N]` (or `record_delimiter:C`) | variable-length records, each ended by the byte C |
 //! | `-field=name:NAME,size:N,offset:N[,TYPE][,ENDIAN]` | a named field in the record |
@@ -242,7 +243,7 @@ pub struct FileSpec {
 /// consumer applies its own defaults.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NsortSpec {
-    /// `-processes=N`.
+    /// `-processes=N` (or `-threads=N`).
     pub processes: Option<usize>,
     /// `-memory=SIZE`.
     pub memory: Option<MemorySize>,
@@ -252,6 +253,8 @@ pub struct NsortSpec {
     pub touch: Option<bool>,
     /// `-statistics` (true) or `-nostatistics` (false).
     pub statistics: Option<bool>,
+    /// `-nowarn`: no warnings (see `Sort::warnings`).
+    pub nowarn: bool,
     /// `-format=size:N`: fixed record size in bytes.
     pub record_size: Option<usize>,
     /// `-format=delimiter:C`: variable-length records, each ended by this byte
@@ -640,6 +643,10 @@ impl Builder {
             Keyword::Statistics | Keyword::NoStatistics => {
                 st.no_value()?;
                 self.spec.statistics = Some(st.keyword == Keyword::Statistics);
+            }
+            Keyword::NoWarn => {
+                st.no_value()?;
+                self.spec.nowarn = true;
             }
             Keyword::Format => {
                 let (size, delimiter, maximum) = parse_format(st)?;

@@ -105,6 +105,7 @@ pub(super) enum Keyword {
     NoTouch,
     Statistics,
     NoStatistics,
+    NoWarn,
     Format,
     Field,
     Key,
@@ -119,12 +120,15 @@ pub(super) enum Keyword {
 
 pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
     ("processes", Keyword::Processes),
+    // Nsort clients add `-threads=N` to every definition.
+    ("threads", Keyword::Processes),
     ("memory", Keyword::Memory),
     ("method", Keyword::Method),
     ("touch", Keyword::Touch),
     ("notouch", Keyword::NoTouch),
     ("statistics", Keyword::Statistics),
     ("nostatistics", Keyword::NoStatistics),
+    ("nowarn", Keyword::NoWarn),
     ("format", Keyword::Format),
     ("field", Keyword::Field),
     ("key", Keyword::Key),
