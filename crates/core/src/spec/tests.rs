@@ -44,6 +44,7 @@ fn published_command_line() {
         method: Some(Method::Radix),
         touch: Some(true),
         statistics: Some(true),
+        nowarn: false,
         record_size: Some(100),
         record_delimiter: None,
         maximum_record_size: None,
@@ -216,6 +217,13 @@ fn keys_in_priority_order() {
     let s = ok("-key=descending,position:4,size:1");
     assert_eq!(s.keys, vec![k(None, 3, 1, Character, None, true)]);
     assert_eq!(ok("-key=offset=5,unsigned").keys, vec![k(None, 5, 4, Unsigned, None, false)]);
+}
+
+#[test]
+fn threads_and_nowarn_as_nsort_clients_write_them() {
+    let s = ok("-threads=3 -nowarn -format=size:10");
+    assert_eq!((s.processes, s.nowarn), (Some(3), true));
+    assert!(!ok("-format=size:10").nowarn);
 }
 
 #[test]
