@@ -261,12 +261,12 @@ fn statement_errors() {
         (
             "-colour=red",
             "unknown statement '-colour=red': expected one of -processes, -memory, -method, \
-             -touch, -notouch, -statistics, -nostatistics, -format, -field, -key, -in_file, \
+             -touch, -notouch, -statistics, -nostatistics, -nowarn, -format, -field, -key, -in_file, \
              -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification",
         ),
         ("-me=1G", "ambiguous statement '-me=1G': '-me' could be -memory or -method"),
-        ("-t", "ambiguous statement '-t': '-t' could be -touch or -temp_file"),
-        ("-no", "ambiguous statement '-no': '-no' could be -notouch, -nostatistics or -noduplicates"),
+        ("-t", "ambiguous statement '-t': '-t' could be -threads, -touch or -temp_file"),
+        ("-no", "ambiguous statement '-no': '-no' could be -notouch, -nostatistics, -nowarn or -noduplicates"),
         ("-f=x", "ambiguous statement '-f=x': '-f' could be -format or -field"),
         ("-processes=0", "invalid statement '-processes=0': processes must be at least 1"),
         ("-proc=many", "invalid statement '-proc=many': processes must be a whole number, not 'many'"),

@@ -38,7 +38,7 @@ pub(super) fn statements(text: &str) -> Vec<Written> {
 pub(super) enum Match<T> {
     One(T),
     Unknown,
-    /// The canonical spellings of the candidates.
+    /// The candidates, each by the first of its spellings the word begins.
     Ambiguous(Vec<&'static str>),
 }
 
@@ -53,16 +53,17 @@ pub(super) fn lookup<T: Copy + PartialEq>(table: &[(&'static str, T)], word: &st
     if word.is_empty() {
         return Match::Unknown;
     }
-    let mut hits: Vec<T> = Vec::new();
-    for &(_, v) in table.iter().filter(|(s, _)| s.starts_with(&word)) {
-        if !hits.contains(&v) {
-            hits.push(v);
+    // Each meaning once, by the first of its spellings that the word begins.
+    let mut hits: Vec<(T, &'static str)> = Vec::new();
+    for &(spelling, v) in table.iter().filter(|(s, _)| s.starts_with(&word)) {
+        if !hits.iter().any(|&(h, _)| h == v) {
+            hits.push((v, spelling));
         }
     }
     match hits.as_slice() {
         [] => Match::Unknown,
-        [v] => Match::One(*v),
-        _ => Match::Ambiguous(hits.iter().map(|v| canonical(table, *v)).collect()),
+        [(v, _)] => Match::One(*v),
+        _ => Match::Ambiguous(hits.iter().map(|&(_, spelling)| spelling).collect()),
     }
 }
 
