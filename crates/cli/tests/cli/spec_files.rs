@@ -81,6 +81,19 @@ fn specification_files_that_loop_or_fail_are_one_line_errors() {
         msg,
         "xsort: --spec: bad.spec:2: invalid statement '-in_file=ns.dat,direct,count=lots': count must be a whole number, not 'lots'"
     );
+    // Errors found once every statement is read name the file and line too.
+    fx.write("late.spec", b"-format=size:100\n\n-key=kye\n");
+    let msg = fail(fx.cmd().args(["--spec", "-specification=late.spec", "-o", "out", "ns.dat"]));
+    assert_eq!(
+        msg,
+        "xsort: --spec: late.spec:3: invalid statement '-key=kye': no -field is named 'kye' (no fields are defined; field names are case-sensitive)"
+    );
+    fx.write("past.spec", b"-field=name:k,size:10,off:95\n-key=k\n-format=size:100\n");
+    let msg = fail(fx.cmd().args(["--spec", "-specification=past.spec", "-o", "out", "ns.dat"]));
+    assert!(
+        msg.starts_with("xsort: --spec: past.spec:1: invalid statement '-field=name:k,size:10,off:95': the field covers bytes 95..105"),
+        "{msg}"
+    );
     let msg = fail(fx.cmd().args(["--spec", "-specification=none.spec", "-o", "out"]));
     assert_eq!(msg, "xsort: --spec: invalid statement '-specification=none.spec': cannot read 'none.spec': No such file or directory");
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"kept");

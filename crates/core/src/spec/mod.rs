@@ -368,6 +368,19 @@ pub enum SpecError {
     },
 }
 
+impl SpecError {
+    /// The error, naming the file and line of its statement when the statement was read from a
+    /// `-specification` file (`origins`: each such statement's text, file and line). For errors
+    /// found once every statement is known: a key naming no field, a field past the record.
+    fn located(self, origins: &[(String, String, usize)]) -> SpecError {
+        let (SpecError::Invalid { statement, .. } | SpecError::BeyondRecord { statement, .. }) = &self else { return self };
+        match origins.iter().find(|(text, ..)| text == statement) {
+            Some((_, path, line)) => SpecError::InFile { path: path.clone(), line: *line, error: Box::new(self) },
+            None => self,
+        }
+    }
+}
+
 type Result<T, E = SpecError> = std::result::Result<T, E>;
 
 /// Parses a whole spec (any number of statements, comments, newlines), reading the files its
@@ -375,7 +388,8 @@ type Result<T, E = SpecError> = std::result::Result<T, E>;
 pub fn parse_spec(text: &str) -> Result<NsortSpec> {
     let mut builder = Builder::default();
     builder.read(text)?;
-    builder.finish()
+    let origins = std::mem::take(&mut builder.origins);
+    builder.finish().map_err(|e| e.located(&origins))
 }
 
 // ---------------------------------------------------------------------
@@ -570,6 +584,9 @@ struct Builder {
     /// The `-specification` files being read, outermost first: each as named and its canonical
     /// path (to find loops).
     files: Vec<(String, PathBuf)>,
+    /// Each statement read from a file: its text, the file and the line, for the errors found
+    /// after every statement is read.
+    origins: Vec<(String, String, usize)>,
 }
 
 impl Builder {
@@ -579,7 +596,8 @@ impl Builder {
         for w in statements(text) {
             let applied = Statement::split(&w.text).and_then(|st| self.apply_written(&st));
             match (applied, self.files.last()) {
-                (Ok(()), _) => {}
+                (Ok(()), Some((path, _))) => self.origins.push((w.text, path.clone(), w.line)),
+                (Ok(()), None) => {}
                 (Err(e @ SpecError::InFile { .. }), _) | (Err(e), None) => return Err(e),
                 (Err(e), Some((path, _))) => return Err(SpecError::InFile { path: path.clone(), line: w.line, error: Box::new(e) }),
             }
