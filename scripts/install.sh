@@ -11,6 +11,10 @@
 #   PREFIX/share/bash-completion/completions/NAME
 #   PREFIX/share/zsh/site-functions/_NAME
 #   PREFIX/share/fish/vendor_completions.d/NAME.fish
+#   PREFIX/lib/libxsort.so, PREFIX/lib/libxsort.a   the C library (crates/capi)
+#   PREFIX/lib/libnsort.so          a link to libxsort.so, for programs that load Nsort by name
+#   PREFIX/include/xsort.h, PREFIX/include/nsort.h
+#   PREFIX/lib/pkgconfig/xsort.pc   (pkg-config --cflags --libs xsort)
 #
 # It builds the release binaries first (cargo build --release --locked; cargo's progress shows).
 # xsort-mpi is built on its own (cargo build -p xsort-mpi, which needs Open MPI's headers and
@@ -59,7 +63,7 @@ if [[ -n ${XSORT_INSTALL_FROM:-} ]]; then
   from=$XSORT_INSTALL_FROM
 else
   echo "install.sh: building the release binaries (the first build takes a few minutes)" >&2
-  cargo build --release --locked --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench -p xsort-bench
+  cargo build --release --locked --manifest-path "$root/Cargo.toml" -p xsort -p xsort-sortbench -p xsort-bench -p xsort-capi
   if ((mpi)); then
     echo "install.sh: building xsort-mpi (Open MPI's headers are in $headers)" >&2
     if ! cargo build --release --locked --manifest-path "$root/Cargo.toml" -p xsort-mpi; then
@@ -75,6 +79,9 @@ fi
 for name in "${names[@]}"; do
   [[ -x $from/$name ]] || { echo "install.sh: $from/$name is missing or not executable" >&2; exit 1; }
 done
+for lib in libxsort.so libxsort.a; do
+  [[ -f $from/$lib ]] || { echo "install.sh: $from/$lib is missing" >&2; exit 1; }
+done
 
 man=$prefix/share/man/man1
 bash_dir=$prefix/share/bash-completion/completions
@@ -87,6 +94,27 @@ done
 if ((mpi)); then
   install -m 755 "$from/xsort-mpi" "$prefix/bin/xsort-mpi"
 fi
+
+# The C library, its headers, the name programs written for Nsort load, and a pkg-config file.
+lib=$prefix/lib
+install -d "$lib/pkgconfig" "$prefix/include"
+install -m 755 "$from/libxsort.so" "$lib/libxsort.so"
+install -m 644 "$from/libxsort.a" "$lib/libxsort.a"
+ln -sfn libxsort.so "$lib/libnsort.so"
+install -m 644 "$root/crates/capi/include/xsort.h" "$root/crates/capi/include/nsort.h" "$prefix/include/"
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)
+cat > "$lib/pkgconfig/xsort.pc" <<EOF
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: xsort
+Description: xsort's C library (libxsort), with Nsort's calls in nsort.h
+Version: $version
+Libs: -L\${libdir} -lxsort
+Libs.private: -lpthread -ldl -lm
+Cflags: -I\${includedir}
+EOF
 
 gen=$(mktemp -d)
 trap 'rm -rf "$gen"' EXIT
@@ -104,7 +132,9 @@ done
 installed=("${names[@]}")
 ((mpi)) && installed+=(xsort-mpi)
 echo "installed ${installed[*]} into $prefix/bin, manual pages into $man,"
-echo "completions into $bash_dir, $zsh_dir and $fish_dir"
+echo "completions into $bash_dir, $zsh_dir and $fish_dir,"
+echo "the C library into $lib (libxsort.so, libxsort.a, libnsort.so -> libxsort.so), headers into $prefix/include"
+echo "build a C program with: cc prog.c \$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --cflags --libs xsort) -Wl,-rpath,$lib"
 if ((mpi)); then
   # mpirun looks the program up on the PATH it passes to the ranks; Open MPI refuses to run as
   # root without --allow-run-as-root.

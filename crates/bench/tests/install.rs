@@ -1,4 +1,5 @@
-//! `scripts/install.sh PREFIX` installs the four commands with their manual pages and completions.
+//! `scripts/install.sh PREFIX` installs the four commands with their manual pages and completions,
+//! and the C library with its headers, its Nsort name (`libnsort.so`) and a pkg-config file.
 //! The script is run on the binaries this test run built (XSORT_INSTALL_FROM), into a temp prefix.
 
 mod common;
@@ -81,5 +82,68 @@ fn bash_completes_options() {
             "{name} {typed}<TAB> offers {words:?} (stderr {})",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+}
+
+/// A program written for Nsort's library, built against the installed headers: sorts five records
+/// through `nsort_*` calls and prints them.
+const NSORT_PROGRAM: &str = r#"
+#include <nsort.h>
+#include <stdio.h>
+#include <string.h>
+#ifdef BY_DLOPEN
+#include <dlfcn.h>
+#endif
+int main(void) {
+    char in[] = "eeeeddddccccbbbbaaaa", out[64];
+    size_t size = sizeof out;
+    nsort_t ctx;
+#ifdef BY_DLOPEN
+    void *lib = dlopen("libnsort.so", RTLD_NOW);
+    if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+    nsort_msg_t (*define)(const char *, unsigned, nsort_error_callback_t *, nsort_t *) = dlsym(lib, "nsort_define");
+    nsort_msg_t (*release)(void *, size_t, nsort_t *) = dlsym(lib, "nsort_release_recs");
+    nsort_msg_t (*release_end)(nsort_t *) = dlsym(lib, "nsort_release_end");
+    nsort_msg_t (*take)(void *, size_t *, nsort_t *) = dlsym(lib, "nsort_return_recs");
+    nsort_msg_t (*end)(nsort_t *) = dlsym(lib, "nsort_end");
+#else
+#define define nsort_define
+#define release nsort_release_recs
+#define release_end nsort_release_end
+#define take nsort_return_recs
+#define end nsort_end
+#endif
+    if (define("-format=size:4 -key=position:1,size:4", 0, NULL, &ctx) != NSORT_SUCCESS) return 2;
+    if (release(in, 20, &ctx) != NSORT_SUCCESS || release_end(&ctx) != NSORT_SUCCESS) return 3;
+    if (take(out, &size, &ctx) != NSORT_SUCCESS) return 4;
+    printf("%.*s\n", (int)size, out);
+    return end(&ctx) == NSORT_SUCCESS ? 0 : 5;
+}
+"#;
+
+/// The C library, its headers, the `libnsort.so` name and the pkg-config file are installed, and a
+/// program written for Nsort builds against them and runs, linked with `-lnsort` and loading
+/// `libnsort.so` with dlopen.
+#[test]
+fn installs_the_c_library_under_nsorts_name_too() {
+    let prefix = tempfile::tempdir().expect("tempdir");
+    let p = prefix.path();
+    let st = Command::new("bash").arg(script()).arg(p).env("XSORT_INSTALL_FROM", built()).output().expect("run install.sh");
+    assert!(st.status.success(), "install.sh failed: {}", String::from_utf8_lossy(&st.stderr));
+    let lib = p.join("lib");
+    assert_eq!(std::fs::read_link(lib.join("libnsort.so")).expect("libnsort.so is a link"), Path::new("libxsort.so"));
+    assert!(lib.join("libxsort.a").is_file() && p.join("include/xsort.h").is_file());
+    let pc = std::fs::read_to_string(lib.join("pkgconfig/xsort.pc")).expect("xsort.pc");
+    assert!(pc.contains(&format!("prefix={}\n", p.display())) && pc.contains("Libs: -L${libdir} -lxsort"), "{pc}");
+    let source = p.join("prog.c");
+    std::fs::write(&source, NSORT_PROGRAM).unwrap();
+    let include = format!("-I{}", p.join("include").display());
+    for (name, extra) in [("linked", &["-L", lib.to_str().unwrap(), "-lnsort"][..]), ("loaded", &["-DBY_DLOPEN", "-ldl"][..])] {
+        let exe = p.join(name);
+        let cc = Command::new("cc").arg(&include).arg(&source).arg("-o").arg(&exe).args(extra).output().expect("cc");
+        assert!(cc.status.success(), "{name}: cc failed: {}", String::from_utf8_lossy(&cc.stderr));
+        let run = Command::new(&exe).env("LD_LIBRARY_PATH", &lib).output().expect("run the program");
+        assert!(run.status.success(), "{name}: {:?} {}", run.status, String::from_utf8_lossy(&run.stderr));
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "aaaabbbbccccddddeeee\n", "{name}");
     }
 }
