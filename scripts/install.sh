@@ -79,8 +79,11 @@ fi
 for name in "${names[@]}"; do
   [[ -x $from/$name ]] || { echo "install.sh: $from/$name is missing or not executable" >&2; exit 1; }
 done
+# A test build (cargo test) leaves the C library in the profile's deps/ directory.
+libfrom=$from
+[[ -f $libfrom/libxsort.so ]] || libfrom=$from/deps
 for lib in libxsort.so libxsort.a; do
-  [[ -f $from/$lib ]] || { echo "install.sh: $from/$lib is missing" >&2; exit 1; }
+  [[ -f $libfrom/$lib ]] || { echo "install.sh: $lib is in neither $from nor $from/deps" >&2; exit 1; }
 done
 
 man=$prefix/share/man/man1
@@ -98,8 +101,8 @@ fi
 # The C library, its headers, the name programs written for Nsort load, and a pkg-config file.
 lib=$prefix/lib
 install -d "$lib/pkgconfig" "$prefix/include"
-install -m 755 "$from/libxsort.so" "$lib/libxsort.so"
-install -m 644 "$from/libxsort.a" "$lib/libxsort.a"
+install -m 755 "$libfrom/libxsort.so" "$lib/libxsort.so"
+install -m 644 "$libfrom/libxsort.a" "$lib/libxsort.a"
 ln -sfn libxsort.so "$lib/libnsort.so"
 install -m 644 "$root/crates/capi/include/xsort.h" "$root/crates/capi/include/nsort.h" "$prefix/include/"
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)
