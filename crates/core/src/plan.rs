@@ -5,7 +5,7 @@
 //! scratch copy). Whatever the data, the output pool and per-file alignment slack come off the top.
 //!
 //! An input already in the page cache is not copied into the budget: a single regular file of
-//! which at least half is cached (`input::CACHED_ENOUGH`) is mapped read-only and sorted
+//! which at least half is cached (`reading::CACHED_ENOUGH`) is mapped read-only and sorted
 //! from the mapping in one pass whenever its entries fit, whatever its size: the budget then counts
 //! only what that path allocates and the write pool ([`MemoryPlan::mapped_fits`]). For records
 //! that is 32 bytes a record (entry and scratch: one parallel sort), or, when those do not fit,
