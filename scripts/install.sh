@@ -26,7 +26,8 @@
 # --generate-man DIR and --generate-completions DIR), so they describe exactly what was installed.
 set -euo pipefail
 prefix=${1:-$HOME/.local}
-root=$(cd "$(dirname "$0")/.." && pwd)
+# The repository holding this script, through any link to its directory (the headers are found there).
+root=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 names=(xsort gensort valsort xsort-bench)
 
 # The directory holding Open MPI's mpi.h, as the mpi crate's build finds it (the MPICC wrapper or
