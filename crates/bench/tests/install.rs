@@ -23,14 +23,19 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install.sh")
 }
 
+/// Runs install.sh on the built binaries into `prefix`, which must succeed.
+fn install_into(prefix: &Path) {
+    let out = Command::new("bash").arg(script()).arg(prefix).env("XSORT_INSTALL_FROM", built()).output().expect("run install.sh");
+    assert!(out.status.success(), "install.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 const NAMES: [&str; 4] = ["xsort", "gensort", "valsort", "xsort-bench"];
 
 #[test]
 fn installs_binaries_pages_and_completions() {
     let prefix = tempfile::tempdir().expect("tempdir");
     let p = prefix.path();
-    let out = Command::new("bash").arg(script()).arg(p).env("XSORT_INSTALL_FROM", built()).output().expect("run install.sh");
-    assert!(out.status.success(), "install.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+    install_into(p);
     for name in NAMES {
         let bin = p.join("bin").join(name);
         let copy = std::fs::read(&bin).expect("installed binary");
@@ -64,8 +69,7 @@ fn installs_binaries_pages_and_completions() {
 fn bash_completes_options() {
     let prefix = tempfile::tempdir().expect("tempdir");
     let p = prefix.path();
-    let st = Command::new("bash").arg(script()).arg(p).env("XSORT_INSTALL_FROM", built()).output().expect("run install.sh");
-    assert!(st.status.success(), "install.sh failed: {}", String::from_utf8_lossy(&st.stderr));
+    install_into(p);
     for (name, typed, expect) in
         [("xsort", "--record-s", "--record-size"), ("xsort-bench", "--floor-t", "--floor-transfer"), ("valsort", "-", "-q")]
     {
@@ -128,8 +132,7 @@ int main(void) {
 fn installs_the_c_library_under_nsorts_name_too() {
     let prefix = tempfile::tempdir().expect("tempdir");
     let p = prefix.path();
-    let st = Command::new("bash").arg(script()).arg(p).env("XSORT_INSTALL_FROM", built()).output().expect("run install.sh");
-    assert!(st.status.success(), "install.sh failed: {}", String::from_utf8_lossy(&st.stderr));
+    install_into(p);
     let lib = p.join("lib");
     assert_eq!(std::fs::read_link(lib.join("libnsort.so")).expect("libnsort.so is a link"), Path::new("libxsort.so"));
     assert!(lib.join("libxsort.a").is_file() && p.join("include/xsort.h").is_file());

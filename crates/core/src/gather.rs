@@ -33,9 +33,9 @@ const STREAM_BLOCK: usize = 16 << 10;
 
 /// Fills `dst` with bytes `[first_byte, first_byte + dst.len())` of the sorted output of `placed`
 /// (records in `data`), in parallel pieces.
-pub(crate) fn gather(placed: impl Placed, data: &[u8], first_byte: u64, dst: &mut [u8]) {
+pub(crate) fn gather<P: Placed>(placed: P, data: &[u8], first_byte: u64, dst: &mut [u8]) {
     const PIECE: usize = 256 << 10;
-    let streaming = placed_streams(placed) && dst.len() >= STREAM_MIN;
+    let streaming = P::STREAMING && dst.len() >= STREAM_MIN;
     crate::pool::install(|| {
         dst.par_chunks_mut(PIECE).enumerate().for_each(|(i, piece)| {
             let first_byte = first_byte + (i * PIECE) as u64;
@@ -46,10 +46,6 @@ pub(crate) fn gather(placed: impl Placed, data: &[u8], first_byte: u64, dst: &mu
             }
         })
     });
-}
-
-fn placed_streams<P: Placed>(_: P) -> bool {
-    P::STREAMING
 }
 
 /// [`gather_serial`] through a cache-resident block, copied out with streaming stores.

@@ -345,7 +345,6 @@ impl SortStats {
         } else {
             o += &format!("               entries {}\n", format_bytes(self.entries_bytes));
         }
-
         o += &format!("               {} minor page faults\n", self.minor_faults);
         if let Some(why) = &self.budget_exceeded {
             o += &format!("               {why}\n");

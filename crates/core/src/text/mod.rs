@@ -89,7 +89,7 @@ impl<'a> LineSort<'a> {
             counters,
             longest_line: 0,
             largest_chunk: 0,
-            read: ReadStrategy::batches(false),
+            read: ReadStrategy::default(),
             mapped_cached: false,
             entries_bytes: 0,
         })
