@@ -4,13 +4,15 @@
 # - GNU coreutils 9.x (`sort`: the differential tests compare with it), util-linux's setpriv and
 #   mount and bsdutils' script (the fault matrix mounts small tmpfs file systems and runs commands
 #   as nobody), iproute2's ip (crates/mpi/tests/hosts.rs makes its hosts from network
-#   namespaces; not in a minimal Debian), gzip (--compress-program), python3 with its venv module
+#   namespaces; not in a minimal Debian), gzip (--compress-program), gzip, zstd, bzip2 and xz
+#   (the compressed-file tests make their inputs and read xsort's outputs with the formats' own
+#   tools), python3 with its venv module
 #   (scripts/check-msrv.sh, the Python package's tests);
 # - Open MPI with its headers, and libclang for the bindings the mpi crate generates (cluster mode,
 #   crates/mpi: its tests run mpirun on this one machine).
 set -euo pipefail
 missing=()
-for tool in sort:coreutils setpriv:util-linux script:bsdutils mount:mount ip:iproute2 gzip:gzip python3:python3; do
+for tool in sort:coreutils setpriv:util-linux script:bsdutils mount:mount ip:iproute2 gzip:gzip zstd:zstd bzip2:bzip2 xz:xz-utils python3:python3; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
 done
 for pkg in openmpi-bin libopenmpi-dev libclang-dev; do

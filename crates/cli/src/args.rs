@@ -273,6 +273,25 @@ pub struct Args {
     #[arg(long = "compress-program", value_name = "PROG", action = ArgAction::Append, long_help = "Compress temp runs with PROG; decompress them with PROG -d (as GNU sort).")]
     pub compress_program: Vec<String>,
 
+    /// Compress the output: FORMAT[:LEVEL] (gzip, zstd, bzip2, xz) or none.
+    #[arg(
+        long = "compress",
+        value_name = "FORMAT[:LEVEL]",
+        long_help = "Compress the output in FORMAT (gzip, zstd, bzip2 or xz) at LEVEL (default: the format's tool's), \
+whatever its name, standard output too; 'none' writes it plain. Without this option an output file \
+named .gz, .zst, .bz2 or .xz is compressed in that format. Blocks are compressed on every worker \
+thread; each tool reads the result."
+    )]
+    pub compress: Option<String>,
+
+    /// Read compressed inputs as they are (no decompression).
+    #[arg(
+        long = "no-decompress",
+        long_help = "Read every input as it is. By default an input (a file or standard input) whose first bytes are \
+those of gzip, zstd, bzip2 or xz data is decompressed as it is read, on a thread of its own."
+    )]
+    pub no_decompress: bool,
+
     /// Lines: no last-resort comparison of whole lines.
     #[arg(short = 's', long = "stable", long_help = "Lines: disable the last-resort comparison of whole lines. (Records: always stable.)")]
     pub stable: bool,

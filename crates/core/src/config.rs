@@ -87,17 +87,50 @@ impl Input {
         }
     }
 
-    /// Opens the input (once: see [`xsort_io::input`]).
-    pub(crate) fn open(&self) -> xsort_io::Result<OpenedInput> {
-        match self {
-            Input::Stdin => OpenedInput::stdin(),
-            Input::Path(p) => OpenedInput::open(p),
-            Input::Reader(h) => match h.take() {
-                Some(reader) => Ok(OpenedInput::reader(reader, h.name().to_owned())),
-                None => {
-                    Err(xsort_io::IoError::Open { path: h.name().to_owned(), cause: std::io::Error::other("already read by another sort") })
+    /// Opens the input (once: see [`xsort_io::input`]); decompressed when `decompress` is set and
+    /// its first bytes are those of a compressed format (see [`xsort_io::codec`]). A caller's
+    /// reader is read as given.
+    pub(crate) fn open(&self, decompress: bool) -> xsort_io::Result<OpenedInput> {
+        let opened = match self {
+            Input::Stdin => OpenedInput::stdin()?,
+            Input::Path(p) => OpenedInput::open(p)?,
+            Input::Reader(h) => {
+                return match h.take() {
+                    Some(reader) => Ok(OpenedInput::reader(reader, h.name().to_owned())),
+                    None => Err(xsort_io::IoError::Open {
+                        path: h.name().to_owned(),
+                        cause: std::io::Error::other("already read by another sort"),
+                    }),
                 }
-            },
+            }
+        };
+        if decompress {
+            return opened.decompressed();
+        }
+        Ok(opened)
+    }
+}
+
+/// Whether and how the output is compressed (see [`xsort_io::codec`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OutputCompression {
+    /// As the output file's name says: `.gz` gzip, `.zst` zstd, `.bz2` bzip2, `.xz` xz, each at
+    /// its tool's default level; any other name, standard output and a caller's writer plain.
+    #[default]
+    ByName,
+    /// Never, whatever the name.
+    Plain,
+    /// In this format and level, whatever the destination (standard output too).
+    With(xsort_io::Compression),
+}
+
+impl OutputCompression {
+    /// The compression of an output to `path` (None: standard output or a caller's writer).
+    pub fn of(self, path: Option<&Path>) -> Option<xsort_io::Compression> {
+        match self {
+            OutputCompression::ByName => path.and_then(xsort_io::Codec::of_path).map(xsort_io::Compression::new),
+            OutputCompression::Plain => None,
+            OutputCompression::With(c) => Some(c),
         }
     }
 }
@@ -170,6 +203,11 @@ pub struct SortConfig {
     pub sync: bool,
     /// GNU sort's `--compress-program`: temp runs are stored through it.
     pub compress_program: Option<String>,
+    /// Decompress inputs (files and standard input) whose first bytes are those of gzip, zstd,
+    /// bzip2 or xz data (on by default; see [`xsort_io::codec`]).
+    pub decompress: bool,
+    /// Whether and how the output is compressed.
+    pub output_compression: OutputCompression,
     /// The input's expected length in bytes, when its inputs cannot tell (a stream, a pushed input):
     /// memory is planned as for a file of that length. More input than expected spills.
     pub expected_input_bytes: Option<u64>,
@@ -247,6 +285,8 @@ impl SortConfig {
             max_fan_in: None,
             sync: false,
             compress_program: None,
+            decompress: true,
+            output_compression: OutputCompression::default(),
             expected_input_bytes: None,
             cancel: None,
         }

@@ -84,6 +84,15 @@ pub(crate) trait FormatSort {
     fn stats(&self, plan: &MemoryPlan, records: u64, runs: u64, merge: &MergeReport) -> FormatStats;
 }
 
+/// The budget left to the sort once the codecs have theirs: the output's compressor, and a
+/// decompressor when an input may be compressed (any input of unknown length: a stream, or a
+/// compressed file). The codecs never take more than half of it.
+fn sort_budget(cfg: &SortConfig, dest: &Destination, input: &InputShape) -> u64 {
+    let decoder = if cfg.decompress && input.known_len.is_none() { xsort_io::codec::DECODER_MEMORY } else { 0 };
+    let codecs = dest.codec_memory() + decoder;
+    cfg.memory_budget - codecs.min(cfg.memory_budget / 2)
+}
+
 /// What the memory plan and the statistics need to know of a format's input, before the sort.
 pub(crate) struct InputShape {
     /// Bytes per record for the memory plan (1 for lines).
@@ -152,15 +161,16 @@ impl Engine {
         // Every writer of the sort (runs, merges, the output) takes its buffers from one pool and
         // gives them back, so that each one's are the last one's, faulted in once.
         let buffers = Arc::new(BufferPool::default());
-        let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs, buffers.clone())?;
+        let dest = Destination::open(cfg, buffers.clone(), cfg.threads)?;
         // Inputs of unknown length are planned for the caller's expected length, when given.
         let input = format.input_shape();
         let planned_len = input.known_len.or(cfg.expected_input_bytes);
-        let mut plan = MemoryPlan::new(cfg.memory_budget, input.plan_record_size, planned_len, input.files, cfg.output_io)?;
+        let budget = sort_budget(cfg, &dest, &input);
+        let mut plan = MemoryPlan::new(budget, input.plan_record_size, planned_len, input.files, cfg.output_io)?;
         if input.known_len.is_none() && !plan.one_pass {
             // An expected length that does not fit is only a guess: chunks take the whole budget,
             // so that an input shorter than expected may still sort in one pass.
-            plan = MemoryPlan::new(cfg.memory_budget, input.plan_record_size, None, input.files, cfg.output_io)?;
+            plan = MemoryPlan::new(budget, input.plan_record_size, None, input.files, cfg.output_io)?;
         }
         let plan = plan.with_max_fan_in(cfg.max_fan_in);
         self.counters.input_total.store(input.known_len.unwrap_or(0), Ordering::Relaxed);

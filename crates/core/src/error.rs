@@ -37,9 +37,10 @@ pub enum SortError {
     /// An external program (the compress program) could not run or failed.
     #[error("{0}")]
     Program(String),
-    /// An I/O failure, already naming its file.
+    /// An I/O failure, already naming its file. (Corrupt compressed input is
+    /// [`SortError::BadInput`].)
     #[error(transparent)]
-    Io(#[from] xsort_io::IoError),
+    Io(xsort_io::IoError),
     /// The caller cancelled the sort (see `Sort::cancel_flag`, `Sorting::cancel_handle`): it
     /// stopped, removed its temp files and left no output file.
     #[error("the sort was cancelled")]
@@ -56,6 +57,17 @@ impl SortError {
         match self {
             SortError::RecordTooLarge { floor, budget, .. } => Some(crate::plan::record_too_large(what, *floor, *budget)),
             _ => None,
+        }
+    }
+}
+
+impl From<xsort_io::IoError> for SortError {
+    fn from(e: xsort_io::IoError) -> Self {
+        match e {
+            xsort_io::IoError::Corrupt { path, corrupt } => {
+                SortError::BadInput { path, offset: Some(corrupt.offset), problem: corrupt.to_string() }
+            }
+            other => SortError::Io(other),
         }
     }
 }

@@ -88,9 +88,13 @@ struct Segment {
 
 impl InputSet {
     /// Opens every input and checks the lengths of regular files now, before any output exists.
-    pub fn open(inputs: &[Input], record_size: usize, io: IoSettings, counters: Arc<IoCounters>) -> Result<Self> {
-        let sources =
-            inputs.iter().enumerate().map(|(i, input)| open_source(input, record_size, io.direct, i == 0)).collect::<Result<Vec<_>>>()?;
+    /// Compressed inputs are decompressed when `decompress` is set (see [`Input::open`]).
+    pub fn open(inputs: &[Input], record_size: usize, io: IoSettings, decompress: bool, counters: Arc<IoCounters>) -> Result<Self> {
+        let sources = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| open_source(input, record_size, io.direct, decompress, i == 0))
+            .collect::<Result<Vec<_>>>()?;
         let read_cfg = ReadConfig { transfer_size: align_up(io.transfer_size.max(IO_ALIGN)), in_flight: io.count.max(1) };
         let files = sources.iter().any(|s| matches!(s, Source::File(f) if f.len > 0));
         let readers = if files { Some(Readers::start(read_cfg.in_flight)?) } else { None };
@@ -185,8 +189,8 @@ impl InputSet {
 /// Opens one input (every input is opened once, here; see [`xsort_io::input`]). A regular file
 /// other than the first gives its descriptor back until its turn, so that any number of inputs
 /// works under a low descriptor limit.
-fn open_source(input: &Input, r: usize, direct: bool, first: bool) -> Result<Source> {
-    let mut reg = match input.open().map_err(cannot_read)? {
+fn open_source(input: &Input, r: usize, direct: bool, decompress: bool, first: bool) -> Result<Source> {
+    let mut reg = match input.open(decompress).map_err(cannot_read)? {
         OpenedInput::Stream(s) => return Ok(Source::Stream { file: s.file, name: s.name, carry: Vec::new(), eof: false }),
         OpenedInput::Regular(reg) => reg,
     };
@@ -403,7 +407,7 @@ mod tests {
             let reader: xsort_io::StreamReader = Box::new(std::io::Cursor::new(data.to_vec()));
             let input = Input::Reader(crate::config::Handoff::new(reader, "(bytes)"));
             let io = IoSettings { direct: false, transfer_size: 4096, count: 1 };
-            let mut set = InputSet::open(&[input], 1, io, Arc::default()).unwrap();
+            let mut set = InputSet::open(&[input], 1, io, true, Arc::default()).unwrap();
             let mut buf = AlignedBuf::new(4096).unwrap();
             let mut done = 0;
             for &max in chunks {
@@ -437,7 +441,7 @@ mod tests {
         }
         for in_flight in [1, 4] {
             let io = IoSettings { direct: false, transfer_size: 4096, count: in_flight };
-            let mut set = InputSet::open(&inputs, r, io, Arc::default()).unwrap();
+            let mut set = InputSet::open(&inputs, r, io, true, Arc::default()).unwrap();
             let mut buf = AlignedBuf::new(expect.len() * r + 4 * SLACK_PER_FILE).unwrap();
             let mut seen = vec![0u32; expect.len()];
             let n = set

@@ -47,6 +47,7 @@ mod stats;
 mod text;
 
 pub use api::{CancelHandle, GnuOrdering, Order, Sort, Sorting};
+pub use config::OutputCompression;
 pub use error::{Result, SortError};
 pub use fold::SumField;
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
@@ -55,4 +56,5 @@ pub use plan::{resolve_budget, Budget};
 pub use reading::ReadStrategy;
 pub use stats::{PhaseStats, Sample, SortCounters, SortStats};
 pub use text::check::Disorder;
+pub use xsort_io::{Codec, Compression};
 pub use xsort_kernels::Method;

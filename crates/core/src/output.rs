@@ -1,17 +1,19 @@
 //! The sort's destination (a file replaced atomically, or standard output), and the writing of a
 //! one-pass sort's output while later parts of it are still being sorted.
 
-use crate::config::{Handoff, IoSettings, Output};
+use crate::config::{Handoff, IoSettings, Output, SortConfig};
 use crate::error::{Result, SortError};
 use std::fs::File;
 use std::os::unix::io::FromRawFd;
 use std::sync::Arc;
-use xsort_io::{AtomicOutput, BlockWriter, BufferPool, IoCounters, Sink, WriterConfig};
+use xsort_io::{AtomicOutput, BlockWriter, BufferPool, Compression, Encoder, IoCounters, Sink, WriterConfig};
 
 /// An opened destination, and the sort's pool of write buffers, which its writer takes from.
 pub struct Destination {
     target: Target,
     buffers: Arc<BufferPool>,
+    /// The output's compression, and the threads that compress it.
+    compression: Option<(Compression, usize)>,
 }
 
 enum Target {
@@ -26,17 +28,31 @@ enum Target {
 impl Destination {
     /// Opens the destination now, so that an unwritable target fails before any work is done.
     /// `temp_dirs`: where the output waits when the target's directory allows no new file (see
-    /// [`AtomicOutput::create`]).
-    pub fn open(output: &Output, io: IoSettings, temp_dirs: &[std::path::PathBuf], buffers: Arc<BufferPool>) -> Result<Self> {
-        let target = match output {
+    /// [`AtomicOutput::create`]). A compressed output is compressed on `threads` threads.
+    pub fn open(cfg: &SortConfig, buffers: Arc<BufferPool>, threads: usize) -> Result<Self> {
+        let path = match &cfg.output {
+            Output::Path(p) => Some(p.as_path()),
+            _ => None,
+        };
+        let compression = cfg.output_compression.of(path);
+        let target = match &cfg.output {
             Output::Stdout => {
                 xsort_io::stdio::stdout_output()?;
                 Target::Stdout
             }
-            Output::Path(p) => Target::File(AtomicOutput::create(p, io.direct, temp_dirs.first().map(|d| d.as_path()))?),
+            Output::Path(p) => {
+                // A compressor writes its blocks in order, of any length: no direct transfers.
+                let direct = cfg.output_io.direct && compression.is_none();
+                Target::File(AtomicOutput::create(p, direct, cfg.temp_dirs.first().map(|d| d.as_path()))?)
+            }
             Output::Writer(w) => Target::Writer(w.clone()),
         };
-        Ok(Destination { target, buffers })
+        Ok(Destination { target, buffers, compression: compression.map(|c| (c, threads.max(1))) })
+    }
+
+    /// Bytes of memory the output's compressor holds (0 when it is not compressed).
+    pub fn codec_memory(&self) -> u64 {
+        self.compression.map_or(0, |(_, threads)| Encoder::memory(threads))
     }
 
     /// A write-behind pipeline into the destination; `total` (when known) is preallocated.
@@ -50,6 +66,10 @@ impl Destination {
         counters: Arc<IoCounters>,
     ) -> Result<BlockWriter> {
         let sink = match &self.target {
+            // A compressed output is a stream of compressed blocks, into whatever the target is.
+            Target::File(o) if self.compression.is_some() => {
+                Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() }
+            }
             // Devices and FIFOs take plain sequential writes: no positions, padding or truncation.
             Target::File(o) if !o.is_regular() => Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() },
             Target::File(o) => {
@@ -72,6 +92,14 @@ impl Destination {
                 let out = w.take().ok_or_else(|| SortError::Internal("the output writer was already taken".into()))?;
                 Sink::Stream { out, name: w.name().to_owned() }
             }
+        };
+        let sink = match (sink, self.compression) {
+            (Sink::Stream { out, name }, Some((compression, threads))) => {
+                let out = Encoder::new(out, compression, threads)
+                    .map_err(|e| SortError::Resource(format!("cannot start the output's compressor: {}", xsort_io::os_text(&e))))?;
+                Sink::Compressed { out, name }
+            }
+            (sink, _) => sink,
         };
         let cfg = WriterConfig { threads: io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
         Ok(BlockWriter::pooled(sink, cfg, self.buffers.clone(), counters)?)

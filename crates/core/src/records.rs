@@ -45,7 +45,7 @@ impl<'a> RecordSort<'a> {
     /// Opens the inputs of a format that `Sort` has checked (record size, key, folding, budget).
     pub fn open(cfg: &'a SortConfig, rec: &'a RecordFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let key = rec.key.resolve(rec.record_size)?;
-        let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, counters.input.clone())?;
+        let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, cfg.decompress, counters.input.clone())?;
         Ok(RecordSort { cfg, rec, key, inputs, counters, read: ReadStrategy::default(), entries_bytes: 0 })
     }
 
@@ -624,7 +624,7 @@ mod tests {
             let pool = Arc::new(xsort_io::BufferPool::default());
             let space = TempSpace::new(cfg.temp_dirs.clone(), false).unwrap();
             let mut store = TempStore::new(space, cfg.temp_io, Arc::default(), pool.clone());
-            let dest = Destination::open(&cfg.output, cfg.output_io, &cfg.temp_dirs, pool).unwrap();
+            let dest = Destination::open(&cfg, pool, 1).unwrap();
             let Sorted::Spilled { records, runs } = sort.read_and_sort(&plan, &mut store, &dest).unwrap() else {
                 panic!("{buffers} chunks: the input fit")
             };

@@ -13,6 +13,9 @@ pub enum IoError {
     /// A read failed.
     #[error("{path}: read error: {}", os_text(.cause))]
     Read { path: PathBuf, cause: std::io::Error },
+    /// An input's compressed data is corrupt or truncated (see [`crate::codec::Corrupt`]).
+    #[error("{path}: {corrupt}")]
+    Corrupt { path: PathBuf, corrupt: crate::codec::Corrupt },
     /// The output's new file could not be created in the target's directory.
     #[error("{path}: cannot create a file in directory '{dir}': {}", os_text(.cause))]
     CreateIn { path: PathBuf, dir: PathBuf, cause: std::io::Error },
@@ -59,9 +62,16 @@ impl IoError {
         }
     }
 
-    /// A read error on `path`.
+    /// A read error on `path`: [`IoError::Corrupt`] when a decoder found the compressed data bad.
     pub fn read(path: &Path, cause: std::io::Error) -> Self {
-        IoError::Read { path: path.to_owned(), cause }
+        let path = path.to_owned();
+        if !cause.get_ref().is_some_and(|e| e.is::<crate::codec::Corrupt>()) {
+            return IoError::Read { path, cause };
+        }
+        match cause.into_inner().map(|e| e.downcast::<crate::codec::Corrupt>()) {
+            Some(Ok(corrupt)) => IoError::Corrupt { path, corrupt: *corrupt },
+            _ => IoError::Internal("a decoder's error lost its details".into()),
+        }
     }
 
     /// A metadata operation `op` failed on `path`.

@@ -11,10 +11,11 @@
 //! descriptor limit, and is opened again when its turn comes, with its identity (device and inode)
 //! checked, so that a file replaced in between is an error rather than another file's data.
 
+use crate::codec::{self, Codec};
 use crate::error::{IoError, Result};
 use crate::file::DirectFile;
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
 
@@ -103,6 +104,59 @@ impl OpenedInput {
             OpenedInput::Regular(r) => &r.path,
             OpenedInput::Stream(s) => &s.name,
         }
+    }
+
+    /// This input, decompressed when its first bytes are those of a compressed format (see
+    /// [`crate::codec`]). A compressed regular file becomes a stream of its decompressed bytes,
+    /// which gives its descriptor back and opens the file again on its first read, like any
+    /// regular input not yet reached; a stream is looked at on its first read.
+    pub fn decompressed(self) -> Result<Self> {
+        match self {
+            OpenedInput::Stream(s) => Ok(OpenedInput::Stream(StreamInput { file: codec::sniffed(s.file), name: s.name })),
+            OpenedInput::Regular(mut input) => {
+                let mut head = [0u8; codec::MAGIC_LEN];
+                let n = read_head(input.file()?, &mut head).map_err(|e| IoError::read(&input.path, e))?;
+                let Some(codec) = Codec::recognise(&head[..n]) else { return Ok(OpenedInput::Regular(input)) };
+                input.release();
+                let name = input.path.clone();
+                Ok(OpenedInput::Stream(StreamInput { file: Box::new(Deferred { input, codec, reader: None }), name }))
+            }
+        }
+    }
+}
+
+/// Reads the first bytes of `file` into `head`: as many as it holds, up to `head`'s length.
+fn read_head(file: &File, head: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < head.len() {
+        match file.read_at(&mut head[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// A compressed regular file, opened again (checked to be the same file) and decompressed on its
+/// first read.
+struct Deferred {
+    input: RegularInput,
+    codec: Codec,
+    reader: Option<StreamReader>,
+}
+
+impl std::io::Read for Deferred {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let reader = match &mut self.reader {
+            Some(reader) => reader,
+            None => {
+                let file = self.input.take_file().map_err(std::io::Error::other)?;
+                self.reader.insert(codec::decompress(self.codec, Box::new(file))?)
+            }
+        };
+        reader.read(buf)
     }
 }
 

@@ -6,6 +6,7 @@
 //! when complete; and cleanup on signals. Nothing here knows about records or keys.
 
 pub mod buffer;
+pub mod codec;
 pub mod error;
 pub mod file;
 pub mod input;
@@ -22,6 +23,7 @@ pub mod temp;
 pub mod writer;
 
 pub use buffer::{align_down, align_up, AlignedBuf, Prefault, PrefaultAhead, IO_ALIGN, PREFAULT_STEP};
+pub use codec::{Codec, Compression, Encoder};
 pub use error::{os_text, IoError, Result};
 pub use file::{page_cache_fraction, read_stream, Access, DirectFile};
 pub use input::{OpenedInput, RegularInput, StreamInput, StreamReader};

@@ -24,6 +24,8 @@ pub enum Sink {
     File(Arc<DirectFile>),
     /// A stream (pipe, terminal, standard output), written in order.
     Stream { out: Box<dyn Write + Send>, name: PathBuf },
+    /// A stream written through a compressor, which [`BlockWriter::finish`] ends.
+    Compressed { out: crate::codec::Encoder, name: PathBuf },
 }
 
 /// Sizing of a [`BlockWriter`].
@@ -150,7 +152,14 @@ impl BlockWriter {
             }
             Sink::Stream { out, name } => {
                 let (failure, c) = (failure.clone(), counters.clone());
-                workers.push(spawn_writer(move || stream_worker(out, name, job_rx, free_tx, &failure, &c))?);
+                let end = |mut out: Box<dyn Write + Send>| out.flush();
+                workers.push(spawn_writer(move || stream_worker(out, end, name, job_rx, free_tx, &failure, &c))?);
+                None
+            }
+            Sink::Compressed { out, name } => {
+                let (failure, c) = (failure.clone(), counters.clone());
+                let end = crate::codec::Encoder::finish;
+                workers.push(spawn_writer(move || stream_worker(out, end, name, job_rx, free_tx, &failure, &c))?);
                 None
             }
         };
@@ -257,8 +266,11 @@ fn file_worker(f: &DirectFile, rx: Receiver<Job>, free: Sender<AlignedBuf>, fail
     }
 }
 
-fn stream_worker(
-    mut out: Box<dyn Write + Send>,
+/// Writes the blocks in order to `out`, and ends it with `end` (a flush, or a compressor's finish)
+/// when every write succeeded.
+fn stream_worker<W: Write>(
+    mut out: W,
+    end: impl FnOnce(W) -> std::io::Result<()>,
     name: PathBuf,
     rx: Receiver<Job>,
     free: Sender<AlignedBuf>,
@@ -276,7 +288,7 @@ fn stream_worker(
         let _ = free.send(job.buf);
     }
     if !has_failed(failure) {
-        if let Err(e) = out.flush() {
+        if let Err(e) = end(out) {
             set_failure(failure, IoError::write(&name, e));
         }
     }

@@ -5,6 +5,7 @@
 mod common;
 
 mod bounds;
+mod compressed;
 mod containers;
 mod errors;
 mod faults;

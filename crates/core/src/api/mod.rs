@@ -15,7 +15,7 @@ mod session;
 pub use gnu::GnuOrdering;
 pub use session::{CancelHandle, Sorting};
 
-use crate::config::{self, Handoff, Input, IoSettings, LineFormat, Output, RecordFormat, SortConfig};
+use crate::config::{self, Handoff, Input, IoSettings, LineFormat, Output, OutputCompression, RecordFormat, SortConfig};
 use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::{KeyPart, KeySpec};
@@ -86,6 +86,8 @@ pub struct Sort {
     max_fan_in: Option<usize>,
     sync: bool,
     compress_program: Option<String>,
+    decompress: bool,
+    output_compression: OutputCompression,
     expected_input_bytes: Option<u64>,
     cancel: Option<Arc<AtomicBool>>,
     counters: Option<Arc<SortCounters>>,
@@ -116,6 +118,8 @@ impl Sort {
             max_fan_in: None,
             sync: false,
             compress_program: None,
+            decompress: true,
+            output_compression: OutputCompression::ByName,
             expected_input_bytes: None,
             cancel: None,
             counters: None,
@@ -384,6 +388,21 @@ impl Sort {
         self
     }
 
+    /// Whether inputs whose first bytes are those of gzip, zstd, bzip2 or xz data are
+    /// decompressed as they are read (default: yes). Files and standard input are; a caller's
+    /// reader is read as given.
+    pub fn decompress(mut self, decompress: bool) -> Sort {
+        self.decompress = decompress;
+        self
+    }
+
+    /// Whether and how the output is compressed (default: as its file name says, `.gz`, `.zst`,
+    /// `.bz2` or `.xz`).
+    pub fn compress_output(mut self, compression: OutputCompression) -> Sort {
+        self.output_compression = compression;
+        self
+    }
+
     /// Makes the output file durable (fsync of the file and its directory) before the sort ends.
     pub fn sync(mut self, sync: bool) -> Sort {
         self.sync = sync;
@@ -538,7 +557,7 @@ impl Sort {
         };
         let order = &lines.order;
         crate::pool::run_in_pool(cfg.threads, || {
-            crate::text::check::check_order(&cfg.inputs[0], lines.terminator, order, lines.unique, CHECK_CHUNK_BYTES)
+            crate::text::check::check_order(&cfg.inputs[0], (lines.terminator, cfg.decompress), order, lines.unique, CHECK_CHUNK_BYTES)
         })
     }
 
@@ -601,6 +620,8 @@ impl Sort {
         cfg.temp_io = io(TEMP_IO);
         cfg.sync = self.sync;
         cfg.compress_program = self.compress_program;
+        cfg.decompress = self.decompress;
+        cfg.output_compression = self.output_compression;
         cfg.max_fan_in = self.max_fan_in;
         cfg.expected_input_bytes = self.expected_input_bytes;
         cfg.cancel = Some(self.cancel.unwrap_or_default());

@@ -21,9 +21,16 @@ pub struct Disorder {
     pub line: Vec<u8>,
 }
 
-/// Checks `input`; returns the first line that is out of order, if any.
-pub fn check_order(input: &Input, terminator: u8, order: &impl RecordOrder, unique: bool, chunk_bytes: usize) -> Result<Option<Disorder>> {
-    let mut reader = LineReader::new(std::slice::from_ref(input), terminator, Arc::new(IoCounters::default()))?;
+/// Checks `input` (decompressed when `decompress` is set); returns the first line that is out of
+/// order, if any.
+pub fn check_order(
+    input: &Input,
+    (terminator, decompress): (u8, bool),
+    order: &impl RecordOrder,
+    unique: bool,
+    chunk_bytes: usize,
+) -> Result<Option<Disorder>> {
+    let mut reader = LineReader::new(std::slice::from_ref(input), terminator, decompress, Arc::new(IoCounters::default()))?;
     let mut buf = AlignedBuf::new(chunk_bytes.max(4096))?;
     let mut starts = AlignedBuf::new(4096)?;
     let mut prev: Option<Vec<u8>> = None;

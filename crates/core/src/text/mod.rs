@@ -79,7 +79,7 @@ impl Workspace {
 impl<'a> LineSort<'a> {
     /// Opens every input (checking each) before anything is written.
     pub fn open(cfg: &'a SortConfig, lines: &'a LineFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
-        let reader = LineReader::new(&cfg.inputs, lines.terminator, counters.input.clone())?;
+        let reader = LineReader::new(&cfg.inputs, lines.terminator, cfg.decompress, counters.input.clone())?;
         let folding = Folding { unique: lines.unique, sums: Vec::new() };
         Ok(LineSort {
             cfg,

@@ -50,12 +50,13 @@ impl LineReader {
     /// directory, is an error naming it); a regular file other than the first gives its descriptor
     /// back until its turn, so that any number of inputs works under a low descriptor limit, while
     /// a stream (standard input, a FIFO, a device) keeps its descriptor, since it cannot be opened
-    /// again without losing data.
-    pub fn new(inputs: &[Input], terminator: u8, counters: Arc<IoCounters>) -> Result<Self> {
+    /// again without losing data. Compressed inputs are decompressed when `decompress` is set (see
+    /// [`Input::open`]).
+    pub fn new(inputs: &[Input], terminator: u8, decompress: bool, counters: Arc<IoCounters>) -> Result<Self> {
         let mut known_len = Some(0u64);
         let mut pending = Vec::with_capacity(inputs.len());
         for (i, input) in inputs.iter().enumerate() {
-            let mut opened = input.open().map_err(cannot_open)?;
+            let mut opened = input.open(decompress).map_err(cannot_open)?;
             match &mut opened {
                 OpenedInput::Regular(r) => {
                     known_len = known_len.map(|n| n + r.len());
@@ -220,12 +221,14 @@ fn first_full(data: &[u8], from: usize, before: usize, prev_end: usize, t: u8, f
     })
 }
 
-/// Reads what is available into `dst`; a failure names the input.
+/// Reads what is available into `dst`; a failure names the input (in GNU's words, or the
+/// decoder's for corrupt compressed data).
 fn read_some(file: &mut xsort_io::StreamReader, name: &Path, dst: &mut [u8]) -> Result<usize> {
-    xsort_io::read_stream(file, dst).map_err(|e| SortError::BadInput {
-        path: name.to_owned(),
-        offset: None,
-        problem: format!("read failed: {}", os_text(&e)),
+    xsort_io::read_stream(file, dst).map_err(|e| match xsort_io::IoError::read(name, e) {
+        xsort_io::IoError::Read { path, cause } => {
+            SortError::BadInput { path, offset: None, problem: format!("read failed: {}", os_text(&cause)) }
+        }
+        other => other.into(),
     })
 }
 
@@ -268,7 +271,7 @@ mod tests {
                 Input::Path(p)
             })
             .collect::<Vec<_>>();
-        let r = LineReader::new(&inputs, b'\n', Arc::default()).unwrap();
+        let r = LineReader::new(&inputs, b'\n', true, Arc::default()).unwrap();
         (dir, r)
     }
 
@@ -330,7 +333,7 @@ mod tests {
 
     #[test]
     fn missing_input_is_named() {
-        let e = LineReader::new(&[Input::Path("/nonexistent/x".into())], b'\n', Arc::default()).err().unwrap();
+        let e = LineReader::new(&[Input::Path("/nonexistent/x".into())], b'\n', true, Arc::default()).err().unwrap();
         assert_eq!(e.to_string(), "/nonexistent/x: cannot read: No such file or directory");
     }
 }
