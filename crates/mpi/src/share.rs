@@ -51,6 +51,17 @@ pub struct Share {
 /// Bytes read at a time when looking for a line's end.
 const PROBE: usize = 64 << 10;
 
+/// An error for a compressed input: the ranks read byte ranges of the data itself, which a
+/// compressed stream does not allow (the single-machine `xsort` decompresses it).
+fn refuse_compressed(file: &File, path: &std::path::Path) -> Result<()> {
+    let mut head = [0u8; xsort_io::codec::MAGIC_LEN];
+    let n = std::os::unix::fs::FileExt::read_at(file, &mut head, 0).with_context(|| format!("{}: cannot read", path.display()))?;
+    if let Some(codec) = xsort_io::Codec::recognise(&head[..n]) {
+        bail!("{}: {} data: xsort-mpi's ranks read byte ranges of their inputs, which compressed data does not allow; decompress it first (xsort reads it as it is)", path.display(), codec.name());
+    }
+    Ok(())
+}
+
 impl Share {
     /// Opens `paths`, the first byte of the first at global position `base`.
     fn open(paths: &[PathBuf], base: u64) -> Result<Vec<Input>> {
@@ -67,6 +78,7 @@ impl Share {
             if !md.is_file() {
                 return Err(not_regular());
             }
+            refuse_compressed(&file, path)?;
             inputs.push(Input { path: path.clone(), file, len: md.len(), base: pos });
             pos += md.len();
         }

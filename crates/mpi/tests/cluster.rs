@@ -386,6 +386,10 @@ fn shared_outputs_behind_links_and_devices_go_where_xsort_puts_them() {
     assert_eq!(f.read("part0"), b"old");
     let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in", "fifo"], &[]);
     assert!(one_error_line(&out).ends_with(" fifo: not a regular file (the ranks read byte ranges of their inputs)"));
+    // Nor can compressed data: one clear error naming the file and its format.
+    std::fs::write(f.path("in.gz"), [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]).expect("write");
+    let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in", "in.gz"], &[]);
+    assert!(one_error_line(&out).contains(" in.gz: gzip data: xsort-mpi's ranks read byte ranges of their inputs"), "{out:?}");
     // A hard-linked target too small for the output: the old contents stay under both names.
     let _small = Tmpfs::mount(&f.path("small"), "3m");
     std::fs::write(f.path("small/hard"), b"old").expect("write");
@@ -396,7 +400,7 @@ fn shared_outputs_behind_links_and_devices_go_where_xsort_puts_them() {
     assert_eq!(names(&f.path("small")), ["hard", "hard2"]);
     drop(_small);
     std::fs::remove_dir(f.path("small")).expect("rmdir");
-    assert_nothing_left(&f, &["fifo", "hard1", "hard2", "in", "link", "nulldev", "part0", "part1", "real", "ref"]);
+    assert_nothing_left(&f, &["fifo", "hard1", "hard2", "in", "in.gz", "link", "nulldev", "part0", "part1", "real", "ref"]);
 }
 
 #[test]

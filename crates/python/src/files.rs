@@ -14,7 +14,7 @@ use pyo3::types::PyBytes;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
-use xsort_core::{Sort, SortError, SortStats, Sorting};
+use xsort_core::{Compression, OutputCompression, Sort, SortError, SortStats, Sorting};
 
 /// Bytes pulled at a time (rounded down to whole records).
 const PULL_BYTES: usize = 4 << 20;
@@ -68,7 +68,7 @@ impl Options {
 
 /// Sorts `inputs` into `output`; returns the statistics as JSON (the `--stats-json` content).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false))]
+#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true))]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments
 pub(crate) fn sort_file(
     py: Python<'_>,
@@ -81,9 +81,19 @@ pub(crate) fn sort_file(
     temp_dirs: Option<Vec<PathBuf>>,
     threads: Option<usize>,
     sync: bool,
+    compress: Option<String>,
+    decompress: bool,
 ) -> PyResult<String> {
     let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads };
     let mut sort = options.sort().map_err(|e| crate::py_error(py, e))?;
+    if let Some(c) = compress {
+        let compression = match c.as_str() {
+            "none" => OutputCompression::Plain,
+            c => OutputCompression::With(Compression::parse(c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?),
+        };
+        sort = sort.compress_output(compression);
+    }
+    sort = sort.decompress(decompress);
     if inputs.is_empty() {
         return Err(crate::raise(py, "UsageError", "no input files".into()));
     }

@@ -276,3 +276,33 @@ def test_a_full_temp_disk_fails_sort_file_and_sorter_and_leaves_nothing(rng, tmp
     assert "No space left on device" in str(e.value)
     assert list(small_disk.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out", "small"]
+
+
+def test_sort_file_reads_and_writes_compressed_files(tmp_path):
+    import bz2
+    import gzip
+    import lzma
+
+    lines = [f"{(i * 7919) % 10007:05d} line {i}\n".encode() for i in range(20_000)]
+    data = b"".join(lines)
+    want = b"".join(sorted(lines))
+    half = len(lines) // 2
+    (tmp_path / "a.gz").write_bytes(gzip.compress(b"".join(lines[:half])))
+    (tmp_path / "b").write_bytes(bz2.compress(b"".join(lines[half:])))
+    stats = xsort.sort_file([tmp_path / "a.gz", tmp_path / "b"], tmp_path / "out.xz")
+    assert stats["records"] == 20_000
+    assert lzma.decompress((tmp_path / "out.xz").read_bytes()) == want
+    xsort.sort_file(tmp_path / "a.gz", tmp_path / "out", compress="gzip:1")
+    assert gzip.decompress((tmp_path / "out").read_bytes()) == b"".join(sorted(lines[:half]))
+    xsort.sort_file(tmp_path / "b", tmp_path / "plain.gz", compress="none", decompress=False)
+    raw = (tmp_path / "b").read_bytes()
+    pieces = raw.split(b"\n")
+    raw_lines = sorted(pieces if pieces[-1] else pieces[:-1])
+    assert (tmp_path / "plain.gz").read_bytes() == b"".join(line + b"\n" for line in raw_lines)
+    with pytest.raises(xsort.UsageError, match="gzip levels go from 1 to 9"):
+        xsort.sort_file(tmp_path / "b", tmp_path / "x", compress="gzip:0")
+    (tmp_path / "cut.gz").write_bytes(gzip.compress(data)[:5000])
+    with pytest.raises(xsort.InputError, match="truncated gzip data") as err:
+        xsort.sort_file(tmp_path / "cut.gz", tmp_path / "y")
+    assert err.value.path.endswith("cut.gz") and err.value.offset is not None
+    assert not (tmp_path / "y").exists()

@@ -48,7 +48,7 @@ def _positive(value, what: str) -> Optional[int]:
     return value
 
 
-def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False) -> Dict[str, Any]:
+def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True) -> Dict[str, Any]:
     """Sorts the files ``inputs`` (one path or a list, read in order) into the file ``output``;
     returns the statistics (the ``xsort --stats-json`` content) as a dict.
 
@@ -58,6 +58,11 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
     takes them under ``LC_ALL=C``. Past ``memory`` bytes (default: half the memory the process may use, within its memory cgroup)
     the sort spills sorted runs to ``temp_dirs`` (default: the system's temp directory) and
     merges them. ``sync`` makes the output durable before returning.
+
+    Inputs compressed with gzip, zstd, bzip2 or xz are recognised by their first bytes and
+    decompressed as they are read (``decompress=False`` reads them as they are). The output is
+    compressed as its name says (``.gz``, ``.zst``, ``.bz2``, ``.xz``), or as ``compress`` says:
+    ``"gzip"``, ``"zstd:19"`` (a format and an optional level), or ``"none"``.
 
     The output is written beside its target and put in place only when complete: a failed or
     interrupted sort (Ctrl-C: KeyboardInterrupt) leaves it as it was, and leaves no temp file.
@@ -73,6 +78,8 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
         temp_dirs=None if temp_dirs is None else _paths(temp_dirs, "temp_dirs"),
         threads=_positive(threads, "threads"),
         sync=bool(sync),
+        compress=None if compress is None else str(compress),
+        decompress=bool(decompress),
     )
     return json.loads(stats)
 
