@@ -4,7 +4,7 @@
 //! name, so a compressed file read through a pipe or under any name is decompressed, and a plain
 //! file named `.gz` is read as it is. Every format's decoder takes concatenated members or frames
 //! (what `cat a.gz b.gz`, pigz and xsort's own writer make). Decompression runs on a thread of its
-//! own, a few MiB ahead of the sort ([`ReadAhead`]). A decoder's failure (corrupt or truncated
+//! own, a few MiB ahead of the sort (`ReadAhead`). A decoder's failure (corrupt or truncated
 //! data) reaches the reader as an [`std::io::Error`] carrying a [`Corrupt`], which names the
 //! format and the compressed byte offset where the decoder stood; [`crate::IoError::read`] turns
 //! it into [`crate::IoError::Corrupt`].
@@ -301,7 +301,7 @@ impl Read for Sniffed {
 /// Reads a source on a thread of its own into chunks of [`CHUNK`] bytes, a few ahead of the
 /// reader, so that decompression overlaps the sort. Dropping it stops the thread at its next
 /// chunk (a thread blocked reading a pipe ends when the pipe does).
-pub struct ReadAhead {
+struct ReadAhead {
     chunks: Receiver<std::io::Result<Vec<u8>>>,
     spent: Sender<Vec<u8>>,
     current: Vec<u8>,
@@ -311,7 +311,7 @@ pub struct ReadAhead {
 
 impl ReadAhead {
     /// Starts reading `source`; its errors pass through `map_err` first.
-    pub fn start(
+    fn start(
         mut source: Box<dyn Read + Send>,
         map_err: impl Fn(std::io::Error) -> std::io::Error + Send + 'static,
     ) -> std::io::Result<Self> {
