@@ -89,7 +89,9 @@ pub(crate) fn sort_file(
     if let Some(c) = compress {
         let compression = match c.as_str() {
             "none" => OutputCompression::Plain,
-            c => OutputCompression::With(Compression::parse(c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?),
+            c => {
+                OutputCompression::With(Compression::parse(c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?)
+            }
         };
         sort = sort.compress_output(compression);
     }
