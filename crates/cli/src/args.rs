@@ -273,7 +273,7 @@ pub struct Args {
     #[arg(long = "compress-program", value_name = "PROG", action = ArgAction::Append, long_help = "Compress temp runs with PROG; decompress them with PROG -d (as GNU sort).")]
     pub compress_program: Vec<String>,
 
-    /// Compress the output: FORMAT[:LEVEL] (gzip, zstd, bzip2, xz) or none.
+    /// Compress the output in gzip, zstd, bzip2 or xz, or none.
     #[arg(
         long = "compress",
         value_name = "FORMAT[:LEVEL]",
