@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         eprintln!("xsort: cannot install signal handling: {}", xsort_io::error::os_text(&e));
         return ExitCode::from(EXIT_TROUBLE);
     }
-    let argv = lines::rewrite_obsolete_keys(std::env::args_os().collect());
+    let argv = usage::gnu_abbreviations(lines::rewrite_obsolete_keys(std::env::args_os().collect()));
     let args = match args::Args::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
@@ -48,7 +48,13 @@ fn main() -> ExitCode {
                 eprintln!("xsort: {closed}");
                 return ExitCode::from(EXIT_TROUBLE);
             }
-            let _ = e.print();
+            // Written and flushed here, so that a full or broken standard output is an error as in
+            // GNU (`xsort --version > /dev/full`: "write error", exit status 2).
+            let mut out = std::io::stdout().lock();
+            if let Err(failed) = write!(out, "{}", e.render()).and_then(|()| out.flush()) {
+                eprintln!("xsort: write error: {}", xsort_io::error::os_text(&failed));
+                return ExitCode::from(EXIT_TROUBLE);
+            }
             return ExitCode::from(EXIT_OK);
         }
     };

@@ -3,9 +3,120 @@
 //! prefixes, only says "unexpected argument" there), `unrecognized option '--sortt'; did you mean
 //! '--sort'?` for a typo (clap's suggestion, kept on the same line), `invalid option -- 'j'` for an
 //! unknown short option, and clap's own first line otherwise.
+//!
+//! Before parsing, [`gnu_abbreviations`] gives GNU sort's abbreviations their GNU meaning where
+//! xsort's own options would make them ambiguous (`--st` is `--stable` in GNU, while xsort also has
+//! `--stats`).
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::CommandFactory;
+use std::ffi::OsString;
+
+/// GNU sort 9.1's long options, as its getopt table names them.
+const GNU_LONG_OPTIONS: [&str; 30] = [
+    "batch-size",
+    "buffer-size",
+    "check",
+    "compress-program",
+    "debug",
+    "dictionary-order",
+    "field-separator",
+    "files0-from",
+    "general-numeric-sort",
+    "help",
+    "human-numeric-sort",
+    "ignore-case",
+    "ignore-leading-blanks",
+    "ignore-nonprinting",
+    "key",
+    "merge",
+    "month-sort",
+    "numeric-sort",
+    "output",
+    "parallel",
+    "random-sort",
+    "random-source",
+    "reverse",
+    "sort",
+    "stable",
+    "temporary-directory",
+    "unique",
+    "version",
+    "version-sort",
+    "zero-terminated",
+];
+
+/// `argv` with each long option that xsort's own options make ambiguous, but that abbreviates
+/// exactly one of GNU sort's, spelt out as that GNU option (`--p=1`: `--parallel=1`; `--t DIR`:
+/// `--temporary-directory DIR`), so that a command line GNU sort takes means the same to xsort.
+/// Operands, option values and everything after `--` stay as they are.
+pub fn gnu_abbreviations(argv: Vec<OsString>) -> Vec<OsString> {
+    let cmd = crate::args::Args::command();
+    let mut out = Vec::with_capacity(argv.len());
+    let (mut value_next, mut options_end) = (false, false);
+    for (i, word) in argv.into_iter().enumerate() {
+        let text = word.to_str().map(str::to_owned);
+        if i == 0 || value_next || options_end {
+            value_next = false;
+            out.push(word);
+            continue;
+        }
+        let Some(text) = text else {
+            out.push(word);
+            continue;
+        };
+        if text == "--" {
+            options_end = true;
+        } else if let Some(long) = text.strip_prefix("--") {
+            let (name, value) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
+            let full = spelt_out(name);
+            value_next = value.is_none() && long_takes_value(&cmd, full.as_deref().unwrap_or(name));
+            if let Some(full) = full {
+                out.push(value.map_or(format!("--{full}"), |v| format!("--{full}={v}")).into());
+                continue;
+            }
+        } else if let Some(shorts) = text.strip_prefix('-') {
+            // A cluster of short options: a value follows when its last letter takes one.
+            for (k, letter) in shorts.char_indices() {
+                if short_takes_value(&cmd, letter) {
+                    value_next = k + letter.len_utf8() == shorts.len();
+                    break;
+                }
+            }
+        }
+        out.push(word);
+    }
+    out
+}
+
+/// The GNU option that `name` abbreviates, when xsort's options make it ambiguous and GNU's do not.
+fn spelt_out(name: &str) -> Option<String> {
+    let own = long_names_starting_with(name);
+    if name.is_empty() || own.len() < 2 || own.iter().any(|n| n == name) {
+        return None;
+    }
+    let mut gnu = GNU_LONG_OPTIONS.iter().filter(|g| g.starts_with(name));
+    match (gnu.next(), gnu.next()) {
+        (Some(only), None) if *only != name => Some(only.to_string()),
+        _ => None,
+    }
+}
+
+/// Whether the long option `name` (or the one it uniquely abbreviates) takes a value.
+fn long_takes_value(cmd: &clap::Command, name: &str) -> bool {
+    let mut matching = cmd
+        .get_arguments()
+        .filter(|a| a.get_long().into_iter().chain(a.get_all_aliases().unwrap_or_default()).any(|l| l == name || l.starts_with(name)));
+    match (matching.next(), matching.next()) {
+        (Some(arg), None) => arg.get_action().takes_values(),
+        _ => false,
+    }
+}
+
+/// Whether the short option `letter` takes a value.
+fn short_takes_value(cmd: &clap::Command, letter: char) -> bool {
+    cmd.get_arguments().any(|a| a.get_short() == Some(letter) && a.get_action().takes_values())
+}
 
 /// The message after `xsort: ` for a command line clap refused; `argv` is the command line it
 /// parsed, for the word as typed (clap reports `--s=x` as `--s`; GNU quotes it whole).
@@ -106,6 +217,28 @@ mod tests {
         );
         assert_eq!(refused(&["--zzzz"]), "unrecognized option '--zzzz'");
         assert_eq!(refused(&["-j"]), "invalid option -- 'j'");
+    }
+
+    fn expanded(args: &[&str]) -> Vec<String> {
+        let argv = std::iter::once("xsort").chain(args.iter().copied()).map(Into::into).collect();
+        gnu_abbreviations(argv).into_iter().skip(1).map(|w| w.into_string().unwrap()).collect()
+    }
+
+    #[test]
+    fn gnu_abbreviations_keep_their_gnu_meaning() {
+        assert_eq!(
+            expanded(&["--p=1", "--st", "--t", "dir", "--n", "--me", "--buffer=1M"]),
+            ["--parallel=1", "--stable", "--temporary-directory", "dir", "--numeric-sort", "--merge", "--buffer-size=1M"]
+        );
+        // Values, operands and what follows `--` stay; exact names and xsort's own prefixes too.
+        assert_eq!(
+            expanded(&["-o", "--st", "-uo", "--me", "--stat", "--stats", "--compress=none", "--", "--n"]),
+            ["-o", "--st", "-uo", "--me", "--stat", "--stats", "--compress=none", "--", "--n"]
+        );
+        assert_eq!(expanded(&["--output", "--n", "-ko", "--t"]), ["--output", "--n", "-ko", "--temporary-directory"]);
+        let argv: Vec<OsString> = ["xsort", "--st", "--p=1", "in"].map(OsString::from).into();
+        let a = crate::args::Args::try_parse_from(gnu_abbreviations(argv)).expect("parses");
+        assert!(a.stable);
     }
 
     #[test]

@@ -118,3 +118,30 @@ fn completions_offer_values_and_no_hidden_flags() {
         assert!(reply.contains("compgen -W") && !reply.contains("compgen -f"), "bash completes {flag} with {reply}");
     }
 }
+
+#[test]
+fn help_and_version_into_a_full_device_fail_as_in_gnu() {
+    let f = Fixture::new();
+    for option in ["--help", "--version", "--help-all"] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        let out = f.cmd().arg(option).stdout(full).output().expect("run xsort");
+        assert_eq!(out.status.code(), Some(2), "{option}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "xsort: write error: No space left on device\n", "{option}");
+    }
+}
+
+#[test]
+fn gnu_abbreviations_mean_what_they_mean_to_gnu_sort() {
+    let f = Fixture::new();
+    f.write("in", b"10\n9\n10\n");
+    let dir = f.mkdir("t");
+    let out = run(f.cmd().args(["--n", "--st", "--p=1", "--t", dir.to_str().unwrap(), "--buffer=1M", "in"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "9\n10\n10\n");
+    // An argument too: `--sort=num` is `--sort=numeric`, as GNU's argmatch takes it.
+    let out = run(f.cmd().args(["--sort=num", "in"]));
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()), (Some(0), "9\n10\n10\n"));
+    let out = run(f.cmd().args(["--me", "in", "in"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "10\n10\n9\n10\n9\n10\n", "a merge, as GNU sort -m gives it, not a sort");
+}

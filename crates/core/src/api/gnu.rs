@@ -53,7 +53,13 @@ impl GnuOrdering {
             order.global.set_global(c);
         }
         for word in &self.sort_words {
-            match SORT_WORDS.iter().find(|(w, _)| w == word) {
+            // As GNU's argmatch: the word, or the one word it begins (`--sort=num`).
+            let mut begun = SORT_WORDS.iter().filter(|(w, _)| w.starts_with(word.as_str()));
+            let found = SORT_WORDS.iter().find(|(w, _)| w == word).or(match (begun.next(), begun.next()) {
+                (Some(only), None) => Some(only),
+                _ => None,
+            });
+            match found {
                 Some(&(_, c)) => order.global.set_global(c),
                 None => return Err(SortError::InvalidArgument { option: "--sort".into(), value: word.clone() }),
             };
@@ -242,6 +248,11 @@ mod tests {
         assert!(msg(&["--output=x"]).starts_with("'--output=x' is not an ordering option"));
         assert!(msg(&["file.txt"]).starts_with("'file.txt' is not an option"));
         assert_eq!(msg(&["--sort=colour"]), "invalid argument 'colour' for '--sort'");
+        // A word that begins several is refused; one that begins one word is that word, as in GNU.
+        assert_eq!(msg(&["--sort="]), "invalid argument '' for '--sort'");
+        let global = |a: &[&str]| format!("{:?}", parsed(a).unwrap().order.global);
+        assert_eq!(global(&["--sort=num"]), global(&["-n"]));
+        assert_eq!(global(&["--sort=h"]), global(&["-h"]));
     }
 
     #[test]
