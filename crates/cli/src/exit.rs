@@ -1,6 +1,17 @@
-//! Exit statuses, chosen in one place, as GNU sort chooses them.
+//! Exit statuses, chosen in one place, as GNU sort chooses them; and the name messages start with.
 
 use std::fmt;
+
+/// The name xsort was run as: the base name of `argv[0]` (`xsort` when it has none). Messages start
+/// with it, as GNU's tools' do, so that through a link named `sort` they say `sort: ...`.
+pub fn program() -> &'static str {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        let argv0 = std::env::args_os().next().unwrap_or_default();
+        let base = std::path::Path::new(&argv0).file_name().map(|n| n.to_string_lossy().into_owned());
+        base.filter(|n| !n.is_empty()).unwrap_or_else(|| "xsort".into())
+    })
+}
 
 /// Success.
 pub const OK: u8 = 0;
@@ -14,7 +25,7 @@ pub const TROUBLE: u8 = 2;
 pub struct Failure {
     /// The exit status.
     pub status: u8,
-    /// What to print after "xsort: ".
+    /// What to print after the program's name (see [`program`]).
     pub message: String,
 }
 
@@ -33,7 +44,7 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// The line printed after "xsort: " for an error: its chain of causes joined by ": ", with every
+/// The line printed after the program's name for an error: its chain of causes joined by ": ", with every
 /// OS error worded as the C tools word it ("Permission denied", never "... (os error 13)"), and a
 /// cause given once when the error before it already quotes it (errors such as rayon's whose text
 /// includes their source).

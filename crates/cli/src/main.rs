@@ -30,29 +30,30 @@ xsort_io::record_closed_streams_at_start!();
 
 fn main() -> ExitCode {
     if let Err(e) = xsort_io::signals::install() {
-        eprintln!("xsort: cannot install signal handling: {}", xsort_io::error::os_text(&e));
+        eprintln!("{}: cannot install signal handling: {}", exit::program(), xsort_io::error::os_text(&e));
         return ExitCode::from(EXIT_TROUBLE);
     }
     let argv = usage::gnu_abbreviations(lines::rewrite_obsolete_keys(std::env::args_os().collect()));
     let args = match args::Args::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
-            // GNU's shape: one "xsort: ..." line naming the problem, then where to look.
-            eprintln!("xsort: {}", usage::message(&e, &argv));
-            eprintln!("Try 'xsort --help' for more information.");
+            // GNU's shape: one "xsort: ..." line naming the problem, then where to look (the name is the
+            // one xsort was run as).
+            eprintln!("{}: {}", exit::program(), usage::message(&e, &argv));
+            eprintln!("Try '{} --help' for more information.", exit::program());
             return ExitCode::from(EXIT_TROUBLE);
         }
         Err(e) => {
             // --help and --version
             if let Err(closed) = xsort_io::stdio::stdout_output() {
-                eprintln!("xsort: {closed}");
+                eprintln!("{}: {closed}", exit::program());
                 return ExitCode::from(EXIT_TROUBLE);
             }
             // Written and flushed here, so that a full or broken standard output is an error as in
             // GNU (`xsort --version > /dev/full`: "write error", exit status 2).
             let mut out = std::io::stdout().lock();
             if let Err(failed) = write!(out, "{}", e.render()).and_then(|()| out.flush()) {
-                eprintln!("xsort: write error: {}", xsort_io::error::os_text(&failed));
+                eprintln!("{}: write error: {}", exit::program(), xsort_io::error::os_text(&failed));
                 return ExitCode::from(EXIT_TROUBLE);
             }
             return ExitCode::from(EXIT_OK);
@@ -62,7 +63,7 @@ fn main() -> ExitCode {
     // partial output (removing it) before we get here.
     // The panic's report ("panicked at FILE:LINE:COL:\nMESSAGE") goes on the one line.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("xsort: internal error: {}", exit::without_os_error_numbers(&info.to_string()).replace('\n', " "))
+        eprintln!("{}: internal error: {}", exit::program(), exit::without_os_error_numbers(&info.to_string()).replace('\n', " "))
     }));
     match std::panic::catch_unwind(|| run(args)) {
         Ok(Ok(status)) => ExitCode::from(status),
@@ -70,7 +71,7 @@ fn main() -> ExitCode {
             if exit::is_closed_stdout(&e) {
                 exit::die_of_sigpipe();
             }
-            eprintln!("xsort: {}", exit::message(&e));
+            eprintln!("{}: {}", exit::program(), exit::message(&e));
             ExitCode::from(exit::status_of(&e))
         }
         Err(_) => ExitCode::from(EXIT_TROUBLE),
@@ -109,7 +110,7 @@ fn run(args: args::Args) -> Result<u8> {
                 return Ok(EXIT_OK);
             };
             if !quiet {
-                let mut msg = format!("xsort: {name}:{}: disorder: ", d.line_number).into_bytes();
+                let mut msg = format!("{}: {name}:{}: disorder: ", exit::program(), d.line_number).into_bytes();
                 msg.extend_from_slice(&d.line);
                 msg.push(b'\n');
                 let _ = std::io::stderr().write_all(&msg);
@@ -123,7 +124,7 @@ fn run(args: args::Args) -> Result<u8> {
             }
             if let xsort_core::Order::Lines(order, _) = sort.order()? {
                 for w in order.debug_warnings() {
-                    eprintln!("xsort: {w}");
+                    eprintln!("{}: {w}", exit::program());
                 }
             }
             lines::debug_sort(sort, *merge, *unique)?;
@@ -134,7 +135,7 @@ fn run(args: args::Args) -> Result<u8> {
 
 fn warn(warnings: &[String]) {
     for w in warnings {
-        eprintln!("xsort: warning: {w}");
+        eprintln!("{}: warning: {w}", exit::program());
     }
 }
 

@@ -145,3 +145,19 @@ fn gnu_abbreviations_mean_what_they_mean_to_gnu_sort() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "10\n10\n9\n10\n9\n10\n", "a merge, as GNU sort -m gives it, not a sort");
 }
+
+#[test]
+fn messages_start_with_the_name_xsort_was_run_as() {
+    let f = Fixture::new();
+    std::os::unix::fs::symlink(crate::common::bin(), f.path("sort")).expect("symlink");
+    let sort = |args: &[&str]| {
+        let out = run(std::process::Command::new(f.path("sort")).args(args).current_dir(f.root()).env("LC_ALL", "C"));
+        (String::from_utf8_lossy(&out.stderr).into_owned(), out.status.code())
+    };
+    assert_eq!(sort(&["-j"]), ("sort: invalid option -- 'j'\nTry 'sort --help' for more information.\n".into(), Some(2)));
+    let (err, code) = sort(&["no-such-file"]);
+    assert!(err.starts_with("sort: ") && err.contains("no-such-file") && err.lines().count() == 1, "{err}");
+    assert_eq!(code, Some(2));
+    f.write("unsorted", b"b\na\n");
+    assert_eq!(sort(&["-c", "unsorted"]), ("sort: unsorted:2: disorder: a\n".into(), Some(1)));
+}
