@@ -50,13 +50,6 @@ fn text(n: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-/// The lines of `data`, sorted by bytes (what `LC_ALL=C sort` gives).
-fn sorted_lines(data: &[u8]) -> Vec<u8> {
-    let mut lines: Vec<&[u8]> = data.split_inclusive(|&b| b == b'\n').collect();
-    lines.sort();
-    lines.concat()
-}
-
 #[test]
 fn every_format_is_read_and_written_and_the_tools_read_the_output() {
     let fx = Fixture::new();

@@ -18,13 +18,6 @@ fn random_lines(n: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-/// The lines of `data` in byte order (LC_ALL=C sort).
-fn sorted_lines(data: &[u8]) -> Vec<u8> {
-    let mut lines: Vec<&[u8]> = data.split_inclusive(|&b| b == b'\n').collect();
-    lines.sort();
-    lines.concat()
-}
-
 /// Asserts that `out` holds the lines of `input`, sorted.
 fn assert_sorted_lines(out: &Path, input: &[u8]) {
     let got = std::fs::read(out).unwrap_or_else(|e| panic!("read {}: {e}", out.display()));

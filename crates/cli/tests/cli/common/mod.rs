@@ -330,6 +330,14 @@ impl Rng {
     }
 }
 
+/// The lines of `data` in byte order (what `LC_ALL=C sort` gives; every line of `data` ends with a
+/// newline and holds no byte below it).
+pub fn sorted_lines(data: &[u8]) -> Vec<u8> {
+    let mut lines: Vec<&[u8]> = data.split_inclusive(|&b| b == b'\n').collect();
+    lines.sort();
+    lines.concat()
+}
+
 /// `len` random bytes.
 pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
     let mut r = Rng::new(seed);
