@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use xsort_core::size::{parse_byte_count, parse_memory_size};
 use xsort_core::spec::{self, NsortSpec};
-use xsort_core::{Compression, KeyPart, Method, OutputCompression, Sort, SortError};
+use xsort_core::{KeyPart, Method, OutputCompression, Sort, SortError};
 
 /// What an invocation does.
 pub enum Job {
@@ -209,10 +209,7 @@ pub fn shared(mut sort: Sort, args: &Args, spec: &NsortSpec, dialect: Dialect) -
         sort = sort.compress_program(program);
     }
     if let Some(c) = &args.compress {
-        sort = sort.compress_output(match c.as_str() {
-            "none" => OutputCompression::Plain,
-            c => OutputCompression::With(Compression::parse(c).map_err(|e| anyhow!("invalid --compress '{c}': {e}"))?),
-        });
+        sort = sort.compress_output(OutputCompression::parse(c).map_err(|e| anyhow!("invalid --compress '{c}': {e}"))?);
     }
     sort = sort.decompress(!args.no_decompress);
     let report = Report {

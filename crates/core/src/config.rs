@@ -7,7 +7,7 @@ use crate::order::LineOrder;
 use crate::text::TextMode;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use xsort_io::OpenedInput;
+use xsort_io::{Compression, OpenedInput};
 use xsort_kernels::Method;
 
 /// An input operand.
@@ -121,14 +121,23 @@ pub enum OutputCompression {
     /// Never, whatever the name.
     Plain,
     /// In this format and level, whatever the destination (standard output too).
-    With(xsort_io::Compression),
+    With(Compression),
 }
 
 impl OutputCompression {
+    /// `none`, `FORMAT` or `FORMAT:LEVEL` (`--compress`, Python's `compress=`); the error says
+    /// what is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "none" => Ok(OutputCompression::Plain),
+            c => Compression::parse(c).map(OutputCompression::With),
+        }
+    }
+
     /// The compression of an output to `path` (None: standard output or a caller's writer).
-    pub fn of(self, path: Option<&Path>) -> Option<xsort_io::Compression> {
+    pub fn of(self, path: Option<&Path>) -> Option<Compression> {
         match self {
-            OutputCompression::ByName => path.and_then(xsort_io::Codec::of_path).map(xsort_io::Compression::new),
+            OutputCompression::ByName => path.and_then(xsort_io::Codec::of_path).map(Compression::new),
             OutputCompression::Plain => None,
             OutputCompression::With(c) => Some(c),
         }

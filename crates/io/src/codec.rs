@@ -113,6 +113,22 @@ impl Codec {
         }
     }
 
+    /// The format of the regular file `file`, read at its start (without moving its position).
+    pub fn of_file(file: &std::fs::File) -> std::io::Result<Option<Codec>> {
+        use std::os::unix::fs::FileExt;
+        let mut head = [0u8; MAGIC_LEN];
+        let mut n = 0;
+        while n < head.len() {
+            match file.read_at(&mut head[n..], n as u64) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Codec::recognise(&head[..n]))
+    }
+
     /// The levels the format takes, and its tool's default.
     pub fn levels(self) -> (std::ops::RangeInclusive<u32>, u32) {
         match self {

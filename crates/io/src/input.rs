@@ -15,7 +15,7 @@ use crate::codec::{self, Codec};
 use crate::error::{IoError, Result};
 use crate::file::DirectFile;
 use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
 
@@ -114,29 +114,15 @@ impl OpenedInput {
         match self {
             OpenedInput::Stream(s) => Ok(OpenedInput::Stream(StreamInput { file: codec::sniffed(s.file), name: s.name })),
             OpenedInput::Regular(mut input) => {
-                let mut head = [0u8; codec::MAGIC_LEN];
-                let n = read_head(input.file()?, &mut head).map_err(|e| IoError::read(&input.path, e))?;
-                let Some(codec) = Codec::recognise(&head[..n]) else { return Ok(OpenedInput::Regular(input)) };
+                let Some(codec) = Codec::of_file(input.file()?).map_err(|e| IoError::read(&input.path, e))? else {
+                    return Ok(OpenedInput::Regular(input));
+                };
                 input.release();
                 let name = input.path.clone();
                 Ok(OpenedInput::Stream(StreamInput { file: Box::new(Deferred { input, codec, reader: None }), name }))
             }
         }
     }
-}
-
-/// Reads the first bytes of `file` into `head`: as many as it holds, up to `head`'s length.
-fn read_head(file: &File, head: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < head.len() {
-        match file.read_at(&mut head[n..], n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// A compressed regular file, opened again (checked to be the same file) and decompressed on its

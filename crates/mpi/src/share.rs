@@ -54,9 +54,7 @@ const PROBE: usize = 64 << 10;
 /// An error for a compressed input: the ranks read byte ranges of the data itself, which a
 /// compressed stream does not allow (the single-machine `xsort` decompresses it).
 fn refuse_compressed(file: &File, path: &std::path::Path) -> Result<()> {
-    let mut head = [0u8; xsort_io::codec::MAGIC_LEN];
-    let n = std::os::unix::fs::FileExt::read_at(file, &mut head, 0).with_context(|| format!("{}: cannot read", path.display()))?;
-    if let Some(codec) = xsort_io::Codec::recognise(&head[..n]) {
+    if let Some(codec) = xsort_io::Codec::of_file(file).with_context(|| format!("{}: cannot read", path.display()))? {
         bail!("{}: {} data: xsort-mpi's ranks read byte ranges of their inputs, which compressed data does not allow; decompress it first (xsort reads it as it is)", path.display(), codec.name());
     }
     Ok(())

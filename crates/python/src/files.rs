@@ -14,7 +14,7 @@ use pyo3::types::PyBytes;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
-use xsort_core::{Compression, OutputCompression, Sort, SortError, SortStats, Sorting};
+use xsort_core::{OutputCompression, Sort, SortError, SortStats, Sorting};
 
 /// Bytes pulled at a time (rounded down to whole records).
 const PULL_BYTES: usize = 4 << 20;
@@ -87,12 +87,7 @@ pub(crate) fn sort_file(
     let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads };
     let mut sort = options.sort().map_err(|e| crate::py_error(py, e))?;
     if let Some(c) = compress {
-        let compression = match c.as_str() {
-            "none" => OutputCompression::Plain,
-            c => {
-                OutputCompression::With(Compression::parse(c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?)
-            }
-        };
+        let compression = OutputCompression::parse(&c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?;
         sort = sort.compress_output(compression);
     }
     sort = sort.decompress(decompress);
