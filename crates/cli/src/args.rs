@@ -184,6 +184,52 @@ pub struct Args {
     )]
     pub separator: Vec<String>,
 
+    /// Lines are CSV records (RFC 4180): -k counts CSV fields.
+    #[arg(
+        long = "csv",
+        help_heading = "CSV and TSV",
+        long_help = "Read lines as CSV records (RFC 4180): a quoted field may hold commas, doubled quotes and \
+newlines, a record ends at a newline outside quotes, -k field numbers count CSV fields and keys \
+compare their unquoted values. Records are written as read."
+    )]
+    pub csv: bool,
+
+    /// Lines are TSV records: CSV quoting, fields end at tabs.
+    #[arg(long = "tsv", help_heading = "CSV and TSV", long_help = "As --csv, with tab between fields.")]
+    pub tsv: bool,
+
+    /// CSV records with fields ending at C (as --csv).
+    #[arg(
+        long = "csv-separator",
+        value_name = "C",
+        help_heading = "CSV and TSV",
+        long_help = "As --csv, with the byte C between fields ('\\t' or 'tab' for a tab)."
+    )]
+    pub csv_separator: Option<String>,
+
+    /// The first N records (default 1) of each input are a header.
+    #[arg(
+        long = "header",
+        value_name = "N",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        help_heading = "CSV and TSV",
+        long_help = "The first N records (default 1) of each input are its header: the output starts with the \
+first input's, unsorted; every other input must start with the same one, which is dropped. Then \
+-k NAME[:OPTS] (or --key=NAME:OPTS) sorts by the column whose header field is NAME."
+    )]
+    pub header: Option<String>,
+
+    /// CSV: a stray quote is an error.
+    #[arg(
+        long = "strict",
+        help_heading = "CSV and TSV",
+        long_help = "CSV: refuse a quote inside an unquoted field and text after a closing quote (by default \
+they are ordinary bytes, as for most CSV readers). A quote left open is always an error."
+    )]
+    pub strict: bool,
+
     /// Lines: output only the first of lines with equal keys.
     #[arg(
         short = 'u',

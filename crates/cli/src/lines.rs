@@ -10,7 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use xsort_core::order::KeyField;
 use xsort_core::size::{parse_memory_size, MemorySize, SizeError};
-use xsort_core::{GnuOrdering, Order, Sort};
+use xsort_core::{CsvDialect, GnuOrdering, Order, Sort};
 
 /// GNU sort's ordering options as given: the ordering letters, `--sort`, the keys (the obsolete
 /// `+POS1 -POS2` ones in their place), `-t`, `-s`, `-u`, `-z`, `-m` and `--random-source`.
@@ -55,9 +55,34 @@ fn parse_key(k: &str) -> Result<KeyField> {
     let parsed = match obsolete {
         Some((start, pos1, pos2)) => KeyField::parse_obsolete(pos1, pos2)
             .map(|k| k.ok_or_else(|| xsort_core::SortError::BadOption(format!("invalid key '{start}'")))),
-        None => Ok(KeyField::parse(k)),
+        None => Ok(KeyField::parse_or_column(k)),
     };
     parsed.and_then(|r| r).map_err(|e| anyhow!("{e}"))
+}
+
+/// The CSV dialect and header of `--csv`, `--tsv`, `--csv-separator`, `--strict` and
+/// `--header`, applied to a sort of lines.
+pub fn csv_and_header(sort: Sort, args: &Args) -> Result<Sort> {
+    let separator = match args.csv_separator.as_deref() {
+        None if args.tsv => Some(b'\t'),
+        None if args.csv => Some(b','),
+        None => None,
+        Some("\\t" | "tab") => Some(b'\t'),
+        Some(c) if c.len() == 1 => Some(c.as_bytes()[0]),
+        Some(c) => bail!("--csv-separator takes one byte, not '{c}'"),
+    };
+    let sort = match separator {
+        Some(separator) => sort.csv(CsvDialect { separator, strict: args.strict }),
+        None if args.strict => bail!("--strict applies to CSV records (--csv, --tsv)"),
+        None => sort,
+    };
+    match args.header.as_deref() {
+        None => Ok(sort),
+        Some(n) => match n.parse::<usize>() {
+            Ok(n) => Ok(sort.header(n)),
+            Err(_) => bail!("invalid header count '{n}': give a number of records"),
+        },
+    }
 }
 
 /// Marks a key rewritten from the obsolete `+POS1 [-POS2]` form.
@@ -231,6 +256,8 @@ pub fn line_only_option(args: &Args) -> Option<&'static str> {
         (args.general_numeric || args.human_numeric || args.ignore_nonprinting || args.month, "-g/-h/-i/-M"),
         (args.numeric || args.random || args.reverse || args.version_sort || !args.sort_word.is_empty(), "-n/-R/-r/-V/--sort"),
         (args.random_source.is_some(), "--random-source"),
+        (args.csv || args.tsv || args.csv_separator.is_some(), "--csv"),
+        (args.header.is_some(), "--header"),
     ];
     used.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }

@@ -275,6 +275,16 @@ pub struct LineFormat {
     pub unique: bool,
     /// Sort, or merge inputs already sorted (`-m`).
     pub mode: TextMode,
+    /// Records at the start of each input that are its header: the first input's are written
+    /// first, unsorted; every other input's must be the same, and are dropped.
+    pub header: usize,
+}
+
+impl LineFormat {
+    /// Where the lines end: at each terminator, or for CSV records at each one outside quotes.
+    pub fn splitter(&self) -> crate::framing::Splitter {
+        crate::framing::Splitter { terminator: self.terminator, csv: self.order.csv() }
+    }
 }
 
 impl SortConfig {

@@ -67,6 +67,10 @@ pub(crate) trait FormatSort {
     fn order(&self) -> &Self::Order;
     /// How the byte stream splits into records.
     fn framing(&self) -> Framing;
+    /// What the output starts with, before the sorted records (a header).
+    fn preamble(&self) -> &[u8] {
+        &[]
+    }
     /// Records with equal keys folded on the way out.
     fn folding(&self) -> &Folding;
     /// What the memory plan and the statistics need to know of the input, before the sort.
@@ -227,7 +231,9 @@ impl Engine {
         let (runs, shape) = job.reduce(runs, store, &mut report)?;
         self.counters.final_merge.store(true, Ordering::Relaxed);
         let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, reserve, true, self.counters.output.clone())?;
-        let mut sink = FoldSink::new(RecordSink::new(&mut w), order, framing, format.folding());
+        let mut out = RecordSink::new(&mut w);
+        out.push(format.preamble())?;
+        let mut sink = FoldSink::new(out, order, framing, format.folding());
         let mut merged = 0u64;
         merge_runs(&runs, order, framing, shape, &svc, |rec| {
             merged += 1;

@@ -5,6 +5,7 @@
 //! two; each format brings its own implementation of the order (byte-range keys for records, GNU
 //! sort's key semantics for lines).
 
+use crate::csv::{CsvDialect, Scanner};
 use crate::key::ResolvedKey;
 use std::cmp::Ordering;
 
@@ -13,9 +14,99 @@ use std::cmp::Ordering;
 pub enum Framing {
     /// Records of exactly this many bytes.
     Fixed(usize),
-    /// Records ended by this byte (newline for lines, NUL for `-z`). The terminator is not part of
-    /// the record as the order sees it; a stream's last record may lack it.
-    Delimited(u8),
+    /// Records ended by a terminator (see [`Splitter`]). The terminator is not part of the record
+    /// as the order sees it; a stream's last record may lack it.
+    Delimited(Splitter),
+}
+
+/// How text splits into records: at each terminator (newline for lines, NUL for `-z`), or, for
+/// CSV, at each terminator outside quotes (see [`crate::csv`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Splitter {
+    /// The byte that ends a record.
+    pub terminator: u8,
+    /// CSV records: a terminator inside a quoted field does not end one.
+    pub csv: Option<CsvDialect>,
+}
+
+impl Splitter {
+    /// Records that are lines ended by `terminator`.
+    #[cfg(test)]
+    pub fn lines(terminator: u8) -> Splitter {
+        Splitter { terminator, csv: None }
+    }
+
+    /// The offsets in `data` of the terminators of the records that start at `from` (a record's
+    /// start) and end in `data`. The data is taken as checked: a CSV record with a fault that a
+    /// strict dialect refuses is split as a lenient one would split it.
+    #[inline]
+    pub fn ends(self, data: &[u8], from: usize) -> Ends<'_> {
+        match self.csv {
+            None => Ends::Lines { found: memchr::memchr_iter(self.terminator, &data[from..]), base: from },
+            Some(_) => Ends::Csv { finder: self.finder(), data, at: from },
+        }
+    }
+
+    /// A finder of record ends in pieces of a stream, starting at a record's start.
+    pub fn finder(self) -> EndFinder {
+        EndFinder {
+            terminator: self.terminator,
+            scanner: self.csv.map(|d| Scanner::new(CsvDialect { strict: false, ..d }, self.terminator)),
+        }
+    }
+
+    /// The offset of the terminator of the record that starts at `from` in `data`, if it ends there.
+    #[inline]
+    pub fn first_end(self, data: &[u8], from: usize) -> Option<usize> {
+        match self.csv {
+            None => memchr::memchr(self.terminator, &data[from..]).map(|i| from + i),
+            Some(_) => self.ends(data, from).next(),
+        }
+    }
+}
+
+/// Finds where records end in a stream given piece by piece ([`Splitter::finder`]), taking the
+/// data as checked (see [`Splitter::ends`]).
+pub struct EndFinder {
+    terminator: u8,
+    scanner: Option<Scanner>,
+}
+
+impl EndFinder {
+    /// The offset in `data` of the terminator that ends the record begun in it or in the pieces
+    /// before; None when `data` ends first.
+    #[inline]
+    pub fn find(&mut self, data: &[u8]) -> Option<usize> {
+        match &mut self.scanner {
+            None => memchr::memchr(self.terminator, data),
+            // A lenient scanner finds no fault.
+            Some(s) => s.find_end(data).ok().flatten(),
+        }
+    }
+}
+
+/// The record ends of [`Splitter::ends`].
+pub enum Ends<'a> {
+    /// Lines: every terminator.
+    Lines { found: memchr::Memchr<'a>, base: usize },
+    /// CSV records: the terminators outside quotes.
+    Csv { finder: EndFinder, data: &'a [u8], at: usize },
+}
+
+impl Iterator for Ends<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Ends::Lines { found, base } => found.next().map(|i| *base + i),
+            Ends::Csv { finder, data, at } => {
+                let end = *at + finder.find(&data[*at..])?;
+                *at = end + 1;
+                Some(end)
+            }
+        }
+    }
 }
 
 /// A test of records against one fixed record (see [`RecordOrder::level_matcher`]).

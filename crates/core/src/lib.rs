@@ -14,13 +14,14 @@
 //!
 //! The public items are chosen: the builder and what it takes or returns (re-exported here), and
 //! the languages xsort parses, which fuzzers, tests and front ends also call on their own: byte
-//! keys ([`key`]), GNU sort's order of lines ([`order`]), sizes ([`size`]) and Nsort statements
+//! keys ([`key`]), GNU sort's order of lines ([`order`]), CSV records ([`csv`]), sizes ([`size`]) and Nsort statements
 //! ([`spec`]). The engine, its configuration and its memory plan are the crate's own.
 
 mod api;
 mod batches;
 mod compress;
 mod config;
+pub mod csv;
 mod engine;
 mod entry;
 mod error;
@@ -48,6 +49,7 @@ mod text;
 
 pub use api::{CancelHandle, GnuOrdering, Order, Sort, Sorting};
 pub use config::OutputCompression;
+pub use csv::CsvDialect;
 pub use error::{Result, SortError};
 pub use fold::SumField;
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};

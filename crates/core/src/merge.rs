@@ -11,7 +11,7 @@
 use crate::compress::{Compressor, Decompression};
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
-use crate::framing::{Framing, RecordOrder};
+use crate::framing::{Framing, RecordOrder, Splitter};
 use crate::plan::{MemoryPlan, MergeShape};
 use crate::runs::{RecordSink, Run, TempStore};
 use crossbeam_channel::Receiver;
@@ -195,12 +195,12 @@ impl RunCursor {
                 self.pos += r;
             }
             Framing::Fixed(r) => self.stage_fixed(r, svc)?,
-            Framing::Delimited(t) => match memchr::memchr(t, self.block_bytes()) {
+            Framing::Delimited(s) => match s.first_end(self.block_bytes(), 0) {
                 Some(i) => {
                     self.head_at = Some((self.pos, i));
                     self.pos += i + 1;
                 }
-                None => self.stage_delimited(t, svc)?,
+                None => self.stage_delimited(s, svc)?,
             },
         }
         self.key.prefix = order.prefix(self.head());
@@ -246,11 +246,12 @@ impl RunCursor {
     }
 
     /// Assembles a line that straddles blocks (a run's last line may lack its terminator).
-    fn stage_delimited(&mut self, t: u8, svc: &ReadService) -> Result<()> {
+    fn stage_delimited(&mut self, splitter: Splitter, svc: &ReadService) -> Result<()> {
         self.staging.clear();
+        let mut finder = splitter.finder();
         loop {
             let avail = self.cur.as_ref().map_or(&[][..], |c| &c.as_slice()[self.pos..self.cur_len]);
-            let found = memchr::memchr(t, avail);
+            let found = finder.find(avail);
             let n = found.unwrap_or(avail.len());
             self.staging.extend(&avail[..n])?;
             self.pos += n;

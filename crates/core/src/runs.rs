@@ -223,7 +223,7 @@ impl<'w> RecordSink<'w> {
         self.push(rec)?;
         match framing {
             Framing::Fixed(_) => Ok(()),
-            Framing::Delimited(t) => self.push(&[t]),
+            Framing::Delimited(s) => self.push(&[s.terminator]),
         }
     }
 

@@ -171,7 +171,7 @@ impl GnuOrdering {
     /// An option with a value, by its long name.
     fn long_value(&mut self, name: &str, v: String) -> Result<()> {
         match name {
-            "key" => self.keys.push(KeyField::parse(&v)?),
+            "key" => self.keys.push(KeyField::parse_or_column(&v)?),
             "field-separator" => self.separators.push(v),
             "sort" => self.sort_words.push(v),
             _ => self.random_source = Some(v.into()),

@@ -16,6 +16,7 @@ pub use gnu::GnuOrdering;
 pub use session::{CancelHandle, Sorting};
 
 use crate::config::{self, Handoff, Input, IoSettings, LineFormat, Output, OutputCompression, RecordFormat, SortConfig};
+use crate::csv::CsvDialect;
 use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::{KeyPart, KeySpec};
@@ -35,8 +36,9 @@ use xsort_kernels::Method;
 enum Format {
     /// Fixed-size records.
     Records { record_size: usize, key: Vec<KeyPart>, folding: Folding, touch: bool },
-    /// Lines (or Nsort's delimited records) ended by `terminator`.
-    Lines { terminator: u8, order: LineOrderConfig, merge: bool },
+    /// Lines (or Nsort's delimited records, or CSV records) ended by `terminator`, the first
+    /// `header` records of each input its header.
+    Lines { terminator: u8, order: LineOrderConfig, merge: bool, header: usize },
 }
 
 /// A sort, described step by step: what is sorted and how, where from and where to, with what
@@ -137,7 +139,7 @@ impl Sort {
     /// A sort of text lines ended by `\n`, by whole lines in byte order until GNU ordering options
     /// are given ([`Sort::gnu_args`]). A last line without its newline gets one.
     pub fn lines() -> Sort {
-        Sort::of(Format::Lines { terminator: b'\n', order: LineOrderConfig::default(), merge: false })
+        Sort::of(Format::Lines { terminator: b'\n', order: LineOrderConfig::default(), merge: false, header: 0 })
     }
 
     /// A sort described by Nsort statements, as the `xsort` command's `--spec` takes them: the
@@ -170,7 +172,7 @@ impl Sort {
     /// equal keys keep their input order.
     pub fn delimited(terminator: u8) -> Sort {
         let order = LineOrderConfig { stable: true, ..LineOrderConfig::default() };
-        Sort::of(Format::Lines { terminator, order, merge: false })
+        Sort::of(Format::Lines { terminator, order, merge: false, header: 0 })
     }
 
     /// Applies parsed Nsort statements (see [`Sort::from_spec`]) to this sort: the keys of its
@@ -281,7 +283,7 @@ impl Sort {
     /// command line's own parser gives them; they are checked here as [`Sort::gnu_args`] checks
     /// them.
     pub fn gnu_ordering(mut self, options: GnuOrdering) -> Result<Sort> {
-        let Format::Lines { terminator, order, merge } = &mut self.format else {
+        let Format::Lines { terminator, order, merge, .. } = &mut self.format else {
             return Err(SortError::BadOption("GNU ordering options apply to text lines; records take keys (key_bytes)".into()));
         };
         let parsed = options.apply(order.clone())?;
@@ -289,6 +291,41 @@ impl Sort {
         *terminator = if parsed.zero_terminated { 0 } else { *terminator };
         *merge |= parsed.merge;
         Ok(self)
+    }
+
+    /// Reads the lines as CSV records of `dialect` ([`crate::csv`]): a record ends at a newline
+    /// outside quotes, `-k` field numbers count its fields, and keys compare the fields' unquoted
+    /// values. Records are written as read. A quote left open at the end of an input (and, for a
+    /// strict dialect, a stray quote) is an error naming the file and line.
+    ///
+    /// ```
+    /// use xsort_core::{CsvDialect, Sort};
+    ///
+    /// let mut out = Vec::new();
+    /// let mut sorting = Sort::lines().csv(CsvDialect::CSV).header(1).gnu_args(["-k", "price:n"])?.start()?;
+    /// sorting.push(b"name,price\n\"pen, blue\",3\n\"ink \"\"black\"\"\",12\nnib,-1\n")?;
+    /// sorting.write_to(&mut out)?;
+    /// assert_eq!(out, b"name,price\nnib,-1\n\"pen, blue\",3\n\"ink \"\"black\"\"\",12\n");
+    /// # Ok::<(), xsort_core::SortError>(())
+    /// ```
+    pub fn csv(mut self, dialect: CsvDialect) -> Sort {
+        match &mut self.format {
+            Format::Lines { order, .. } => order.csv = Some(dialect),
+            Format::Records { .. } => self.refused = Some("CSV applies to text records, not to fixed-size ones".into()),
+        }
+        self
+    }
+
+    /// Takes the first `records` records (lines, or CSV records) of each input as its header: the
+    /// output starts with the first input's, unsorted; every later input must start with the same
+    /// (an error naming the input otherwise), and its header is dropped. Keys may then name a
+    /// column by the header's field (`-k price:n`).
+    pub fn header(mut self, records: usize) -> Sort {
+        match &mut self.format {
+            Format::Lines { header, .. } => *header = records,
+            Format::Records { .. } => self.refused = Some("a header applies to text records, not to fixed-size ones".into()),
+        }
+        self
     }
 
     /// Keeps only the first record (or line) of each group with equal keys.
@@ -555,10 +592,7 @@ impl Sort {
         let config::Format::Lines(lines) = &cfg.format else {
             return Err(SortError::BadOption("a check applies to lines; fixed-size records are checked by valsort".into()));
         };
-        let order = &lines.order;
-        crate::pool::run_in_pool(cfg.threads, || {
-            crate::text::check::check_order(&cfg.inputs[0], (lines.terminator, cfg.decompress), order, lines.unique, CHECK_CHUNK_BYTES)
-        })
+        crate::pool::run_in_pool(cfg.threads, || crate::text::check::check_order(&cfg.inputs[0], lines, cfg.decompress, CHECK_CHUNK_BYTES))
     }
 
     /// Starts the sort as a push/pull session: its input is what [`Sorting::push`] gives it unless
@@ -605,10 +639,15 @@ impl Sort {
                 rec.folding = folding;
                 config::Format::Records(rec)
             }
-            Format::Lines { terminator, order, merge } => {
+            Format::Lines { terminator, order, merge, header } => {
+                // A key that names a column needs a header to name it; without one, its argument
+                // is refused as GNU refuses a KEYDEF.
+                if let Some(e) = order.keys.iter().find_map(|k| k.keydef_error()).filter(|_| header == 0) {
+                    return Err(e);
+                }
                 let unique = order.unique;
                 let mode = if merge { TextMode::Merge } else { TextMode::Sort };
-                config::Format::Lines(LineFormat { terminator, order: LineOrder::new(order)?, unique, mode })
+                config::Format::Lines(LineFormat { terminator, order: LineOrder::new(order)?, unique, mode, header })
             }
         };
         let mut cfg = SortConfig::new(self.inputs, output, format, budget);

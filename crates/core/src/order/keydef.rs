@@ -9,6 +9,7 @@
 
 use super::{Key, OrderFlags, BLANK, NONE};
 use crate::error::SortError;
+use std::borrow::Cow;
 
 /// One -k KEYDEF.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +28,9 @@ pub struct KeyField {
     has_flags: bool,
     /// Given in the obsolescent `+POS1 -POS2` form (--debug warns about it).
     obsolete: bool,
+    /// The header's column this key names (`-k price:n`), and the argument as given: resolved
+    /// once the header is read (see [`super::LineOrder::with_header`]).
+    column: Option<(String, String)>,
 }
 
 impl KeyField {
@@ -68,6 +72,47 @@ impl KeyField {
             return Err(bad_field_spec(spec, "stray character in field spec"));
         }
         Ok(key)
+    }
+
+    /// Parses a `-k` argument: GNU's KEYDEF, or else (when it does not start with a digit) the
+    /// name of a header's column, with GNU's ordering letters after a last `:` (`price:nr`). A
+    /// name is resolved only with a header; without one, the argument is refused as GNU refuses
+    /// it as a KEYDEF (see [`KeyField::keydef_error`]).
+    pub fn parse_or_column(spec: &str) -> Result<KeyField, SortError> {
+        match KeyField::parse(spec) {
+            Err(_) if !spec.is_empty() && !spec.starts_with(|c: char| c.is_ascii_digit()) => Ok(KeyField::column(spec)),
+            parsed => parsed,
+        }
+    }
+
+    /// A key on the column named in `spec` (`NAME` or `NAME:LETTERS`: a `:` followed by ordering
+    /// letters only ends the name; any other `:` is part of it).
+    fn column(spec: &str) -> KeyField {
+        let mut key = KeyField::empty();
+        let name = match spec.rsplit_once(':') {
+            Some((name, letters)) if !letters.is_empty() && letters.chars().all(|c| "bdfghiMnRrV".contains(c)) => {
+                for c in letters.chars() {
+                    key.flags.set_letter(c, true, true);
+                }
+                key.has_flags = true;
+                name
+            }
+            _ => spec,
+        };
+        key.column = Some((name.to_owned(), spec.to_owned()));
+        key
+    }
+
+    /// The header column the key names, when it names one.
+    pub fn column_name(&self) -> Option<&str> {
+        self.column.as_ref().map(|(name, _)| name.as_str())
+    }
+
+    /// For a key that names a column: GNU's refusal of its argument as a KEYDEF, the error to give
+    /// when there is no header to name columns.
+    pub fn keydef_error(&self) -> Option<SortError> {
+        let (_, spec) = self.column.as_ref()?;
+        KeyField::parse(spec).err()
     }
 
     /// Parses the obsolescent form `+POS1 [-POS2]`: `start` is POS1 without its '+', `end` POS2
@@ -130,7 +175,16 @@ impl KeyField {
     }
 
     fn empty() -> KeyField {
-        KeyField { sword: 0, schar: 0, eword: NONE, echar: 0, flags: OrderFlags::default(), has_flags: false, obsolete: false }
+        KeyField {
+            sword: 0,
+            schar: 0,
+            eword: NONE,
+            echar: 0,
+            flags: OrderFlags::default(),
+            has_flags: false,
+            obsolete: false,
+            column: None,
+        }
     }
 
     /// GNU's set_ordering: consumes option letters, returns the rest.
@@ -363,6 +417,49 @@ pub(crate) fn limfield(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
         ptr = ptr.saturating_add(echar).min(lim);
     }
     ptr
+}
+
+/// The text a key compares in a CSV record: GNU's begfield and limfield applied to the unquoted
+/// values of the key's fields, joined by the separator (see [`crate::csv`]). A character position
+/// counts bytes of those values; a start beyond them gives an empty key, as GNU's does.
+#[inline]
+pub(crate) fn csv_key<'l>(line: &'l [u8], key: &Key, sep: u8) -> Cow<'l, [u8]> {
+    let first = if key.sword == NONE { 0 } else { key.sword };
+    let joined = crate::csv::field_values(line, first, key.eword, sep);
+    let lim = joined.text.len();
+    let mut beg = 0;
+    if key.flags.blank_start {
+        beg = skip_blanks(&joined.text, beg, lim);
+    }
+    let beg = beg.saturating_add(key.schar).min(lim);
+    let end = if key.eword == NONE || key.echar == 0 || !joined.complete {
+        lim
+    } else {
+        let mut p = joined.last_start;
+        if key.flags.blank_end {
+            p = skip_blanks(&joined.text, p, lim);
+        }
+        p.saturating_add(key.echar).min(lim)
+    };
+    let end = end.max(beg);
+    match joined.text {
+        Cow::Borrowed(text) => Cow::Borrowed(&text[beg..end]),
+        Cow::Owned(mut text) => {
+            text.truncate(end);
+            text.drain(..beg);
+            Cow::Owned(text)
+        }
+    }
+}
+
+/// The names of a header line's columns: its CSV values, its `-t` fields, or its words between
+/// blanks.
+pub(crate) fn column_names(header: &[u8], csv: Option<crate::csv::CsvDialect>, tab: Option<u8>) -> Vec<Vec<u8>> {
+    match (csv, tab) {
+        (Some(dialect), _) => crate::csv::values(header, dialect),
+        (None, Some(t)) => header.split(|&b| b == t).map(<[u8]>::to_vec).collect(),
+        (None, None) => header.split(|b| BLANK[*b as usize]).filter(|w| !w.is_empty()).map(<[u8]>::to_vec).collect(),
+    }
 }
 
 #[cfg(test)]

@@ -22,8 +22,10 @@ mod prefix;
 mod random;
 mod version;
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use crate::csv::CsvDialect;
 use crate::error::SortError;
 
 pub use keydef::KeyField;
@@ -259,6 +261,8 @@ pub struct LineOrderConfig {
     pub unique: bool,
     /// Bytes for -R; the CLI fills it from --random-source or the OS.
     pub random_seed: Vec<u8>,
+    /// Lines are CSV records: keys count CSV fields and compare their unquoted values.
+    pub csv: Option<CsvDialect>,
 }
 
 /// GNU sort's line ordering, ready to compare lines (see the module documentation).
@@ -274,6 +278,11 @@ pub struct LineOrder {
     /// The only key is GNU's implicit whole-line key (global flags, no -k).
     gkey_only: bool,
     hash_key: random::HashKey,
+    /// CSV records: keys on their fields' values.
+    csv: Option<CsvDialect>,
+    /// Keys that name a column of the header (`-k price:n`), unresolved until the header is read:
+    /// their place among the keys and their name.
+    columns: Vec<(usize, String)>,
 }
 
 impl LineOrder {
@@ -289,6 +298,7 @@ impl LineOrder {
                 Key::new(sword, schar, eword, echar, flags, k.is_obsolete())
             })
             .collect();
+        let columns = cfg.keys.iter().enumerate().filter_map(|(i, k)| Some((i, k.column_name()?.to_owned()))).collect();
         let mut gkey_only = false;
         if keys.is_empty() && !global.is_default_compare() {
             keys.push(Key::new(NONE, 0, NONE, 0, global, false));
@@ -318,7 +328,55 @@ impl LineOrder {
             global,
             gkey_only,
             hash_key: random::HashKey::from_seed(&cfg.random_seed),
+            csv: cfg.csv.map(|d| CsvDialect { separator: cfg.separator.unwrap_or(d.separator), ..d }),
+            columns,
         })
+    }
+
+    /// The CSV dialect of the lines, when they are CSV records.
+    pub fn csv(&self) -> Option<CsvDialect> {
+        self.csv
+    }
+
+    /// The first key that names a header's column, not yet resolved ([`Self::with_header`]).
+    pub fn unresolved_column(&self) -> Option<&str> {
+        self.columns.first().map(|(_, name)| name.as_str())
+    }
+
+    /// The order with its keys that name columns (`-k price:n`) resolved against `header`, the
+    /// first line of the input (without its terminator): its fields (CSV's, `-t`'s, or words
+    /// between blanks) are the columns' names. A name that is not one of them is an error.
+    pub fn with_header(&self, header: &[u8]) -> Result<LineOrder, SortError> {
+        let mut order = self.clone();
+        if order.columns.is_empty() {
+            return Ok(order);
+        }
+        let names = keydef::column_names(header, self.csv, self.tab);
+        for (i, name) in std::mem::take(&mut order.columns) {
+            let Some(field) = names.iter().position(|n| n == name.as_bytes()) else {
+                let known: Vec<String> = names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect();
+                return Err(SortError::BadOption(format!(
+                    "key '{name}' names no column of the header (its columns: {})",
+                    known.join(", ")
+                )));
+            };
+            let key = &mut order.keys[i];
+            (key.sword, key.schar, key.eword, key.echar) = (field, 0, field, 0);
+        }
+        Ok(order)
+    }
+
+    /// The text a key compares in `line`: its byte range, or for CSV records the unquoted values
+    /// of its fields.
+    #[inline]
+    fn key_text<'l>(&self, key: &Key, line: &'l [u8]) -> Cow<'l, [u8]> {
+        match self.csv {
+            None => {
+                let (b, e) = key.range(line, self.tab);
+                Cow::Borrowed(&line[b..e])
+            }
+            Some(d) => keydef::csv_key(line, key, d.separator),
+        }
     }
 
     /// Whether the order compares text anywhere, where a locale's collation would order it unlike
@@ -351,9 +409,7 @@ impl LineOrder {
     #[inline]
     fn keycompare(&self, a: &[u8], b: &[u8]) -> Ordering {
         for key in &self.keys {
-            let (ab, ae) = key.range(a, self.tab);
-            let (bb, be) = key.range(b, self.tab);
-            let diff = key.compare_text(&a[ab..ae], &b[bb..be], &self.hash_key);
+            let diff = key.compare_text(&self.key_text(key, a), &self.key_text(key, b), &self.hash_key);
             if diff != Ordering::Equal {
                 return if key.flags.reverse { diff.reverse() } else { diff };
             }
@@ -390,8 +446,7 @@ impl LineOrder {
     pub fn level_prefix(&self, line: &[u8], level: usize) -> u128 {
         match self.keys.get(level) {
             Some(key) => {
-                let (b, e) = key.range(line, self.tab);
-                let p = prefix::key(key, &line[b..e], &self.hash_key);
+                let p = prefix::key(key, &self.key_text(key, line), &self.hash_key);
                 if key.flags.reverse {
                     prefix::invert(p)
                 } else {
@@ -407,7 +462,7 @@ impl LineOrder {
     /// compares plain bytes (text without -d, -i or -f); None for other levels.
     #[inline]
     pub fn level_bytes<'l>(&self, line: &'l [u8], level: usize) -> Option<(&'l [u8], bool)> {
-        let key = self.keys.get(level).filter(|k| k.kind == Kind::Text && k.ignore.is_none() && !k.fold)?;
+        let key = self.keys.get(level).filter(|k| k.kind == Kind::Text && k.ignore.is_none() && !k.fold && self.csv.is_none())?;
         let (b, e) = key.range(line, self.tab);
         Some((&line[b..e], key.flags.reverse))
     }
@@ -416,11 +471,7 @@ impl LineOrder {
     #[inline]
     pub fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {
         match self.keys.get(level) {
-            Some(key) => {
-                let (ab, ae) = key.range(a, self.tab);
-                let (bb, be) = key.range(b, self.tab);
-                key.compare_text(&a[ab..ae], &b[bb..be], &self.hash_key) == Ordering::Equal
-            }
+            Some(key) => key.compare_text(&self.key_text(key, a), &self.key_text(key, b), &self.hash_key) == Ordering::Equal,
             None => a == b,
         }
     }
@@ -429,12 +480,8 @@ impl LineOrder {
     pub fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> crate::framing::Matcher<'a> {
         match self.keys.get(level) {
             Some(key) => {
-                let (fb, fe) = key.range(first, self.tab);
-                let first_key = &first[fb..fe];
-                Box::new(move |line| {
-                    let (b, e) = key.range(line, self.tab);
-                    key.compare_text(first_key, &line[b..e], &self.hash_key) == Ordering::Equal
-                })
+                let first_key = self.key_text(key, first);
+                Box::new(move |line| key.compare_text(&first_key, &self.key_text(key, line), &self.hash_key) == Ordering::Equal)
             }
             None => Box::new(move |line| line == first),
         }

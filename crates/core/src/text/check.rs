@@ -4,10 +4,9 @@
 //! line of a chunk is kept for the next). With `unique`, equal neighbours are disorder too.
 
 use super::chunk::Lines;
-use super::reader::LineReader;
-use crate::config::Input;
+use super::reader::{LineReader, TextInputs};
+use crate::config::{Input, LineFormat};
 use crate::error::Result;
-use crate::framing::RecordOrder;
 use std::cmp::Ordering;
 use std::sync::Arc;
 use xsort_io::{AlignedBuf, IoCounters};
@@ -21,24 +20,23 @@ pub struct Disorder {
     pub line: Vec<u8>,
 }
 
-/// Checks `input` (decompressed when `decompress` is set); returns the first line that is out of
-/// order, if any.
-pub fn check_order(
-    input: &Input,
-    (terminator, decompress): (u8, bool),
-    order: &impl RecordOrder,
-    unique: bool,
-    chunk_bytes: usize,
-) -> Result<Option<Disorder>> {
-    let mut reader = LineReader::new(std::slice::from_ref(input), terminator, decompress, Arc::new(IoCounters::default()))?;
+/// Checks `input` (decompressed when `decompress` is set), past its header; returns the first line
+/// that is out of order, if any. Line numbers count records, the header's included.
+pub fn check_order(input: &Input, lines: &LineFormat, decompress: bool, chunk_bytes: usize) -> Result<Option<Disorder>> {
+    let (splitter, unique) = (lines.splitter(), lines.unique);
+    let shape = TextInputs { splitter, header: lines.header, decompress };
+    let mut reader = LineReader::new(std::slice::from_ref(input), shape, Arc::new(IoCounters::default()))?;
+    let header = reader.header()?;
+    let order = lines.order.with_header(splitter.first_end(header, 0).map_or(header, |e| &header[..e]))?;
+    let order = &order;
     let mut buf = AlignedBuf::new(chunk_bytes.max(4096))?;
     let mut starts = AlignedBuf::new(4096)?;
     let mut prev: Option<Vec<u8>> = None;
-    let mut number = 0u64;
+    let mut number = splitter.ends(header, 0).count() as u64;
     let bad = |o: Ordering| o == Ordering::Greater || (unique && o == Ordering::Equal);
     while !reader.exhausted() {
         let filled = reader.fill(&mut buf, |bytes, _| bytes >= chunk_bytes)?;
-        let lines = Lines::index(&buf.as_slice()[..filled], terminator, &mut starts)?;
+        let lines = Lines::index(&buf.as_slice()[..filled], splitter, &mut starts)?;
         if lines.is_empty() {
             continue;
         }

@@ -13,7 +13,7 @@
 //! scratch, so that any byte range of the output can be gathered on its own, in parallel pieces.
 
 use crate::entry::NEVER;
-use crate::framing::RecordOrder;
+use crate::framing::{RecordOrder, Splitter};
 use crate::gather::Placed;
 use crate::refine::{self, EntryMatcher, Tied};
 use rayon::prelude::*;
@@ -40,8 +40,8 @@ const PAR_MIN: usize = 1 << 14;
 pub struct Chunk<'a> {
     /// The bytes.
     pub data: &'a [u8],
-    /// The line terminator.
-    pub terminator: u8,
+    /// Where its lines end.
+    pub splitter: Splitter,
 }
 
 impl<'a> Chunk<'a> {
@@ -63,8 +63,7 @@ impl<'a> Chunk<'a> {
     pub fn line(&self, e: u128) -> &'a [u8] {
         let off = Self::offset(e);
         let len = e & LEN_MAX;
-        let len =
-            if len == LEN_MAX { memchr::memchr(self.terminator, &self.data[off..]).unwrap_or(self.data.len() - off) } else { len as usize };
+        let len = if len == LEN_MAX { self.splitter.first_end(self.data, off).map_or(self.data.len(), |e| e) - off } else { len as usize };
         &self.data[off..off + len]
     }
 
@@ -79,14 +78,14 @@ impl<'a> Chunk<'a> {
         entries: &mut AlignedBuf,
         limit: usize,
     ) -> xsort_io::Result<Option<(usize, usize)>> {
-        let (data, t) = (self.data, self.terminator);
-        let pieces = piece_bounds(data, t, rayon::current_num_threads() * 4);
-        let counts: Vec<usize> = pieces.par_windows(2).map(|w| memchr::memchr_iter(t, &data[w[0]..w[1]]).count()).collect();
+        let (data, split) = (self.data, self.splitter);
+        let pieces = piece_bounds(data, split, rayon::current_num_threads() * 4);
+        let counts: Vec<usize> = pieces.par_windows(2).map(|w| count_ends(&data[..w[1]], w[0], split)).collect();
         let n: usize = counts.iter().sum();
         if data.len().saturating_add(n.saturating_mul(BYTES_PER_LINE)) > limit {
             return Ok(None);
         }
-        let packing = Packing::choose(order, data, t);
+        let packing = Packing::choose(order, data, split);
         ensure_capacity(entries, n * 16)?;
         let mut rest = &mut entries.as_u128_mut()[..n];
         let mut slots = Vec::with_capacity(counts.len());
@@ -98,8 +97,7 @@ impl<'a> Chunk<'a> {
         let mask = !0u128 << LOCATION_BITS;
         let longest = slots.into_par_iter().zip(pieces.par_windows(2)).map(|(slot, w)| {
             let (mut start, mut longest) = (w[0], 0);
-            for (e, end) in slot.iter_mut().zip(memchr::memchr_iter(t, &data[w[0]..w[1]])) {
-                let end = w[0] + end;
+            for (e, end) in slot.iter_mut().zip(split.ends(&data[..w[1]], w[0])) {
                 let line = &data[start..end];
                 *e = (packing.prefix(order, line) & mask) | (start as u128) << LEN_BITS | (line.len() as u128).min(LEN_MAX);
                 longest = longest.max(line.len());
@@ -132,11 +130,14 @@ struct Packing {
 }
 
 impl Packing {
-    fn choose<O: RecordOrder>(order: &O, data: &[u8], t: u8) -> Packing {
+    fn choose<O: RecordOrder>(order: &O, data: &[u8], split: Splitter) -> Packing {
         let none = Packing { width: 0 };
-        if order.levels() < 2 || data.is_empty() {
+        // Lines are sampled from places inside the chunk, where a CSV record's start is unknown
+        // (nor are CSV keys slices of their lines).
+        if order.levels() < 2 || data.is_empty() || split.csv.is_some() {
             return none;
         }
+        let t = split.terminator;
         let mut width = 0;
         for k in 0..4 {
             let from = match data.len() / 4 * k {
@@ -193,14 +194,14 @@ pub struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    /// Indexes the lines of `data`, which must end with `terminator`, into `starts` (reused, grown
+    /// Indexes the lines of `data`, which must end with a terminator, into `starts` (reused, grown
     /// when too small).
-    pub fn index(data: &'a [u8], terminator: u8, starts: &'a mut AlignedBuf) -> xsort_io::Result<Lines<'a>> {
-        let n = memchr::memchr_iter(terminator, data).count();
+    pub fn index(data: &'a [u8], split: Splitter, starts: &'a mut AlignedBuf) -> xsort_io::Result<Lines<'a>> {
+        let n = count_ends(data, 0, split);
         ensure_capacity(starts, (n + 1) * 8)?;
         let starts = &mut starts.as_u64_mut()[..n + 1];
         let mut start = 0;
-        for (s, end) in starts.iter_mut().zip(memchr::memchr_iter(terminator, data)) {
+        for (s, end) in starts.iter_mut().zip(split.ends(data, 0)) {
             *s = start as u64;
             start = end + 1;
         }
@@ -233,14 +234,29 @@ pub fn ensure_capacity(buf: &mut AlignedBuf, bytes: usize) -> xsort_io::Result<(
     Ok(())
 }
 
-/// About `pieces` boundaries of `data` (first 0, last `data.len()`), each just after a terminator.
-fn piece_bounds(data: &[u8], terminator: u8, pieces: usize) -> Vec<usize> {
+/// The records of `data` that start at `from` (a record's start) and end in it.
+fn count_ends(data: &[u8], from: usize, split: Splitter) -> usize {
+    match split.csv {
+        None => memchr::memchr_iter(split.terminator, &data[from..]).count(),
+        Some(_) => split.ends(data, from).count(),
+    }
+}
+
+/// About `pieces` boundaries of `data` (first 0, last `data.len()`), each just after a record's
+/// end. A line ends at the first terminator after any place; a CSV record's end is known only
+/// from the records before it, so they are followed from the start.
+fn piece_bounds(data: &[u8], split: Splitter, pieces: usize) -> Vec<usize> {
     let pieces = if data.len() < PAR_MIN * 16 { 1 } else { pieces.max(1) };
     let mut bounds = vec![0];
+    let mut ends = split.ends(data, 0);
     for k in 1..pieces {
         let from = (data.len() / pieces * k).max(*bounds.last().unwrap_or(&0));
-        match memchr::memchr(terminator, &data[from..]) {
-            Some(i) if from + i + 1 < data.len() => bounds.push(from + i + 1),
+        let end = match split.csv {
+            None => memchr::memchr(split.terminator, &data[from..]).map(|i| from + i),
+            Some(_) => ends.find(|&e| e >= from),
+        };
+        match end {
+            Some(e) if e + 1 < data.len() => bounds.push(e + 1),
             _ => break,
         }
     }
@@ -466,7 +482,7 @@ mod tests {
             unique in any::<bool>(),
         ) {
             let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-            let chunk = Chunk { data: &data, terminator: b'\n' };
+            let chunk = Chunk { data: &data, splitter: Splitter::lines(b'\n') };
             prop_assert_eq!(sort_whole(&TwoLevel, chunk, unique, Method::Radix, 1 << 20), reference(&lines, unique));
         }
 
@@ -551,7 +567,7 @@ mod tests {
             let order = gnu_order(PACKED_ARGS[args]);
             let unique = PACKED_ARGS[args].contains(&"-u");
             let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-            let chunk = Chunk { data: &data, terminator: b'\n' };
+            let chunk = Chunk { data: &data, splitter: Splitter::lines(b'\n') };
             prop_assert_eq!(sort_whole(&order, chunk, unique, Method::Radix, 1 << 20), order_reference(&order, &lines, unique));
         }
     }
@@ -570,7 +586,7 @@ mod tests {
             })
             .collect();
         let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        let chunk = Chunk { data: &data, terminator: b'\n' };
+        let chunk = Chunk { data: &data, splitter: Splitter::lines(b'\n') };
         for args in PACKED_ARGS {
             let order = gnu_order(args);
             let width = if args.contains(&"-k2,2") { 1 } else { 3 }; // the words are "w"
@@ -584,7 +600,7 @@ mod tests {
 
     fn sort_all(lines: &[Vec<u8>], unique: bool, method: Method, block: usize) -> Vec<u8> {
         let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        sort_whole(&Bytes, Chunk { data: &data, terminator: b'\n' }, unique, method, block)
+        sort_whole(&Bytes, Chunk { data: &data, splitter: Splitter::lines(b'\n') }, unique, method, block)
     }
 
     /// Indexes, sorts and lays out a chunk, then gathers each piece's output in blocks of `block`.
@@ -593,8 +609,8 @@ mod tests {
         assert!(chunk.make_entries(order, &mut buf, chunk.data.len()).unwrap().is_none() || chunk.data.is_empty(), "over the limit");
         assert_eq!(buf.capacity(), 4096, "no entries made for a chunk over the limit");
         let (n, longest) = chunk.make_entries(order, &mut buf, usize::MAX).unwrap().unwrap();
-        assert_eq!(n, memchr::memchr_iter(chunk.terminator, chunk.data).count());
-        assert_eq!(longest, chunk.data.split(|&b| b == chunk.terminator).map(<[u8]>::len).max().unwrap_or(0));
+        assert_eq!(n, memchr::memchr_iter(chunk.splitter.terminator, chunk.data).count());
+        assert_eq!(longest, chunk.data.split(|&b| b == chunk.splitter.terminator).map(<[u8]>::len).max().unwrap_or(0));
         let entries = &mut buf.as_u128_mut()[..n];
         let mut scratch = vec![0u128; n];
         let mut out = Vec::new();
@@ -629,7 +645,7 @@ mod tests {
             })
             .collect();
         let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        let chunk = Chunk { data: &data, terminator: b'\n' };
+        let chunk = Chunk { data: &data, splitter: Splitter::lines(b'\n') };
         assert_eq!(sort_whole(&TwoLevel, chunk, false, Method::Radix, 1 << 20), reference(&lines, false));
     }
 

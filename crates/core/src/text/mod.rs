@@ -19,7 +19,7 @@ use crate::config::{LineFormat, SortConfig};
 use crate::engine::{FormatSort, FormatStats, InputShape, Sorted};
 use crate::error::{Result, SortError};
 use crate::fold::Folding;
-use crate::framing::{Framing, RecordOrder};
+use crate::framing::{Framing, RecordOrder, Splitter};
 use crate::merge::MergeReport;
 use crate::order::LineOrder;
 use crate::output::{sort_while_writing, Destination};
@@ -29,7 +29,7 @@ use crate::runs::{RecordSink, Run, TempStore};
 use crate::size::format_bytes;
 use crate::stats::SortCounters;
 use chunk::{ensure_capacity, gather, sort_and_locate, Chunk, BYTES_PER_LINE, MAX_CHUNK_BYTES};
-use reader::LineReader;
+use reader::{LineReader, TextInputs};
 use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
@@ -48,6 +48,11 @@ pub enum TextMode {
 pub(crate) struct LineSort<'a> {
     cfg: &'a SortConfig,
     lines: &'a LineFormat,
+    /// The order, its keys that name columns resolved against the header.
+    order: LineOrder,
+    splitter: Splitter,
+    /// The first input's header, written first.
+    header: Vec<u8>,
     reader: LineReader,
     folding: Folding,
     counters: &'a Arc<SortCounters>,
@@ -79,11 +84,18 @@ impl Workspace {
 impl<'a> LineSort<'a> {
     /// Opens every input (checking each) before anything is written.
     pub fn open(cfg: &'a SortConfig, lines: &'a LineFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
-        let reader = LineReader::new(&cfg.inputs, lines.terminator, cfg.decompress, counters.input.clone())?;
+        let splitter = lines.splitter();
+        let shape = TextInputs { splitter, header: lines.header, decompress: cfg.decompress };
+        let mut reader = LineReader::new(&cfg.inputs, shape, counters.input.clone())?;
+        let header = reader.header()?.to_vec();
+        let order = lines.order.with_header(first_record(&header, splitter))?;
         let folding = Folding { unique: lines.unique, sums: Vec::new() };
         Ok(LineSort {
             cfg,
             lines,
+            order,
+            splitter,
+            header,
             reader,
             folding,
             counters,
@@ -98,7 +110,7 @@ impl<'a> LineSort<'a> {
     /// Makes the entries of one chunk of whole lines in `ws` and returns how many lines it has;
     /// None when they are so many that their bookkeeping with the chunk's bytes exceeds `limit`.
     fn index_chunk(&mut self, chunk: Chunk, limit: usize, ws: &mut Workspace) -> Result<Option<usize>> {
-        let Some((n, longest)) = chunk.make_entries(&self.lines.order, &mut ws.entries, limit)? else {
+        let Some((n, longest)) = chunk.make_entries(&self.order, &mut ws.entries, limit)? else {
             return Ok(None);
         };
         self.longest_line = self.longest_line.max(longest as u64);
@@ -109,10 +121,12 @@ impl<'a> LineSort<'a> {
 
     /// Sorts the `n` indexed lines of `chunk` and writes them through `writer`, each piece as soon
     /// as it is sorted (see [`sort_and_locate`]); returns the bytes written.
-    fn sort_and_write(&self, chunk: Chunk, n: usize, ws: &mut Workspace, writer: &mut BlockWriter) -> Result<u64> {
-        let (order, method, unique) = (&self.lines.order, self.cfg.method, self.lines.unique);
+    /// `preamble` goes first.
+    fn sort_and_write(&self, chunk: Chunk, n: usize, ws: &mut Workspace, writer: &mut BlockWriter, preamble: &[u8]) -> Result<u64> {
+        let (order, method, unique) = (&self.order, self.cfg.method, self.lines.unique);
         let (entries, scratch) = (&mut ws.entries.as_u128_mut()[..n], &mut ws.scratch.as_u128_mut()[..n]);
         let mut out = RecordSink::new(writer);
+        out.push(preamble)?;
         sort_while_writing(
             |emit| sort_and_locate(order, method, unique, chunk, entries, scratch, |locs, len| emit((locs, len))),
             |(locs, len)| out.push_with(len, |from, dst| gather(chunk.data, locs, from, dst)),
@@ -124,9 +138,9 @@ impl<'a> LineSort<'a> {
     /// Sorts the `n` indexed lines of `chunk` into the output; its size is known (and preallocated)
     /// unless -u drops lines.
     fn write_out(&self, plan: &MemoryPlan, dest: &Destination, chunk: Chunk, n: usize, ws: &mut Workspace) -> Result<()> {
-        let size = (!self.lines.unique).then_some(chunk.data.len() as u64);
+        let size = (!self.lines.unique).then_some((self.header.len() + chunk.data.len()) as u64);
         let mut w = dest.writer(plan.write_block, plan.write_buffers, self.cfg.output_io, size, true, self.counters.output.clone())?;
-        self.sort_and_write(chunk, n, ws, &mut w)?;
+        self.sort_and_write(chunk, n, ws, &mut w, &self.header)?;
         w.finish()?;
         Ok(())
     }
@@ -153,14 +167,21 @@ impl<'a> LineSort<'a> {
         Ok((map.bytes().last() == Some(&self.lines.terminator)).then_some(map))
     }
 
+    /// The bytes of a mapped input past its header, checked as the reader checks what it reads.
+    fn past_header<'m>(&self, map: &'m MappedInput) -> Result<&'m [u8]> {
+        let data = &map.bytes()[self.header.len().min(map.bytes().len())..];
+        self.reader.check_whole(data, &self.cfg.inputs[0].name())?;
+        Ok(data)
+    }
+
     /// The mapped fast path: a single input that fits, or is cached, sorted from its mapping into
     /// the output. None when the input is not such a file, or its lines are so many that their
     /// bookkeeping (with the bytes, for an input not cached) overflows the budget (they take the
     /// chunked path).
     fn sort_mapped(&mut self, plan: &MemoryPlan, dest: &Destination, limit: usize, ws: &mut Workspace) -> Result<Option<Sorted>> {
         let Some(map) = self.map_single_input(limit)? else { return Ok(None) };
-        let (data, cached) = (map.bytes(), map.cached);
-        let chunk = Chunk { data, terminator: self.lines.terminator };
+        let (data, cached) = (self.past_header(&map)?, map.cached);
+        let chunk = Chunk { data, splitter: self.splitter };
         // The index is checked against the budget with the chunk's bytes: a cached input's are the
         // page cache's, not the budget's, so the check counts the index alone.
         let index_limit = if cached { limit.saturating_add(data.len()) } else { limit };
@@ -197,7 +218,7 @@ impl<'a> LineSort<'a> {
             self.cfg.check_cancelled()?;
             let filled =
                 self.reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= room || bytes >= MAX_CHUNK_BYTES / 2)?;
-            let chunk = Chunk { data: &data_buf.as_slice()[..filled], terminator: self.lines.terminator };
+            let chunk = Chunk { data: &data_buf.as_slice()[..filled], splitter: self.splitter };
             // The fill stops at the budget, so the bookkeeping fits (a single huge line aside).
             let n = self.index_chunk(chunk, usize::MAX, ws)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
             let held = filled + n * BYTES_PER_LINE + reader::read_slack(data_buf.capacity());
@@ -212,7 +233,7 @@ impl<'a> LineSort<'a> {
                 self.counters.spilled.store(true, AtomicOrdering::Relaxed);
                 // The run's extent is reserved for every line; -u may leave it shorter.
                 let (mut run, mut w) = store.create_run(filled as u64, plan.write_block, plan.write_buffers)?;
-                let wrote = self.sort_and_write(chunk, n, ws, &mut w);
+                let wrote = self.sort_and_write(chunk, n, ws, &mut w, &[]);
                 run.bytes = w.finish_after(wrote)?;
                 runs.push(run);
             }
@@ -231,11 +252,15 @@ impl FormatSort for LineSort<'_> {
     type Order = LineOrder;
 
     fn order(&self) -> &LineOrder {
-        &self.lines.order
+        &self.order
     }
 
     fn framing(&self) -> Framing {
-        Framing::Delimited(self.lines.terminator)
+        Framing::Delimited(self.splitter)
+    }
+
+    fn preamble(&self) -> &[u8] {
+        &self.header
     }
 
     fn folding(&self) -> &Folding {
@@ -263,7 +288,7 @@ impl FormatSort for LineSort<'_> {
         if self.lines.mode != TextMode::Merge {
             return Ok(None);
         }
-        let inputs = self.reader.take_inputs();
+        let inputs = self.reader.take_inputs()?;
         let mut runs = Vec::with_capacity(inputs.len());
         for input in inputs {
             runs.push(match input {
@@ -309,6 +334,11 @@ impl FormatSort for LineSort<'_> {
             entries_bytes: self.entries_bytes,
         }
     }
+}
+
+/// The first record of a header (without its terminator): the names of its columns.
+fn first_record(header: &[u8], splitter: Splitter) -> &[u8] {
+    splitter.first_end(header, 0).map_or(header, |end| &header[..end])
 }
 
 /// Bytes read from each of three places of a file (start, middle, end) to estimate its lines.

@@ -5,9 +5,17 @@
 //! per-line bookkeeping would take it past the caller's limit; what was read beyond stays in the
 //! buffer and starts the next chunk. A line longer than the limit still becomes one chunk: the
 //! buffer grows for it, by moving its pages rather than copying them.
+//!
+//! CSV records ([`crate::csv`]) are lines whose ends are the terminators outside quotes: the reader
+//! scans what it reads once, checking it (a quote left open at the end of a file, and under a
+//! strict dialect stray quotes, are errors naming the file and line). With a header
+//! ([`TextInputs::header`]), each input's first records are taken aside as it is opened: the first
+//! input's are the header ([`LineReader::header`]), and every later input must start with the same.
 
 use crate::config::Input;
+use crate::csv::{Fault, Scanner};
 use crate::error::{Result, SortError};
+use crate::framing::Splitter;
 use crate::reading::SingleFile;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,6 +25,19 @@ use xsort_io::{AlignedBuf, IoCounters, OpenedInput};
 /// Bytes per read request, at most and at least.
 const READ_SIZE: usize = 8 << 20;
 const MIN_READ: usize = 16 << 10;
+/// Bytes per read while a header is read.
+const HEADER_READ: usize = 64 << 10;
+
+/// How text inputs are read.
+#[derive(Clone, Copy, Debug)]
+pub struct TextInputs {
+    /// Where records end.
+    pub splitter: Splitter,
+    /// Records at the start of each input that are its header, not sorted.
+    pub header: usize,
+    /// Decompress compressed inputs.
+    pub decompress: bool,
+}
 
 /// An input being read.
 struct Open {
@@ -26,6 +47,11 @@ struct Open {
     expected: Option<u64>,
     /// Bytes read so far.
     got: u64,
+    /// Bytes read past the header, handed out before the file's next ones.
+    ahead: Vec<u8>,
+    ahead_at: usize,
+    /// CSV: newlines handed out so far (header included), to number the line of a fault.
+    newlines: u64,
 }
 
 /// The inputs of a sort and how far they have been read.
@@ -33,7 +59,11 @@ pub struct LineReader {
     /// The inputs not yet read, each opened once (see [`xsort_io::input`]), in reverse order.
     pending: Vec<OpenedInput>,
     open: Option<Open>,
-    terminator: u8,
+    shape: TextInputs,
+    /// Where the scan of what was read stands (CSV records only).
+    scan: Scan,
+    /// The first input's header, once read.
+    header: Option<Vec<u8>>,
     /// What the last fill read beyond the chunk it returned (whole lines, then the start of a line
     /// whose end has not been read yet): still in that buffer, at these offsets, moved to its front
     /// by the next fill rather than copied aside, so a long line's start is never held twice.
@@ -45,18 +75,86 @@ pub struct LineReader {
     known_len: Option<u64>,
 }
 
+/// Finds the records that end in what is read, checking CSV records as it goes (lines need no
+/// state: their ends are their terminators).
+#[derive(Clone, Copy)]
+struct Scan {
+    splitter: Splitter,
+    csv: Option<Scanner>,
+}
+
+impl Scan {
+    fn new(splitter: Splitter) -> Scan {
+        Scan { splitter, csv: splitter.csv.map(|d| Scanner::new(d, splitter.terminator)) }
+    }
+
+    /// Back at a record's start.
+    fn reset(&mut self) {
+        *self = Scan::new(self.splitter);
+    }
+
+    /// The records that end in `data[from..]`, the scan standing at `from`: how many, and the
+    /// offset just after the last one's terminator. A fault's offset is in `data`.
+    #[inline]
+    fn ends(&mut self, data: &[u8], from: usize) -> std::result::Result<(usize, Option<usize>), Fault> {
+        let t = self.splitter.terminator;
+        let Some(scanner) = &mut self.csv else {
+            let fresh = &data[from..];
+            return Ok((memchr::memchr_iter(t, fresh).count(), memchr::memrchr(t, fresh).map(|i| from + i + 1)));
+        };
+        let (mut n, mut last, mut at) = (0, None, from);
+        while let Some(end) = scanner.find_end(&data[at..]).map_err(|f| shift(f, at))? {
+            n += 1;
+            at += end + 1;
+            last = Some(at);
+        }
+        Ok((n, last))
+    }
+
+    /// The offset just after the terminator of the next record that ends in `data[from..]`.
+    fn next_end(&mut self, data: &[u8], from: usize) -> std::result::Result<Option<usize>, Fault> {
+        match &mut self.csv {
+            None => Ok(memchr::memchr(self.splitter.terminator, &data[from..]).map(|i| from + i + 1)),
+            Some(scanner) => Ok(scanner.find_end(&data[from..]).map_err(|f| shift(f, from))?.map(|i| from + i + 1)),
+        }
+    }
+
+    /// Whether the scan stands in a quoted field (at the end of a file: a quote left open).
+    fn in_quotes(&self) -> bool {
+        self.csv.is_some_and(|s| s.in_quotes())
+    }
+}
+
+/// A fault found in `data[at..]`, placed in `data`.
+fn shift(f: Fault, at: usize) -> Fault {
+    match f {
+        Fault::StrayQuote(i) => Fault::StrayQuote(at + i),
+        Fault::TextAfterQuote(i) => Fault::TextAfterQuote(at + i),
+    }
+}
+
+/// The error for a problem in an input at offset `at` of `read`, the input's last bytes read;
+/// `newlines` counts the newlines of all it read, so that the problem's line is known.
+fn bad_record(name: &Path, newlines: u64, read: &[u8], at: usize, problem: &str) -> SortError {
+    let line = newlines - memchr::memchr_iter(b'\n', &read[at.min(read.len())..]).count() as u64 + 1;
+    SortError::BadInput { path: name.to_owned(), offset: None, problem: format!("line {line}: {problem}") }
+}
+
+/// The problem of a quote left open at the end of a file.
+const OPEN_QUOTE: &str = "a quoted field is still open at the end of the file (the record starts on this line)";
+
 impl LineReader {
     /// A reader of `inputs`. Every input is opened now, once (a missing or unreadable file, or a
     /// directory, is an error naming it); a regular file other than the first gives its descriptor
     /// back until its turn, so that any number of inputs works under a low descriptor limit, while
     /// a stream (standard input, a FIFO, a device) keeps its descriptor, since it cannot be opened
-    /// again without losing data. Compressed inputs are decompressed when `decompress` is set (see
+    /// again without losing data. Compressed inputs are decompressed when asked (see
     /// [`Input::open`]).
-    pub fn new(inputs: &[Input], terminator: u8, decompress: bool, counters: Arc<IoCounters>) -> Result<Self> {
+    pub fn new(inputs: &[Input], shape: TextInputs, counters: Arc<IoCounters>) -> Result<Self> {
         let mut known_len = Some(0u64);
         let mut pending = Vec::with_capacity(inputs.len());
         for (i, input) in inputs.iter().enumerate() {
-            let mut opened = input.open(decompress).map_err(cannot_open)?;
+            let mut opened = input.open(shape.decompress).map_err(cannot_open)?;
             match &mut opened {
                 OpenedInput::Regular(r) => {
                     known_len = known_len.map(|n| n + r.len());
@@ -69,22 +167,68 @@ impl LineReader {
             pending.push(opened);
         }
         pending.reverse();
-        Ok(LineReader { pending, open: None, terminator, carry: 0..0, carry_base: 0, counters, known_len })
+        let scan = Scan::new(shape.splitter);
+        Ok(LineReader { pending, open: None, shape, scan, header: None, carry: 0..0, carry_base: 0, counters, known_len })
+    }
+
+    /// The first input's header (its first [`TextInputs::header`] records, each with its
+    /// terminator), read now if it was not yet; empty without a header.
+    pub fn header(&mut self) -> Result<&[u8]> {
+        if self.header.is_none() && self.shape.header > 0 {
+            if let Some(OpenedInput::Regular(r)) = self.pending.last_mut() {
+                // Read in place, leaving the file's position alone, so that it can still be mapped
+                // whole or read from its start.
+                let name = r.path().to_owned();
+                let mut file = ReadAt { file: r.file().map_err(cannot_open)?, at: 0 };
+                let (header, ..) = read_header(&mut file, &name, self.shape, &self.counters)?;
+                self.header = Some(header);
+            } else {
+                self.current()?;
+            }
+        }
+        Ok(self.header.as_deref().unwrap_or_default())
     }
 
     /// The only input, when it is a non-empty regular file (for a mapped strategy).
     pub fn single_file(&mut self) -> Result<Option<SingleFile>> {
-        let [OpenedInput::Regular(r)] = &mut self.pending[..] else { return Ok(None) };
+        let ([OpenedInput::Regular(r)], None) = (&mut self.pending[..], &self.open) else { return Ok(None) };
         let (len, path) = (r.len(), r.path().to_owned());
         SingleFile::of(r.file().map_err(cannot_open)?, len, &path, None)
     }
 
     /// Hands over the inputs not yet read, in order, as they were opened (for `-m`, which reads
-    /// regular files in place).
-    pub fn take_inputs(&mut self) -> Vec<OpenedInput> {
-        let mut v = std::mem::take(&mut self.pending);
-        v.reverse();
-        v
+    /// regular files in place). With a header, each is handed over as a stream past its header
+    /// (checked against the first input's).
+    pub fn take_inputs(&mut self) -> Result<Vec<OpenedInput>> {
+        if self.shape.header == 0 {
+            let mut v = std::mem::take(&mut self.pending);
+            v.reverse();
+            return Ok(v);
+        }
+        let mut v = Vec::new();
+        while self.current()?.is_some() {
+            let Some(open) = self.open.take() else { break };
+            let rest = std::io::Read::chain(std::io::Cursor::new(open.ahead), open.file);
+            v.push(OpenedInput::reader(Box::new(rest), open.name));
+        }
+        Ok(v)
+    }
+
+    /// Checks that every record of `data` (the whole of an input, past its header) is complete and
+    /// well formed, as a fill would: for inputs that are not read through the reader (a mapped
+    /// file). Lines always are.
+    pub fn check_whole(&self, data: &[u8], name: &Path) -> Result<()> {
+        if self.shape.splitter.csv.is_none() {
+            return Ok(());
+        }
+        let mut scan = Scan::new(self.shape.splitter);
+        let newlines = || memchr::memchr_iter(b'\n', data).count() as u64;
+        let (_, last) = scan.ends(data, 0).map_err(|f| bad_record(name, newlines(), data, f.offset(), f.describe()))?;
+        let complete = last.unwrap_or(0);
+        if complete < data.len() {
+            return Err(bad_record(name, newlines(), data, complete, OPEN_QUOTE));
+        }
+        Ok(())
     }
 
     /// Total bytes of the inputs, if every one is a regular file.
@@ -103,7 +247,7 @@ impl LineReader {
     /// when it is the first), even inside a read: what was read beyond is carried to the next
     /// chunk. `buf` grows when one line does not fit.
     pub fn fill(&mut self, buf: &mut AlignedBuf, full: impl Fn(usize, usize) -> bool) -> Result<usize> {
-        let t = self.terminator;
+        let (t, split) = (self.shape.splitter.terminator, self.shape.splitter);
         let carry = std::mem::take(&mut self.carry);
         if !carry.is_empty() && buf.as_slice().as_ptr() as usize != self.carry_base {
             return Err(SortError::Internal("lines carried over in one buffer, the next chunk asked for in another".into()));
@@ -111,9 +255,11 @@ impl LineReader {
         buf.as_mut_slice().copy_within(carry.clone(), 0);
         let mut filled = carry.len();
         let carried = &buf.as_slice()[..filled];
-        let mut lines = memchr::memchr_iter(t, carried).count();
-        let mut complete = memchr::memrchr(t, carried).map_or(0, |i| i + 1);
-        if let Some(end) = full(filled, lines).then(|| first_full(carried, 0, 0, 0, t, &full)).flatten() {
+        // What was carried was scanned before; the scan goes over it again from its first record.
+        self.scan.reset();
+        let (mut lines, last) = self.scan.ends(carried, 0).map_err(|_| SortError::Internal("a fault in lines read before".into()))?;
+        let mut complete = last.unwrap_or(0);
+        if let Some(end) = full(filled, lines).then(|| first_full(carried, 0, 0, split, &full)).flatten() {
             (self.carry, self.carry_base) = (end..filled, buf.as_slice().as_ptr() as usize);
             return Ok(end);
         }
@@ -127,20 +273,19 @@ impl LineReader {
                 }
                 grow(buf, filled, filled * 2)?;
             }
-            let Some(open) = self.current()? else { break };
-            // A regular file is read up to the size it had when opened, as records are: what is
-            // appended meanwhile (perhaps half a line, mid-write) is not part of this sort.
-            let left = open.expected.map_or(u64::MAX, |e| e.saturating_sub(open.got));
-            let want = (buf.capacity() - filled).min(read_size(buf.capacity())).min(usize::try_from(left).unwrap_or(usize::MAX));
-            let started = std::time::Instant::now();
-            let n = if want == 0 { 0 } else { read_some(&mut open.file, &open.name, &mut buf.as_mut_slice()[filled..filled + want])? };
-            open.got += n as u64;
+            if self.current()?.is_none() {
+                break;
+            }
+            let Some(open) = self.open.as_mut() else { break };
+            let want = (buf.capacity() - filled).min(read_size(buf.capacity()));
+            let n = open.read_next(&mut buf.as_mut_slice()[filled..filled + want], &self.counters)?;
             if n == 0 {
-                // A regular file cut short while read would otherwise sort as if it were whole.
-                if let Some(expected) = open.expected.filter(|&e| open.got < e) {
-                    return Err(crate::input::shrank(&open.name, expected));
+                // A quote left open would make the rest of the file one record.
+                if self.scan.in_quotes() {
+                    return Err(bad_record(&open.name, open.newlines, &buf.as_slice()[..filled], complete, OPEN_QUOTE));
                 }
                 self.open = None;
+                self.scan.reset();
                 // A last line without its terminator gets one.
                 if filled > complete {
                     if filled == buf.capacity() {
@@ -153,19 +298,18 @@ impl LineReader {
                 }
                 continue;
             }
-            self.counters.record(n as u64, started, false);
-            let fresh = &buf.as_slice()[filled..filled + n];
-            let (before, complete_before) = (lines, complete);
-            lines += memchr::memchr_iter(t, fresh).count();
-            if let Some(i) = memchr::memrchr(t, fresh) {
-                complete = filled + i + 1;
+            if split.csv.is_some() {
+                open.newlines += memchr::memchr_iter(b'\n', &buf.as_slice()[filled..filled + n]).count() as u64;
             }
+            let data = &buf.as_slice()[..filled + n];
+            let (before, complete_before) = (lines, complete);
+            let (ended, last) =
+                self.scan.ends(data, filled).map_err(|f| bad_record(&open.name, open.newlines, data, f.offset(), f.describe()))?;
+            lines += ended;
+            complete = last.unwrap_or(complete);
             // Short lines cost more in entries than in bytes: a chunk of them may fill within one
             // read, and ends there.
-            if let Some(end) = full(filled + n, lines)
-                .then(|| first_full(&buf.as_slice()[..filled + n], filled, before, complete_before, t, &full))
-                .flatten()
-            {
+            if let Some(end) = full(filled + n, lines).then(|| first_full(data, complete_before, before, split, &full)).flatten() {
                 complete = end;
                 filled += n;
                 break;
@@ -176,19 +320,128 @@ impl LineReader {
         Ok(complete)
     }
 
-    /// The input being read, taking the next one when needed; None when all are read.
+    /// The input being read, taking the next one when needed (and its header aside); None when
+    /// all are read.
     fn current(&mut self) -> Result<Option<&mut Open>> {
         if self.open.is_none() {
-            self.open = match self.pending.pop() {
-                Some(OpenedInput::Stream(s)) => Some(Open { file: s.file, name: s.name, expected: None, got: 0 }),
+            let (file, name, expected) = match self.pending.pop() {
+                Some(OpenedInput::Stream(s)) => (s.file, s.name, None),
                 Some(OpenedInput::Regular(mut r)) => {
                     let file = r.take_file().map_err(cannot_open)?;
-                    Some(Open { file: Box::new(file), name: r.path().to_owned(), expected: Some(r.len()), got: 0 })
+                    (Box::new(file) as xsort_io::StreamReader, r.path().to_owned(), Some(r.len()))
                 }
-                None => None,
+                None => return Ok(None),
             };
+            let mut open = Open { file, name, expected, got: 0, ahead: Vec::new(), ahead_at: 0, newlines: 0 };
+            if self.shape.header > 0 {
+                let (header, ahead, read) = read_header(&mut open.file, &open.name, self.shape, &self.counters)?;
+                self.check_header(&header, &open.name)?;
+                open.got = read;
+                open.newlines = memchr::memchr_iter(b'\n', &header).count() as u64;
+                open.ahead = ahead;
+            }
+            self.open = Some(open);
         }
         Ok(self.open.as_mut())
+    }
+
+    /// Keeps the first input's header; a later input's must be the same.
+    pub fn check_header(&mut self, header: &[u8], name: &Path) -> Result<()> {
+        match &self.header {
+            None => self.header = Some(header.to_vec()),
+            Some(first) if first == header => {}
+            Some(_) => {
+                return Err(SortError::BadInput {
+                    path: name.to_owned(),
+                    offset: Some(0),
+                    problem: format!("its header (its first {} records) differs from the first input's", self.shape.header),
+                })
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Open {
+    /// Reads into `dst` what comes next: bytes read ahead with the header, or the file's. A regular
+    /// file is read up to the size it had when opened, as records are: what is appended meanwhile
+    /// (perhaps half a line, mid-write) is not part of this sort; reaching its end sooner is an
+    /// error (a file cut short while read would otherwise sort as if it were whole).
+    fn read_next(&mut self, dst: &mut [u8], counters: &IoCounters) -> Result<usize> {
+        if self.ahead_at < self.ahead.len() {
+            let n = dst.len().min(self.ahead.len() - self.ahead_at);
+            dst[..n].copy_from_slice(&self.ahead[self.ahead_at..self.ahead_at + n]);
+            self.ahead_at += n;
+            return Ok(n);
+        }
+        let left = self.expected.map_or(u64::MAX, |e| e.saturating_sub(self.got));
+        let want = dst.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let started = std::time::Instant::now();
+        let n = if want == 0 { 0 } else { read_some(&mut self.file, &self.name, &mut dst[..want])? };
+        self.got += n as u64;
+        if n == 0 {
+            if let Some(expected) = self.expected.filter(|&e| self.got < e) {
+                return Err(crate::input::shrank(&self.name, expected));
+            }
+        } else {
+            counters.record(n as u64, started, false);
+        }
+        Ok(n)
+    }
+}
+
+/// Reads the first `shape.header` records of an input from `file` (at its start): the header, each
+/// record with its terminator (a last one without gets one), the bytes read beyond it, and the
+/// bytes read in all. An input shorter than the header is all header.
+pub fn read_header(file: &mut dyn std::io::Read, name: &Path, shape: TextInputs, counters: &IoCounters) -> Result<(Vec<u8>, Vec<u8>, u64)> {
+    let mut scan = Scan::new(shape.splitter);
+    let (mut bytes, mut at, mut found, mut read) = (Vec::new(), 0, 0, 0u64);
+    while found < shape.header {
+        match scan.next_end(&bytes, at) {
+            Ok(Some(end)) => {
+                (at, found) = (end, found + 1);
+                continue;
+            }
+            Ok(None) => {}
+            Err(f) => {
+                let newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+                return Err(bad_record(name, newlines, &bytes, f.offset(), f.describe()));
+            }
+        }
+        let start = bytes.len();
+        bytes.resize(start + HEADER_READ, 0);
+        let started = std::time::Instant::now();
+        let n = read_some(file, name, &mut bytes[start..])?;
+        bytes.truncate(start + n);
+        if n == 0 {
+            if scan.in_quotes() {
+                let newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+                return Err(bad_record(name, newlines, &bytes, at, OPEN_QUOTE));
+            }
+            if bytes.len() > at {
+                bytes.push(shape.splitter.terminator);
+                at = bytes.len();
+            }
+            break;
+        }
+        read += n as u64;
+        counters.record(n as u64, started, false);
+    }
+    let ahead = bytes.split_off(at);
+    Ok((bytes, ahead, read))
+}
+
+/// Reads a file from a position of its own, leaving the file's alone.
+struct ReadAt<'f> {
+    file: &'f std::fs::File,
+    at: u64,
+}
+
+impl std::io::Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::os::unix::fs::FileExt::read_at(self.file, buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
     }
 }
 
@@ -205,15 +458,15 @@ pub fn read_slack(capacity: usize) -> usize {
     read_size(capacity)
 }
 
-/// Where a chunk of `data` that is full ends, looking at the lines after offset `from`: before
-/// the first line with which `full(bytes, lines)` holds (that line alone when it is the chunk's
-/// first), so that a chunk stays within its budget unless one line does not fit it. `before` is
-/// the lines complete before `from` and `prev_end` where the last of them ends (0: none). None
-/// when no line after `from` fills the chunk.
-fn first_full(data: &[u8], from: usize, before: usize, prev_end: usize, t: u8, full: &impl Fn(usize, usize) -> bool) -> Option<usize> {
-    let (mut lines, mut prev_end) = (before, prev_end);
-    memchr::memchr_iter(t, &data[from..]).find_map(|i| {
-        let end = from + i + 1;
+/// Where a chunk of `data` that is full ends, looking at the records that start at `from` (a
+/// record's start, or 0): before the first record with which `full(bytes, lines)` holds (that
+/// record alone when it is the chunk's first), so that a chunk stays within its budget unless one
+/// record does not fit it. `before` is the records complete before `from`. None when no record
+/// after `from` fills the chunk.
+fn first_full(data: &[u8], from: usize, before: usize, split: Splitter, full: &impl Fn(usize, usize) -> bool) -> Option<usize> {
+    let (mut lines, mut prev_end) = (before, from);
+    split.ends(data, from).find_map(|i| {
+        let end = i + 1;
         lines += 1;
         let cut = full(end, lines).then_some(if prev_end > 0 { prev_end } else { end });
         prev_end = end;
@@ -223,7 +476,7 @@ fn first_full(data: &[u8], from: usize, before: usize, prev_end: usize, t: u8, f
 
 /// Reads what is available into `dst`; a failure names the input (in GNU's words, or the
 /// decoder's for corrupt compressed data).
-fn read_some(file: &mut xsort_io::StreamReader, name: &Path, dst: &mut [u8]) -> Result<usize> {
+fn read_some(file: &mut dyn std::io::Read, name: &Path, dst: &mut [u8]) -> Result<usize> {
     xsort_io::read_stream(file, dst).map_err(|e| match xsort_io::IoError::read(name, e) {
         xsort_io::IoError::Read { path, cause } => {
             SortError::BadInput { path, offset: None, problem: format!("read failed: {}", os_text(&cause)) }
