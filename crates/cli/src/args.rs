@@ -410,15 +410,15 @@ those of gzip, zstd, bzip2 or xz data is decompressed as it is read, on a thread
     pub touch: bool,
 
     /// Print this summary (--help-all: every detail).
-    #[arg(long = "help", action = ArgAction::HelpShort, help_heading = "Help")]
+    #[arg(long = "help", action = ArgAction::HelpShort)]
     pub help: Option<bool>,
 
-    /// Print the full help: every option in detail, key types, I/O, Nsort statements.
-    #[arg(long = "help-all", action = ArgAction::HelpLong, help_heading = "Help")]
+    /// Print the full help: every option, key type and statement.
+    #[arg(long = "help-all", action = ArgAction::HelpLong)]
     pub help_all: Option<bool>,
 
     /// Print the version.
-    #[arg(long = "version", action = ArgAction::Version, help_heading = "Help")]
+    #[arg(long = "version", action = ArgAction::Version)]
     pub version: Option<bool>,
 
     /// Write the manual page xsort.1 into DIR, then exit (scripts/install.sh uses it).

@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(refused(&["--recrod-size=100"]), "unrecognized option '--recrod-size=100'; did you mean '--record-size'?");
         assert_eq!(
             refused(&["--s=x"]),
-            "option '--s=x' is ambiguous; possibilities: '--sort' '--stable' '--spec' '--stats' '--stats-json' '--sync'"
+            "option '--s=x' is ambiguous; possibilities: '--sort' '--strict' '--stable' '--spec' '--stats' '--stats-json' '--sync'"
         );
         assert_eq!(refused(&["--zzzz"]), "unrecognized option '--zzzz'");
         assert_eq!(refused(&["-j"]), "invalid option -- 'j'");

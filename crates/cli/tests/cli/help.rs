@@ -65,7 +65,7 @@ fn ambiguous_prefix_is_refused_as_gnu_does() {
     assert_eq!(code, 2);
     assert!(
         err.starts_with(
-            "xsort: option '--s=x' is ambiguous; possibilities: '--sort' '--stable' '--spec' '--stats' '--stats-json' '--sync'\n"
+            "xsort: option '--s=x' is ambiguous; possibilities: '--sort' '--strict' '--stable' '--spec' '--stats' '--stats-json' '--sync'\n"
         ),
         "{err}"
     );

@@ -590,12 +590,12 @@ mod tests {
         for args in PACKED_ARGS {
             let order = gnu_order(args);
             let width = if args.contains(&"-k2,2") { 1 } else { 3 }; // the words are "w"
-            assert_eq!(Packing::choose(&order, &data, b'\n').width, width, "{args:?}");
+            assert_eq!(Packing::choose(&order, &data, Splitter::lines(b'\n')).width, width, "{args:?}");
             let unique = args.contains(&"-u");
             assert!(sort_whole(&order, chunk, unique, Method::Radix, 1 << 20) == order_reference(&order, &lines, unique), "{args:?}");
         }
         let numeric_first = gnu_order(&["-t,", "-k1,1n", "-k3,3"]);
-        assert_eq!(Packing::choose(&numeric_first, &data, b'\n').width, 0, "a numeric first key is not packed");
+        assert_eq!(Packing::choose(&numeric_first, &data, Splitter::lines(b'\n')).width, 0, "a numeric first key is not packed");
     }
 
     fn sort_all(lines: &[Vec<u8>], unique: bool, method: Method, block: usize) -> Vec<u8> {
@@ -660,10 +660,10 @@ mod tests {
     fn entries_of_large_inputs_are_made_in_parallel_pieces() {
         let lines: Vec<Vec<u8>> = (0..200_000u32).map(|i| format!("{}", i % 977).into_bytes()).collect();
         let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        assert!(piece_bounds(&data, b'\n', 8).len() > 2);
+        assert!(piece_bounds(&data, Splitter::lines(b'\n'), 8).len() > 2);
         assert_eq!(sort_all(&lines, true, Method::Radix, 4096), reference(&lines, true));
         let mut starts = AlignedBuf::new(4096).unwrap();
-        let idx = Lines::index(&data, b'\n', &mut starts).unwrap();
+        let idx = Lines::index(&data, Splitter::lines(b'\n'), &mut starts).unwrap();
         assert_eq!(idx.line(199_999), format!("{}", 199_999 % 977).as_bytes());
     }
 }

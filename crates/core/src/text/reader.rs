@@ -345,11 +345,11 @@ impl LineReader {
         Ok(self.open.as_mut())
     }
 
-    /// Keeps the first input's header; a later input's must be the same.
+    /// Keeps the first input's header; a later input's must be the same (an empty input has none).
     pub fn check_header(&mut self, header: &[u8], name: &Path) -> Result<()> {
         match &self.header {
             None => self.header = Some(header.to_vec()),
-            Some(first) if first == header => {}
+            Some(first) if first == header || header.is_empty() => {}
             Some(_) => {
                 return Err(SortError::BadInput {
                     path: name.to_owned(),
@@ -513,7 +513,22 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    /// Newline-ended lines, `header` of them a header.
+    fn lines_of(header: usize) -> TextInputs {
+        TextInputs { splitter: Splitter::lines(b'\n'), header, decompress: true }
+    }
+
     fn reader_of(files: &[&[u8]]) -> (tempfile::TempDir, LineReader) {
+        reader_with(files, lines_of(0))
+    }
+
+    /// CSV records, `header` of them a header, `strict` or not.
+    fn csv_of(header: usize, strict: bool) -> TextInputs {
+        let csv = crate::csv::CsvDialect { strict, ..crate::csv::CsvDialect::CSV };
+        TextInputs { splitter: Splitter { terminator: b'\n', csv: Some(csv) }, header, decompress: true }
+    }
+
+    fn reader_with(files: &[&[u8]], shape: TextInputs) -> (tempfile::TempDir, LineReader) {
         let dir = tempfile::tempdir().unwrap();
         let inputs = files
             .iter()
@@ -524,7 +539,7 @@ mod tests {
                 Input::Path(p)
             })
             .collect::<Vec<_>>();
-        let r = LineReader::new(&inputs, b'\n', true, Arc::default()).unwrap();
+        let r = LineReader::new(&inputs, shape, Arc::default()).unwrap();
         (dir, r)
     }
 
@@ -585,8 +600,61 @@ mod tests {
     }
 
     #[test]
+    fn csv_chunks_end_at_record_ends_whatever_the_reads() {
+        // Records with newlines in quotes, cut into chunks of a few bytes: each chunk ends at a
+        // record's end, and all together are the input with a last terminator added.
+        let data = b"a,\"1\n2\",x\n\"q\"\"\n\",y\r\nb,\"\n\n\"\nlast,\"z\"";
+        for max in [1, 3, 8, 100] {
+            let (_d, mut r) = reader_with(&[data], csv_of(0, false));
+            let got = chunks(&mut r, 4096, max);
+            let ends = [b"x\n".as_slice(), b"y\r\n", b"\"\n\n\"\n", b"\"z\"\n"];
+            assert!(got.iter().all(|c| ends.iter().any(|e| c.ends_with(e))), "{max}: {got:?}");
+            assert_eq!(got.concat(), [&data[..], b"\n"].concat());
+        }
+    }
+
+    #[test]
+    fn csv_faults_name_their_line() {
+        let fault = |files: &[&[u8]], shape: TextInputs| {
+            let (d, mut r) = reader_with(files, shape);
+            let mut buf = AlignedBuf::new(4096).unwrap();
+            let e = (|| {
+                r.header()?;
+                while !r.exhausted() {
+                    r.fill(&mut buf, |bytes, _| bytes >= 4)?;
+                }
+                Ok::<_, SortError>(())
+            })()
+            .unwrap_err();
+            e.to_string().replace(&d.path().display().to_string(), "")
+        };
+        let open = "line 4: a quoted field is still open at the end of the file (the record starts on this line)";
+        assert_eq!(fault(&[b"a\n\"b\nc\"\nd,\"e\nf\n"], csv_of(0, false)), format!("/f0: {open}"));
+        assert_eq!(fault(&[b"h\n", b"h\n\"b\nc\"\nd,\"e\nf\n"], csv_of(1, false)), format!("/f1: {open}"));
+        let stray = "line 5: a quote inside a field that is not quoted (--strict)";
+        assert_eq!(fault(&[b"a\n\"b\nc\"\nd\nx,y\"z\n"], csv_of(0, true)), format!("/f0: {stray}"));
+        assert_eq!(fault(&[b"\"h\n\"\n\"x\"y\n"], csv_of(2, true)), "/f0: line 3: text after the quote that closes a field (--strict)");
+    }
+
+    #[test]
+    fn headers_are_taken_from_each_input_and_must_agree() {
+        let (_d, mut r) = reader_with(&[b"h1\nh2\nb\n", b"h1\nh2\na\n", b""], lines_of(2));
+        assert_eq!(r.header().unwrap(), b"h1\nh2\n");
+        assert_eq!(chunks(&mut r, 4096, usize::MAX).concat(), b"b\na\n");
+        let (_d, mut r) = reader_with(&[b"\"h,\n1\",x\nb\n", b"\"h,\n1\",x\na"], csv_of(1, false));
+        assert_eq!(r.header().unwrap(), b"\"h,\n1\",x\n");
+        assert_eq!(chunks(&mut r, 4096, usize::MAX).concat(), b"b\na\n");
+        for other in [b"H\na\n".as_slice(), b"h1\n"] {
+            let (d, mut r) = reader_with(&[b"h1\nh2\nb\n", other], lines_of(2));
+            let mut buf = AlignedBuf::new(4096).unwrap();
+            let e = r.fill(&mut buf, |_, _| false).unwrap_err().to_string();
+            assert_eq!(e, format!("{}: its header (its first 2 records) differs from the first input's", d.path().join("f1").display()));
+        }
+    }
+
+    #[test]
     fn missing_input_is_named() {
-        let e = LineReader::new(&[Input::Path("/nonexistent/x".into())], b'\n', true, Arc::default()).err().unwrap();
+        let e = LineReader::new(&[Input::Path("/nonexistent/x".into())], lines_of(0), Arc::default()).err().unwrap();
         assert_eq!(e.to_string(), "/nonexistent/x: cannot read: No such file or directory");
     }
 }
