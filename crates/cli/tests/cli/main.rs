@@ -7,6 +7,7 @@ mod common;
 mod bounds;
 mod compressed;
 mod containers;
+mod csv;
 mod errors;
 mod faults;
 mod files;

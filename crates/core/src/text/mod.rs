@@ -170,7 +170,8 @@ impl<'a> LineSort<'a> {
     /// The bytes of a mapped input past its header, checked as the reader checks what it reads.
     fn past_header<'m>(&self, map: &'m MappedInput) -> Result<&'m [u8]> {
         let data = &map.bytes()[self.header.len().min(map.bytes().len())..];
-        self.reader.check_whole(data, &self.cfg.inputs[0].name())?;
+        let header_lines = memchr::memchr_iter(b'\n', &self.header).count() as u64;
+        self.reader.check_whole(data, header_lines, self.cfg.inputs[0].name())?;
         Ok(data)
     }
 

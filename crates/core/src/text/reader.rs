@@ -214,15 +214,15 @@ impl LineReader {
         Ok(v)
     }
 
-    /// Checks that every record of `data` (the whole of an input, past its header) is complete and
-    /// well formed, as a fill would: for inputs that are not read through the reader (a mapped
-    /// file). Lines always are.
-    pub fn check_whole(&self, data: &[u8], name: &Path) -> Result<()> {
+    /// Checks that every record of `data` (the whole of an input past its header, which held
+    /// `header_lines` newlines) is complete and well formed, as a fill would: for inputs that are
+    /// not read through the reader (a mapped file). Lines always are.
+    pub fn check_whole(&self, data: &[u8], header_lines: u64, name: &Path) -> Result<()> {
         if self.shape.splitter.csv.is_none() {
             return Ok(());
         }
         let mut scan = Scan::new(self.shape.splitter);
-        let newlines = || memchr::memchr_iter(b'\n', data).count() as u64;
+        let newlines = || header_lines + memchr::memchr_iter(b'\n', data).count() as u64;
         let (_, last) = scan.ends(data, 0).map_err(|f| bad_record(name, newlines(), data, f.offset(), f.describe()))?;
         let complete = last.unwrap_or(0);
         if complete < data.len() {
