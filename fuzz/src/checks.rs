@@ -501,8 +501,15 @@ fn check_key_fields(cfg: &LineOrderConfig, key: &KeyField, lines: &[&[u8]]) {
     let mut flags = if key.has_own_flags() { key.flags() } else { cfg.global };
     let (blank_start, blank_end) = (flags.blank_start, flags.blank_end);
     (flags.blank_start, flags.blank_end) = (false, false);
-    let whole =
-        LineOrderConfig { keys: vec![], global: flags, separator: None, stable: true, unique: false, random_seed: cfg.random_seed.clone(), csv: None };
+    let whole = LineOrderConfig {
+        keys: vec![],
+        global: flags,
+        separator: None,
+        stable: true,
+        unique: false,
+        random_seed: cfg.random_seed.clone(),
+        csv: None,
+    };
     let Ok(whole) = LineOrder::new(whole) else { return };
     let text = |line: &'_ [u8]| -> Vec<u8> {
         let (b, e) = key_range(line, key.positions(), cfg.separator, blank_start, blank_end);

@@ -45,7 +45,8 @@ mod tests {
             flags.set_global(c);
         });
         let keys = keys.iter().map(|k| KeyField::parse(k).expect("key")).collect();
-        LineOrder::new(LineOrderConfig { keys, global: flags, stable, unique, random_seed: vec![0; 16], ..Default::default() }).expect("order")
+        LineOrder::new(LineOrderConfig { keys, global: flags, stable, unique, random_seed: vec![0; 16], ..Default::default() })
+            .expect("order")
     }
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
