@@ -14,7 +14,7 @@ use pyo3::types::PyBytes;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
-use xsort_core::{OutputCompression, Sort, SortError, SortStats, Sorting};
+use xsort_core::{CsvDialect, OutputCompression, Sort, SortError, SortStats, Sorting};
 
 /// Bytes pulled at a time (rounded down to whole records).
 const PULL_BYTES: usize = 4 << 20;
@@ -31,6 +31,10 @@ struct Options {
     memory: Option<u64>,
     temp_dirs: Option<Vec<PathBuf>>,
     threads: Option<usize>,
+    /// Lines are CSV records with this separator.
+    csv: Option<String>,
+    /// Records of each input that are its header.
+    header: usize,
 }
 
 impl Options {
@@ -42,16 +46,24 @@ impl Options {
             (None, Some(r)) => Sort::records(r),
             (None, None) => Sort::lines(),
         };
-        if let Some(keys) = self.keys {
-            if sort.record_size().is_none() {
-                return Err(SortError::Usage("keys are byte ranges of fixed-size records: give record_size (lines take args)".into()));
-            }
-            for key in keys {
-                sort = sort.key_bytes(&key)?;
-            }
+        if let Some(separator) = self.csv {
+            let [separator] = separator.as_bytes()[..] else {
+                return Err(SortError::Usage(format!("csv takes True or a one-byte separator, not '{separator}'")));
+            };
+            sort = sort.csv(CsvDialect::with_separator(separator));
+        }
+        if self.header > 0 {
+            sort = sort.header(self.header);
         }
         if let Some(args) = self.args {
             sort = sort.gnu_args(args)?;
+        }
+        // Records' keys are byte ranges; lines' are GNU's KEYDEFs (or a header's column names).
+        for key in self.keys.unwrap_or_default() {
+            sort = match sort.record_size() {
+                Some(_) => sort.key_bytes(&key)?,
+                None => sort.gnu_args([format!("--key={key}")])?,
+            };
         }
         if let Some(m) = self.memory {
             sort = sort.memory(m);
@@ -68,7 +80,7 @@ impl Options {
 
 /// Sorts `inputs` into `output`; returns the statistics as JSON (the `--stats-json` content).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true))]
+#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true, csv=None, header=0))]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments
 pub(crate) fn sort_file(
     py: Python<'_>,
@@ -83,8 +95,10 @@ pub(crate) fn sort_file(
     sync: bool,
     compress: Option<String>,
     decompress: bool,
+    csv: Option<String>,
+    header: usize,
 ) -> PyResult<String> {
-    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads };
+    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads, csv, header };
     let mut sort = options.sort().map_err(|e| crate::py_error(py, e))?;
     if let Some(c) = compress {
         let compression = OutputCompression::parse(&c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?;
@@ -157,7 +171,7 @@ impl Drop for Session {
 #[pymethods]
 impl Session {
     #[new]
-    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None))]
+    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None, csv=None, header=0))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
@@ -169,8 +183,10 @@ impl Session {
         temp_dirs: Option<Vec<PathBuf>>,
         threads: Option<usize>,
         expected_bytes: Option<u64>,
+        csv: Option<String>,
+        header: usize,
     ) -> PyResult<Session> {
-        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads };
+        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads, csv, header };
         let sort = options.sort().map(|s| match expected_bytes {
             Some(bytes) => s.expected_input_bytes(bytes),
             None => s,

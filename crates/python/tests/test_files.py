@@ -74,7 +74,9 @@ def test_sort_file_errors_are_the_cli_messages(tmp_path):
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=10, keys=["0:20"]), xsort.UsageError, "key 0:20 reaches beyond the 10-byte record"),
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=10, keys=["0:4:i32"]), xsort.UsageError, "i32"),
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", args=["-k0"]), xsort.UsageError, "field number is zero"),
-        (dict(inputs=tmp_path / "in", output=tmp_path / "o", keys=["0:4"]), xsort.UsageError, "keys are byte ranges of fixed-size records"),
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", keys=["0:4"]), xsort.UsageError, "field number is zero"),  # lines: KEYDEFs
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", keys=["price:n"]), xsort.UsageError, "invalid count at start of 'price:n'"),  # a name needs a header
+        (dict(inputs=tmp_path / "in", output=tmp_path / "o", csv="ab"), xsort.UsageError, "csv takes True or a one-byte separator"),
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", temp_dirs=[tmp_path / "nowhere"], memory=256 << 10, record_size=10), xsort.SortOSError, "nowhere"),
         (dict(inputs=[], output=tmp_path / "o"), xsort.UsageError, "no input files"),
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=0), ValueError, "record_size must be positive"),
@@ -276,6 +278,31 @@ def test_a_full_temp_disk_fails_sort_file_and_sorter_and_leaves_nothing(rng, tmp
     assert "No space left on device" in str(e.value)
     assert list(small_disk.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out", "small"]
+
+
+def test_sort_file_and_sorter_sort_csv_records_by_a_named_column(tmp_path):
+    import csv
+    import io
+    import random
+
+    rng = random.Random(5)
+    rows = [[f"item {i}", f"{rng.randint(-500, 500) / 10}", rng.choice(["plain", "a, b", 'say "hi"', "two\nlines", ""])] for i in range(60_000)]
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\n").writerows([["name", "price", "note"]] + rows)
+    (tmp_path / "in.csv").write_text(buf.getvalue(), newline="")
+    want = [["name", "price", "note"]] + sorted(rows, key=lambda r: float(r[1]))
+    stats = xsort.sort_file(tmp_path / "in.csv", tmp_path / "out.csv", csv=True, header=True, keys=["price:n"], args=["-s"], memory=1 << 20)
+    assert stats["records"] == 60_000 and stats["runs"] > 1
+    assert list(csv.reader(io.StringIO((tmp_path / "out.csv").read_bytes().decode(), newline=""))) == want
+    with xsort.Sorter(csv=True, header=True, keys=["2,2n"], args=["-s"]) as sorter:
+        sorter.release(buf.getvalue().encode())
+        sorter.finish()
+        out = b"".join(sorter).decode()
+    assert list(csv.reader(io.StringIO(out, newline=""))) == want
+    (tmp_path / "bad.csv").write_text('name,price\n"open,1\n')
+    with pytest.raises(xsort.InputError, match="line 2: a quoted field is still open"):
+        xsort.sort_file(tmp_path / "bad.csv", tmp_path / "o.csv", csv=True, header=True)
+    assert not (tmp_path / "o.csv").exists()
 
 
 def test_sort_file_reads_and_writes_compressed_files(tmp_path):

@@ -48,7 +48,27 @@ def _positive(value, what: str) -> Optional[int]:
     return value
 
 
-def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True) -> Dict[str, Any]:
+def _csv(csv) -> Optional[str]:
+    """The separator of ``csv=``: True is a comma, False or None plain lines."""
+    if csv is None or csv is False:
+        return None
+    if csv is True:
+        return ","
+    if isinstance(csv, str):
+        return csv
+    raise TypeError(f"csv must be True, False or a separator str, not {type(csv).__name__}")
+
+
+def _header(header) -> int:
+    """The records of ``header=``: True is one, False none."""
+    if isinstance(header, bool):
+        return int(header)
+    if not isinstance(header, int) or header < 0:
+        raise ValueError(f"header must be a bool or a count of records, not {header!r}")
+    return header
+
+
+def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True, csv: Union[bool, str] = False, header: Union[bool, int] = False) -> Dict[str, Any]:
     """Sorts the files ``inputs`` (one path or a list, read in order) into the file ``output``;
     returns the statistics (the ``xsort --stats-json`` content) as a dict.
 
@@ -63,6 +83,12 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
     decompressed as they are read (``decompress=False`` reads them as they are). The output is
     compressed as its name says (``.gz``, ``.zst``, ``.bz2``, ``.xz``), or as ``compress`` says:
     ``"gzip"``, ``"zstd:19"`` (a format and an optional level), or ``"none"``.
+
+    ``csv=True`` (or a separator: ``csv="\\t"``, ``csv=";"``) reads the lines as CSV records
+    (RFC 4180: quoted fields may hold separators, doubled quotes and newlines); ``header=True``
+    (or a count) keeps each input's first records as its header, written first. For lines,
+    ``keys`` are GNU KEYDEFs or, with a header, column names with ordering letters:
+    ``sort_file("in.csv", "out.csv", csv=True, header=True, keys=["price:n"])``.
 
     The output is written beside its target and put in place only when complete: a failed or
     interrupted sort (Ctrl-C: KeyboardInterrupt) leaves it as it was, and leaves no temp file.
@@ -80,6 +106,8 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
         sync=bool(sync),
         compress=None if compress is None else str(compress),
         decompress=bool(decompress),
+        csv=_csv(csv),
+        header=_header(header),
     )
     return json.loads(stats)
 
@@ -108,13 +136,14 @@ class Sorter:
 
     ``Sorter(record_size=100, keys=["0:10"])`` sorts records; ``Sorter(args=["-k2,2n"])`` (or
     ``Sorter()``) text lines; ``Sorter(spec="-format=size:100 -key=...")`` whatever Nsort
-    statements describe. As a context manager it closes on exit; closing (or dropping) an
+    statements describe; ``csv=True, header=True, keys=["price:n"]`` CSV records by a column (see
+    ``sort_file``). As a context manager it closes on exit; closing (or dropping) an
     unfinished sorter cancels its sort and removes its temp files. Ctrl-C during ``release`` or
     a read raises KeyboardInterrupt and cancels the sort. ``expected_bytes``, the input's length
     when known, lets the sort plan its memory for that much rather than for its whole budget.
     """
 
-    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None) -> None:
+    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None, csv: Union[bool, str] = False, header: Union[bool, int] = False) -> None:
         if spec is not None and not isinstance(spec, str):
             raise TypeError(f"spec must be a str, not {type(spec).__name__}")
         self._session = _xsort.Session(
@@ -126,6 +155,8 @@ class Sorter:
             temp_dirs=None if temp_dirs is None else _paths(temp_dirs, "temp_dirs"),
             threads=_positive(threads, "threads"),
             expected_bytes=_positive(expected_bytes, "expected_bytes"),
+            csv=_csv(csv),
+            header=_header(header),
         )
 
     @property
