@@ -8,7 +8,7 @@
 //!
 //! Records are found by [`Scanner`], which jumps from quote to terminator with `memchr` (separators
 //! only matter where a quote opens a field), and can be fed a stream piece by piece. Keys take a
-//! field's value by [`field_values`]: a slice of the record when the value needs no unescaping
+//! field's value by `field_values`: a slice of the record when the value needs no unescaping
 //! (most fields), a fresh copy when it holds doubled quotes or text after its closing quote.
 //!
 //! As Python's `csv` module and most readers do, a quote inside an unquoted field (`5"`) is an
@@ -273,9 +273,8 @@ fn content(rec: &[u8]) -> &[u8] {
 }
 
 /// The values of fields `first..=last` of `rec` (to the record's end for `last` = `usize::MAX`),
-/// joined by the separator, and where in that text the last of them starts (0 when the record
-/// ends before field `last`'s start... see [`Joined`]). A slice of the record when no value
-/// needs unescaping; empty when the record has no field `first`.
+/// joined by the separator (see [`Joined`]): a slice of the record when no value needs
+/// unescaping, a copy otherwise; empty when the record has no field `first`.
 #[inline]
 pub(crate) fn field_values(rec: &[u8], first: usize, last: usize, sep: u8) -> Joined<'_> {
     let rec = content(rec);
@@ -350,7 +349,7 @@ mod tests {
         let (mut out, mut current) = (Vec::new(), Vec::new());
         for chunk in data.chunks(piece.max(1)) {
             let mut at = 0;
-            while let Some(end) = scanner.find_end(&chunk[at..]).map_err(|f| f)? {
+            while let Some(end) = scanner.find_end(&chunk[at..])? {
                 current.extend_from_slice(&chunk[at..at + end]);
                 out.push(std::mem::take(&mut current));
                 at += end + 1;
