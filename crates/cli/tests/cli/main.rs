@@ -8,6 +8,7 @@ mod bounds;
 mod compressed;
 mod containers;
 mod csv;
+mod csv_random;
 mod errors;
 mod faults;
 mod files;
