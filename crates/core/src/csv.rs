@@ -273,20 +273,21 @@ fn content(rec: &[u8]) -> &[u8] {
 }
 
 /// The values of fields `first..=last` of `rec` (to the record's end for `last` = `usize::MAX`),
-/// joined by the separator (see [`Joined`]): a slice of the record when no value needs
-/// unescaping, a copy otherwise; empty when the record has no field `first`.
+/// joined by the separator, and where field `mark` lies in that text (see [`Joined`]): a slice
+/// of the record when no value needs unescaping, a copy otherwise; empty when the record has no
+/// field `first`.
 #[inline]
-pub(crate) fn field_values(rec: &[u8], first: usize, last: usize, sep: u8) -> Joined<'_> {
+pub(crate) fn field_values(rec: &[u8], first: usize, last: usize, mark: usize, sep: u8) -> Joined<'_> {
     let rec = content(rec);
     let mut at = Some(0);
     for _ in 0..first {
         at = at.and_then(|a| field_at(rec, a, sep).1);
     }
-    let Some(start) = at else { return Joined { text: Cow::Borrowed(&[]), last_start: 0, complete: false } };
+    let Some(start) = at else { return Joined { text: Cow::Borrowed(&[]), mark: None } };
     let (mut field, mut next) = field_at(rec, start, sep);
     if first == last && !field.escaped {
         let (b, e) = field.plain();
-        return Joined { text: Cow::Borrowed(&rec[b..e]), last_start: 0, complete: true };
+        return Joined { text: Cow::Borrowed(&rec[b..e]), mark: (mark == first).then_some((0, e - b)) };
     }
     // Several fields: a slice of the record while none is quoted, a copy once one is.
     let mut parts = vec![field];
@@ -297,31 +298,34 @@ pub(crate) fn field_values(rec: &[u8], first: usize, last: usize, sep: u8) -> Jo
         parts.push(field);
         n += 1;
     }
-    let complete = n == last;
-    let last_part = parts[parts.len() - 1];
+    let marked = mark.checked_sub(first).and_then(|i| parts.get(i));
     if parts.iter().all(|f| !f.quoted) {
-        return Joined { text: Cow::Borrowed(&rec[parts[0].start..last_part.end]), last_start: last_part.start - parts[0].start, complete };
+        let base = parts[0].start;
+        let text = &rec[base..parts[parts.len() - 1].end];
+        return Joined { text: Cow::Borrowed(text), mark: marked.map(|f| (f.start - base, f.end - base)) };
     }
     let mut text = Vec::new();
-    let mut last_start = 0;
+    let mut mark_at = None;
     for (i, f) in parts.iter().enumerate() {
         if i > 0 {
             text.push(sep);
         }
-        last_start = text.len();
+        let start = text.len();
         f.push_value(rec, &mut text);
+        if first + i == mark {
+            mark_at = Some((start, text.len()));
+        }
     }
-    Joined { text: Cow::Owned(text), last_start, complete }
+    Joined { text: Cow::Owned(text), mark: mark_at }
 }
 
 /// The values of a range of fields, joined by their separator ([`field_values`]).
 pub(crate) struct Joined<'r> {
     /// The text.
     pub text: Cow<'r, [u8]>,
-    /// Where the range's last field starts in the text.
-    pub last_start: usize,
-    /// Whether the record holds the range's last field (false: the text runs to the record's end).
-    pub complete: bool,
+    /// Where the marked field's value starts and ends in the text; None when the record ends
+    /// before it.
+    pub mark: Option<(usize, usize)>,
 }
 
 /// Every field's value of a record (a header's column names).
@@ -391,8 +395,8 @@ mod tests {
     }
 
     fn joined(rec: &[u8], first: usize, last: usize) -> (Vec<u8>, usize, bool) {
-        let j = field_values(rec, first, last, b',');
-        (j.text.into_owned(), j.last_start, j.complete)
+        let j = field_values(rec, first, last, last, b',');
+        (j.text.into_owned(), j.mark.map_or(0, |m| m.0), j.mark.is_some())
     }
 
     #[test]
@@ -404,10 +408,12 @@ mod tests {
         assert_eq!(joined(rec, 3, 3).0, b"plain");
         assert_eq!(joined(rec, 4, 4).0, b"xtail");
         assert_eq!(joined(rec, 1, 3), (b"a,b,say \"hi\",plain".to_vec(), 13, true));
-        assert_eq!(joined(rec, 3, usize::MAX), (b"plain,xtail".to_vec(), 6, false));
+        assert_eq!(joined(rec, 3, usize::MAX), (b"plain,xtail".to_vec(), 0, false));
         assert_eq!(joined(rec, 5, 5), (Vec::new(), 0, false));
         assert_eq!(joined(b"a,b,c", 0, 1), (b"a,b".to_vec(), 2, true));
-        assert!(matches!(field_values(b"a,b,c", 0, 1, b',').text, Cow::Borrowed(_)));
+        assert!(matches!(field_values(b"a,b,c", 0, 1, 1, b',').text, Cow::Borrowed(_)));
+        // A marked field inside the range, as a key with character positions needs.
+        assert_eq!(field_values(b"a,\"b\"\"\",c", 0, usize::MAX, 1, b',').mark, Some((2, 4)));
         assert_eq!(joined(b"\"open", 0, 0).0, b"open");
         assert_eq!(values(b"id,\"na,me\",\r", CsvDialect::CSV), [b"id".to_vec(), b"na,me".to_vec(), Vec::new()]);
     }

@@ -143,7 +143,7 @@ fn malformed_csv_is_an_error_naming_the_file_and_line_with_nothing_at_the_target
     fx.write("h1.csv", b"h,v\na,1\n");
     fx.write("h2.csv", b"h,w\nb,2\n");
     let err = fail(fx.cmd().args(["--csv", "--header", "h1.csv", "h2.csv", "-o", "out.csv"]));
-    assert_eq!(err, "xsort: h2.csv: its header (its first 1 records) differs from the first input's");
+    assert_eq!(err, "xsort: h2.csv: its header (its first record) differs from the first input's");
     let err = fail(fx.cmd().args(["--csv", "--header", "-k", "price:n", "h1.csv"]));
     assert_eq!(err, "xsort: key 'price' names no column of the header (its columns: h, v)");
     // Without a header, a name is not a key: refused as GNU refuses the KEYDEF.

@@ -420,26 +420,33 @@ pub(crate) fn limfield(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
 }
 
 /// The text a key compares in a CSV record: GNU's begfield and limfield applied to the unquoted
-/// values of the key's fields, joined by the separator (see [`crate::csv`]). A character position
-/// counts bytes of those values; a start beyond them gives an empty key, as GNU's does.
+/// values of the record's fields from the key's first, joined by the separator (see
+/// [`crate::csv`]), as GNU applies them to the fields of a line. A key without character
+/// positions needs only its own fields; one with them may run past its fields, as GNU's does.
 #[inline]
 pub(crate) fn csv_key<'l>(line: &'l [u8], key: &Key, sep: u8) -> Cow<'l, [u8]> {
     let first = if key.sword == NONE { 0 } else { key.sword };
-    let joined = crate::csv::field_values(line, first, key.eword, sep);
+    if key.eword < first {
+        // A key that ends in a field before its first is empty (GNU's, ending at most a few
+        // characters into that earlier field, may reach back into the first: not followed here).
+        return Cow::Borrowed(&[]);
+    }
+    let last = if key.schar > 0 || key.echar > 0 { NONE } else { key.eword };
+    let joined = crate::csv::field_values(line, first, last, key.eword, sep);
     let lim = joined.text.len();
     let mut beg = 0;
     if key.flags.blank_start {
         beg = skip_blanks(&joined.text, beg, lim);
     }
     let beg = beg.saturating_add(key.schar).min(lim);
-    let end = if key.eword == NONE || key.echar == 0 || !joined.complete {
-        lim
-    } else {
-        let mut p = joined.last_start;
-        if key.flags.blank_end {
-            p = skip_blanks(&joined.text, p, lim);
+    let end = match joined.mark {
+        _ if key.eword == NONE => lim,
+        None => lim,
+        Some((_, end)) if key.echar == 0 => end,
+        Some((start, _)) => {
+            let p = if key.flags.blank_end { skip_blanks(&joined.text, start, lim) } else { start };
+            p.saturating_add(key.echar).min(lim)
         }
-        p.saturating_add(key.echar).min(lim)
     };
     let end = end.max(beg);
     match joined.text {

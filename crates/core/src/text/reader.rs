@@ -354,7 +354,10 @@ impl LineReader {
                 return Err(SortError::BadInput {
                     path: name.to_owned(),
                     offset: Some(0),
-                    problem: format!("its header (its first {} records) differs from the first input's", self.shape.header),
+                    problem: match self.shape.header {
+                        1 => "its header (its first record) differs from the first input's".into(),
+                        n => format!("its header (its first {n} records) differs from the first input's"),
+                    },
                 })
             }
         }
