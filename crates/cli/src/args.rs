@@ -12,10 +12,9 @@ FILE, or '-': standard input.";
 
 /// The closing text of `--help`: what the one-line entries above it leave out.
 const SHORT_AFTER_HELP: &str = "\
-KEYDEF is F[.C][OPTS][,F[.C][OPTS]]. xsort compares bytes, as 'LC_ALL=C sort' does, whatever the
-locale (a locale that collates gets a warning; XSORT_NO_LOCALE_WARNING=1 silences it). SIZE:
-N[K|M|G|T] (a bare number is KiB) or N% of memory. Exit status: 0 on success, 1 when -c/-C finds
-disorder, 2 on any trouble. Every detail: xsort --help-all, or man xsort.";
+KEYDEF is F[.C][OPTS][,F[.C][OPTS]]. Bytes compare as under LC_ALL=C (another locale gets a warning;
+XSORT_NO_LOCALE_WARNING=1 silences it). SIZE: N[K|M|G|T] (bare: KiB) or N% of memory. Exit status:
+0 on success, 1 when -c/-C finds disorder, 2 on any trouble. Details: --help-all, or man xsort.";
 
 const AFTER_HELP: &str = "\
 Text lines (no --record-size):
@@ -187,7 +186,7 @@ pub struct Args {
     /// Lines are CSV records (RFC 4180): -k counts CSV fields.
     #[arg(
         long = "csv",
-        help_heading = "CSV and TSV",
+        help_heading = "CSV, TSV and JSON lines",
         long_help = "Read lines as CSV records (RFC 4180): a quoted field may hold commas, doubled quotes and \
 newlines, a record ends at a newline outside quotes, -k field numbers count CSV fields and keys \
 compare their unquoted values. Records are written as read."
@@ -195,17 +194,27 @@ compare their unquoted values. Records are written as read."
     pub csv: bool,
 
     /// Lines are TSV records: CSV quoting, fields end at tabs.
-    #[arg(long = "tsv", help_heading = "CSV and TSV", long_help = "As --csv, with tab between fields.")]
+    #[arg(long = "tsv", help_heading = "CSV, TSV and JSON lines", long_help = "As --csv, with tab between fields.")]
     pub tsv: bool,
 
     /// CSV records with fields ending at C (as --csv).
     #[arg(
         long = "csv-separator",
         value_name = "C",
-        help_heading = "CSV and TSV",
+        help_heading = "CSV, TSV and JSON lines",
         long_help = "As --csv, with the byte C between fields ('\\t' or 'tab' for a tab)."
     )]
     pub csv_separator: Option<String>,
+
+    /// Lines are JSON values: -k takes paths (.user.age:n).
+    #[arg(
+        long = "jsonl",
+        help_heading = "CSV, TSV and JSON lines",
+        long_help = "Read lines as JSON values (JSON lines): -k takes paths into them (-k .user.age, \
+-k '.items[0].id:r'; letters n, f, r); values order as jq orders them, a missing one first, \
+numbers by value, strings by their unescaped bytes. A line that is not JSON is an error naming it."
+    )]
+    pub jsonl: bool,
 
     /// The first N records (default 1) of each input are a header.
     #[arg(
@@ -214,7 +223,7 @@ compare their unquoted values. Records are written as read."
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "1",
-        help_heading = "CSV and TSV",
+        help_heading = "CSV, TSV and JSON lines",
         long_help = "The first N records (default 1) of each input are its header: the output starts with the \
 first input's, unsorted; every other input must start with the same one, which is dropped. Then \
 -k NAME[:OPTS] (or --key=NAME:OPTS) sorts by the column whose header field is NAME."
@@ -224,7 +233,7 @@ first input's, unsorted; every other input must start with the same one, which i
     /// CSV: a stray quote is an error.
     #[arg(
         long = "strict",
-        help_heading = "CSV and TSV",
+        help_heading = "CSV, TSV and JSON lines",
         long_help = "CSV: refuse a quote inside an unquoted field and text after a closing quote (by default \
 they are ordinary bytes, as for most CSV readers). A quote left open is always an error."
     )]

@@ -61,7 +61,7 @@ fn parse_key(k: &str) -> Result<KeyField> {
 }
 
 /// The CSV dialect and header of `--csv`, `--tsv`, `--csv-separator`, `--strict` and
-/// `--header`, applied to a sort of lines.
+/// `--header`, and `--jsonl`, applied to a sort of lines.
 pub fn csv_and_header(sort: Sort, args: &Args) -> Result<Sort> {
     let separator = match args.csv_separator.as_deref() {
         None if args.tsv => Some(b'\t'),
@@ -71,6 +71,10 @@ pub fn csv_and_header(sort: Sort, args: &Args) -> Result<Sort> {
         Some(c) if c.len() == 1 => Some(c.as_bytes()[0]),
         Some(c) => bail!("--csv-separator takes one byte, not '{c}'"),
     };
+    if args.jsonl && separator.is_some() {
+        bail!("--jsonl reads JSON lines, not CSV records: give one of --jsonl and --csv");
+    }
+    let sort = if args.jsonl { sort.jsonl() } else { sort };
     let sort = match separator {
         Some(separator) => sort.csv(CsvDialect { separator, strict: args.strict }),
         None if args.strict => bail!("--strict applies to CSV records (--csv, --tsv)"),
@@ -257,6 +261,7 @@ pub fn line_only_option(args: &Args) -> Option<&'static str> {
         (args.numeric || args.random || args.reverse || args.version_sort || !args.sort_word.is_empty(), "-n/-R/-r/-V/--sort"),
         (args.random_source.is_some(), "--random-source"),
         (args.csv || args.tsv || args.csv_separator.is_some(), "--csv"),
+        (args.jsonl, "--jsonl"),
         (args.header.is_some(), "--header"),
     ];
     used.into_iter().find(|(on, _)| *on).map(|(_, name)| name)

@@ -85,8 +85,8 @@ impl Settings {
             bail!("{option} applies to fixed-size records (--record-size), not to text lines");
         }
         let sort = crate::lines::csv_and_header(Sort::lines(), &args)?.gnu_ordering(crate::lines::ordering(&args)?)?;
-        if args.debug && (args.csv || args.tsv || args.csv_separator.is_some() || args.header.is_some()) {
-            bail!("--debug annotates plain lines; it does not take --csv, --tsv or --header");
+        if args.debug && (args.csv || args.tsv || args.csv_separator.is_some() || args.header.is_some() || args.jsonl) {
+            bail!("--debug annotates plain lines; it does not take --csv, --tsv, --jsonl or --header");
         }
         let xsort_core::Order::Lines(order, _) = sort.order()? else { unreachable!("a sort of lines orders lines") };
         let check = crate::lines::check_mode(&args)?;

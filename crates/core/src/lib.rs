@@ -14,7 +14,7 @@
 //!
 //! The public items are chosen: the builder and what it takes or returns (re-exported here), and
 //! the languages xsort parses, which fuzzers, tests and front ends also call on their own: byte
-//! keys ([`key`]), GNU sort's order of lines ([`order`]), CSV records ([`csv`]), sizes ([`size`]) and Nsort statements
+//! keys ([`key`]), GNU sort's order of lines ([`order`]), CSV records ([`csv`]), JSON lines ([`json`]), sizes ([`size`]) and Nsort statements
 //! ([`spec`]). The engine, its configuration and its memory plan are the crate's own.
 
 mod api;
@@ -29,6 +29,7 @@ mod fold;
 mod framing;
 mod gather;
 mod input;
+pub mod json;
 pub mod key;
 mod limits;
 mod merge;

@@ -166,7 +166,7 @@ fn csv_options_are_checked() {
     );
     assert_eq!(
         fail(fx.cmd().args(["--csv", "--debug", "x.csv"])),
-        "xsort: --debug annotates plain lines; it does not take --csv, --tsv or --header"
+        "xsort: --debug annotates plain lines; it does not take --csv, --tsv, --jsonl or --header"
     );
     // A header of plain lines, and a column named among blank-separated words.
     fx.write("p.txt", b"name size\nb 10\na 9\n");

@@ -16,6 +16,7 @@ mod fold;
 mod gnu_diff;
 mod help;
 mod inputs;
+mod jsonl;
 mod keydef_marker;
 mod lines;
 mod locale;

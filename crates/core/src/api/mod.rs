@@ -310,8 +310,36 @@ impl Sort {
     /// ```
     pub fn csv(mut self, dialect: CsvDialect) -> Sort {
         match &mut self.format {
+            Format::Lines { order, .. } if order.jsonl => self.refused = Some("lines are CSV records or JSON values, not both".into()),
             Format::Lines { order, .. } => order.csv = Some(dialect),
             Format::Records { .. } => self.refused = Some("CSV applies to text records, not to fixed-size ones".into()),
+        }
+        self
+    }
+
+    /// Reads the lines as JSON values, one per line (JSON lines, [`crate::json`]): keys are paths
+    /// into them (`gnu_args(["-k", ".user.age", "-k", ".name:r"])`), values of different types
+    /// order as jq orders them with a missing value first, numbers by value, strings by their
+    /// unescaped bytes. A line that is not one JSON value (a blank line holds none) is an error
+    /// naming the file and line. Lines are written as read.
+    ///
+    /// ```
+    /// use xsort_core::Sort;
+    ///
+    /// let mut out = Vec::new();
+    /// let mut sorting = Sort::lines().jsonl().gnu_args(["-k", ".age"])?.start()?;
+    /// sorting.push(b"{\"age\": 30}\n{\"name\": \"x\"}\n{\"age\": 4.5}\n")?;
+    /// sorting.write_to(&mut out)?;
+    /// assert_eq!(out, b"{\"name\": \"x\"}\n{\"age\": 4.5}\n{\"age\": 30}\n");
+    /// # Ok::<(), xsort_core::SortError>(())
+    /// ```
+    pub fn jsonl(mut self) -> Sort {
+        match &mut self.format {
+            Format::Lines { order, .. } if order.csv.is_some() => {
+                self.refused = Some("lines are CSV records or JSON values, not both".into())
+            }
+            Format::Lines { order, .. } => order.jsonl = true,
+            Format::Records { .. } => self.refused = Some("JSON lines are text records, not fixed-size ones".into()),
         }
         self
     }
@@ -642,7 +670,7 @@ impl Sort {
             Format::Lines { terminator, order, merge, header } => {
                 // A key that names a column needs a header to name it; without one, its argument
                 // is refused as GNU refuses a KEYDEF.
-                if let Some(e) = order.keys.iter().find_map(|k| k.keydef_error()).filter(|_| header == 0) {
+                if let Some(e) = order.keys.iter().find_map(|k| k.keydef_error()).filter(|_| header == 0 && !order.jsonl) {
                     return Err(e);
                 }
                 let unique = order.unique;

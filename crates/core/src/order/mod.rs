@@ -27,6 +27,7 @@ use std::cmp::Ordering;
 
 use crate::csv::CsvDialect;
 use crate::error::SortError;
+use crate::json::JsonKey;
 
 pub use keydef::KeyField;
 
@@ -188,6 +189,9 @@ pub(crate) struct Key {
     pub(crate) fold: bool,
     pub(crate) kind: Kind,
     pub(crate) obsolete: bool,
+    /// A key of JSON lines: its path and how its strings compare (its text is then the value's
+    /// byte-ordered form, compared as plain bytes).
+    pub(crate) json: Option<Box<JsonKey>>,
 }
 
 impl Key {
@@ -207,7 +211,24 @@ impl Key {
         } else {
             Kind::Text
         };
-        Key { sword, schar, eword, echar, flags, ignore: flags.ignore().table(), fold: flags.fold, kind, obsolete }
+        Key { sword, schar, eword, echar, flags, ignore: flags.ignore().table(), fold: flags.fold, kind, obsolete, json: None }
+    }
+
+    /// A key of JSON lines at `path` (`.user.age`); of the ordering letters it takes `n`
+    /// (strings that hold a number compare as numbers), `f` (fold strings' case) and `r`.
+    fn json(path: &str, flags: OrderFlags) -> Result<Key, SortError> {
+        let path = JsonKey::parse(path).map_err(SortError::BadOption)?;
+        let plain = OrderFlags { numeric: false, fold: false, reverse: false, ..flags };
+        if plain != OrderFlags::default() {
+            return Err(SortError::BadOption(format!(
+                "a key of JSON lines takes the ordering letters n, f and r, not '{}'",
+                plain.letters()
+            )));
+        }
+        let json = JsonKey { path, numeric: flags.numeric, fold: flags.fold };
+        let mut key = Key::new(NONE, 0, NONE, 0, OrderFlags { reverse: flags.reverse, ..OrderFlags::default() }, false);
+        key.json = Some(Box::new(json));
+        Ok(key)
     }
 
     /// The key's byte range in `line` (begin <= end), as GNU's keycompare finds it.
@@ -263,6 +284,8 @@ pub struct LineOrderConfig {
     pub random_seed: Vec<u8>,
     /// Lines are CSV records: keys count CSV fields and compare their unquoted values.
     pub csv: Option<CsvDialect>,
+    /// Lines are JSON values (JSON lines): keys are paths into them (`-k .user.age:n`).
+    pub jsonl: bool,
 }
 
 /// GNU sort's line ordering, ready to compare lines (see the module documentation).
@@ -280,6 +303,8 @@ pub struct LineOrder {
     hash_key: random::HashKey,
     /// CSV records: keys on their fields' values.
     csv: Option<CsvDialect>,
+    /// The lines are JSON values.
+    jsonl: bool,
     /// Keys that name a column of the header (`-k price:n`), unresolved until the header is read:
     /// their place among the keys and their name.
     columns: Vec<(usize, String)>,
@@ -298,7 +323,20 @@ impl LineOrder {
                 Key::new(sword, schar, eword, echar, flags, k.is_obsolete())
             })
             .collect();
-        let columns = cfg.keys.iter().enumerate().filter_map(|(i, k)| Some((i, k.column_name()?.to_owned()))).collect();
+        let mut columns: Vec<(usize, String)> =
+            cfg.keys.iter().enumerate().filter_map(|(i, k)| Some((i, k.column_name()?.to_owned()))).collect();
+        if cfg.jsonl {
+            // Every key is a path into the line's value.
+            for (i, k) in cfg.keys.iter().enumerate() {
+                let Some(path) = k.column_name() else {
+                    return Err(SortError::BadOption(
+                        "keys of JSON lines are paths into their values, as -k .user.age or -k '.items[0].id:nr', not field numbers".into(),
+                    ));
+                };
+                keys[i] = Key::json(path, if k.has_own_flags() { k.flags() } else { global })?;
+            }
+            columns.clear();
+        }
         let mut gkey_only = false;
         if keys.is_empty() && !global.is_default_compare() {
             keys.push(Key::new(NONE, 0, NONE, 0, global, false));
@@ -329,6 +367,7 @@ impl LineOrder {
             gkey_only,
             hash_key: random::HashKey::from_seed(&cfg.random_seed),
             csv: cfg.csv.map(|d| CsvDialect { separator: cfg.separator.unwrap_or(d.separator), ..d }),
+            jsonl: cfg.jsonl,
             columns,
         })
     }
@@ -336,6 +375,11 @@ impl LineOrder {
     /// The CSV dialect of the lines, when they are CSV records.
     pub fn csv(&self) -> Option<CsvDialect> {
         self.csv
+    }
+
+    /// Whether the lines are JSON values (JSON lines), keyed by paths into them.
+    pub fn is_jsonl(&self) -> bool {
+        self.jsonl
     }
 
     /// The first key that names a header's column, not yet resolved ([`Self::with_header`]).
@@ -370,6 +414,9 @@ impl LineOrder {
     /// of its fields.
     #[inline]
     fn key_text<'l>(&self, key: &Key, line: &'l [u8]) -> Cow<'l, [u8]> {
+        if let Some(json) = &key.json {
+            return json.text(line);
+        }
         match self.csv {
             None => {
                 let (b, e) = key.range(line, self.tab);
@@ -462,7 +509,10 @@ impl LineOrder {
     /// compares plain bytes (text without -d, -i or -f); None for other levels.
     #[inline]
     pub fn level_bytes<'l>(&self, line: &'l [u8], level: usize) -> Option<(&'l [u8], bool)> {
-        let key = self.keys.get(level).filter(|k| k.kind == Kind::Text && k.ignore.is_none() && !k.fold && self.csv.is_none())?;
+        let key = self
+            .keys
+            .get(level)
+            .filter(|k| k.kind == Kind::Text && k.ignore.is_none() && !k.fold && k.json.is_none() && self.csv.is_none())?;
         let (b, e) = key.range(line, self.tab);
         Some((&line[b..e], key.flags.reverse))
     }

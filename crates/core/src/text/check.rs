@@ -24,7 +24,7 @@ pub struct Disorder {
 /// that is out of order, if any. Line numbers count records, the header's included.
 pub fn check_order(input: &Input, lines: &LineFormat, decompress: bool, chunk_bytes: usize) -> Result<Option<Disorder>> {
     let (splitter, unique) = (lines.splitter(), lines.unique);
-    let shape = TextInputs { splitter, header: lines.header, decompress };
+    let shape = TextInputs { splitter, header: lines.header, decompress, json: lines.order.is_jsonl() };
     let mut reader = LineReader::new(std::slice::from_ref(input), shape, Arc::new(IoCounters::default()))?;
     let header = reader.header()?;
     let order = lines.order.with_header(splitter.first_end(header, 0).map_or(header, |e| &header[..e]))?;

@@ -85,7 +85,7 @@ impl<'a> LineSort<'a> {
     /// Opens every input (checking each) before anything is written.
     pub fn open(cfg: &'a SortConfig, lines: &'a LineFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let splitter = lines.splitter();
-        let shape = TextInputs { splitter, header: lines.header, decompress: cfg.decompress };
+        let shape = TextInputs { splitter, header: lines.header, decompress: cfg.decompress, json: lines.order.is_jsonl() };
         let mut reader = LineReader::new(&cfg.inputs, shape, counters.input.clone())?;
         let header = reader.header()?.to_vec();
         let order = lines.order.with_header(first_record(&header, splitter))?;

@@ -37,6 +37,8 @@ pub struct TextInputs {
     pub header: usize,
     /// Decompress compressed inputs.
     pub decompress: bool,
+    /// Check that every line holds one JSON value (JSON lines).
+    pub json: bool,
 }
 
 /// An input being read.
@@ -140,6 +142,39 @@ fn bad_record(name: &Path, newlines: u64, read: &[u8], at: usize, problem: &str)
     SortError::BadInput { path: name.to_owned(), offset: None, problem: format!("line {line}: {problem}") }
 }
 
+/// Checks that each line of `data[range]` (whole lines, the last perhaps without its terminator
+/// `t`) holds one JSON value ([`crate::json::check_line`]), in parallel pieces for a large range;
+/// the first bad line's offset and problem otherwise.
+fn check_json_lines(data: &[u8], range: std::ops::Range<usize>, t: u8) -> std::result::Result<(), (usize, String)> {
+    use rayon::prelude::*;
+    let check = |from: usize, to: usize| {
+        let mut start = from;
+        while start < to {
+            let end = memchr::memchr(t, &data[start..to]).map_or(to, |i| start + i);
+            crate::json::check_line(&data[start..end]).map_err(|problem| (start, problem))?;
+            start = end + 1;
+        }
+        Ok(())
+    };
+    const PIECE: usize = 1 << 20;
+    if range.len() < 2 * PIECE {
+        return check(range.start, range.end);
+    }
+    // Pieces that end after a terminator, checked at once; the first failure in line order wins.
+    let mut bounds = vec![range.start];
+    let mut at = range.start + PIECE;
+    while at < range.end {
+        match memchr::memchr(t, &data[at..range.end]) {
+            Some(i) => bounds.push(at + i + 1),
+            None => break,
+        }
+        at = bounds[bounds.len() - 1] + PIECE;
+    }
+    bounds.push(range.end);
+    let results: Vec<_> = bounds.par_windows(2).map(|w| check(w[0], w[1].max(w[0]))).collect();
+    results.into_iter().collect()
+}
+
 /// The problem of a quote left open at the end of a file.
 const OPEN_QUOTE: &str = "a quoted field is still open at the end of the file (the record starts on this line)";
 
@@ -218,11 +253,15 @@ impl LineReader {
     /// `header_lines` newlines) is complete and well formed, as a fill would: for inputs that are
     /// not read through the reader (a mapped file). Lines always are.
     pub fn check_whole(&self, data: &[u8], header_lines: u64, name: &Path) -> Result<()> {
+        let newlines = || header_lines + memchr::memchr_iter(b'\n', data).count() as u64;
+        if self.shape.json {
+            check_json_lines(data, 0..data.len(), self.shape.splitter.terminator)
+                .map_err(|(at, problem)| bad_record(name, newlines(), data, at, &problem))?;
+        }
         if self.shape.splitter.csv.is_none() {
             return Ok(());
         }
         let mut scan = Scan::new(self.shape.splitter);
-        let newlines = || header_lines + memchr::memchr_iter(b'\n', data).count() as u64;
         let (_, last) = scan.ends(data, 0).map_err(|f| bad_record(name, newlines(), data, f.offset(), f.describe()))?;
         let complete = last.unwrap_or(0);
         if complete < data.len() {
@@ -283,6 +322,11 @@ impl LineReader {
                 // A quote left open would make the rest of the file one record.
                 if self.scan.in_quotes() {
                     return Err(bad_record(&open.name, open.newlines, &buf.as_slice()[..filled], complete, OPEN_QUOTE));
+                }
+                if self.shape.json {
+                    let data = &buf.as_slice()[..filled];
+                    check_json_lines(data, complete..filled, t)
+                        .map_err(|(at, problem)| bad_record(&open.name, open.newlines, data, at, &problem))?;
                 }
                 self.open = None;
                 self.scan.reset();
@@ -518,7 +562,7 @@ mod tests {
 
     /// Newline-ended lines, `header` of them a header.
     fn lines_of(header: usize) -> TextInputs {
-        TextInputs { splitter: Splitter::lines(b'\n'), header, decompress: true }
+        TextInputs { splitter: Splitter::lines(b'\n'), header, decompress: true, json: false }
     }
 
     fn reader_of(files: &[&[u8]]) -> (tempfile::TempDir, LineReader) {
@@ -528,7 +572,7 @@ mod tests {
     /// CSV records, `header` of them a header, `strict` or not.
     fn csv_of(header: usize, strict: bool) -> TextInputs {
         let csv = crate::csv::CsvDialect { strict, ..crate::csv::CsvDialect::CSV };
-        TextInputs { splitter: Splitter { terminator: b'\n', csv: Some(csv) }, header, decompress: true }
+        TextInputs { splitter: Splitter { terminator: b'\n', csv: Some(csv) }, header, decompress: true, json: false }
     }
 
     fn reader_with(files: &[&[u8]], shape: TextInputs) -> (tempfile::TempDir, LineReader) {
