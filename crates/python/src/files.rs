@@ -35,6 +35,8 @@ struct Options {
     csv: Option<String>,
     /// Records of each input that are its header.
     header: usize,
+    /// Lines are JSON values.
+    jsonl: bool,
 }
 
 impl Options {
@@ -54,6 +56,9 @@ impl Options {
         }
         if self.header > 0 {
             sort = sort.header(self.header);
+        }
+        if self.jsonl {
+            sort = sort.jsonl();
         }
         if let Some(args) = self.args {
             sort = sort.gnu_args(args)?;
@@ -80,7 +85,7 @@ impl Options {
 
 /// Sorts `inputs` into `output`; returns the statistics as JSON (the `--stats-json` content).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true, csv=None, header=0))]
+#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true, csv=None, header=0, jsonl=false))]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments
 pub(crate) fn sort_file(
     py: Python<'_>,
@@ -97,8 +102,9 @@ pub(crate) fn sort_file(
     decompress: bool,
     csv: Option<String>,
     header: usize,
+    jsonl: bool,
 ) -> PyResult<String> {
-    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads, csv, header };
+    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads, csv, header, jsonl };
     let mut sort = options.sort().map_err(|e| crate::py_error(py, e))?;
     if let Some(c) = compress {
         let compression = OutputCompression::parse(&c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?;
@@ -171,7 +177,7 @@ impl Drop for Session {
 #[pymethods]
 impl Session {
     #[new]
-    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None, csv=None, header=0))]
+    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None, csv=None, header=0, jsonl=false))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
@@ -185,8 +191,9 @@ impl Session {
         expected_bytes: Option<u64>,
         csv: Option<String>,
         header: usize,
+        jsonl: bool,
     ) -> PyResult<Session> {
-        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads, csv, header };
+        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads, csv, header, jsonl };
         let sort = options.sort().map(|s| match expected_bytes {
             Some(bytes) => s.expected_input_bytes(bytes),
             None => s,

@@ -1,6 +1,7 @@
 """sort_file and Sorter: records and lines against numpy and Python's sort, budgets that spill,
 statistics, errors with the CLI's messages, temp directories left empty, Ctrl-C."""
 
+import json
 import os
 import subprocess
 
@@ -303,6 +304,25 @@ def test_sort_file_and_sorter_sort_csv_records_by_a_named_column(tmp_path):
     with pytest.raises(xsort.InputError, match="line 2: a quoted field is still open"):
         xsort.sort_file(tmp_path / "bad.csv", tmp_path / "o.csv", csv=True, header=True)
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_sort_file_and_sorter_sort_json_lines_by_paths(tmp_path):
+    rows = [{"user": {"age": (i * 37) % 101, "name": f"n{i % 7}"}, "i": i} for i in range(20_000)] + [{"i": -1}]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    xsort.sort_file(tmp_path / "in.jsonl", tmp_path / "out.jsonl", jsonl=True, keys=[".user.age", ".i:r"])
+    got = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    # A missing value first, then by age, ties by descending i.
+    want = [rows[-1]] + sorted(rows[:-1], key=lambda r: (r["user"]["age"], -r["i"]))
+    assert got == want
+    with xsort.Sorter(jsonl=True, keys=[".user.name:r"], args=["-s"]) as sorter:
+        sorter.release((tmp_path / "in.jsonl").read_bytes())
+        sorter.finish()
+        out = b"".join(sorter).decode().splitlines()
+    assert [json.loads(line) for line in out] == sorted(rows[:-1], key=lambda r: r["user"]["name"], reverse=True) + [rows[-1]]
+    (tmp_path / "bad.jsonl").write_text('{"a": 1}\n{"a": \n')
+    with pytest.raises(xsort.InputError, match="line 2: invalid JSON"):
+        xsort.sort_file(tmp_path / "bad.jsonl", tmp_path / "o", jsonl=True)
+    assert not (tmp_path / "o").exists()
 
 
 def test_sort_file_reads_and_writes_compressed_files(tmp_path):

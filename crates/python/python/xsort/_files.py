@@ -68,7 +68,7 @@ def _header(header) -> int:
     return header
 
 
-def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True, csv: Union[bool, str] = False, header: Union[bool, int] = False) -> Dict[str, Any]:
+def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False) -> Dict[str, Any]:
     """Sorts the files ``inputs`` (one path or a list, read in order) into the file ``output``;
     returns the statistics (the ``xsort --stats-json`` content) as a dict.
 
@@ -88,7 +88,8 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
     (RFC 4180: quoted fields may hold separators, doubled quotes and newlines); ``header=True``
     (or a count) keeps each input's first records as its header, written first. For lines,
     ``keys`` are GNU KEYDEFs or, with a header, column names with ordering letters:
-    ``sort_file("in.csv", "out.csv", csv=True, header=True, keys=["price:n"])``.
+    ``sort_file("in.csv", "out.csv", csv=True, header=True, keys=["price:n"])``. ``jsonl=True``
+    reads JSON lines, ``keys`` then paths into their values: ``keys=[".user.age", ".name:r"]``.
 
     The output is written beside its target and put in place only when complete: a failed or
     interrupted sort (Ctrl-C: KeyboardInterrupt) leaves it as it was, and leaves no temp file.
@@ -108,6 +109,7 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
         decompress=bool(decompress),
         csv=_csv(csv),
         header=_header(header),
+        jsonl=bool(jsonl),
     )
     return json.loads(stats)
 
@@ -136,14 +138,14 @@ class Sorter:
 
     ``Sorter(record_size=100, keys=["0:10"])`` sorts records; ``Sorter(args=["-k2,2n"])`` (or
     ``Sorter()``) text lines; ``Sorter(spec="-format=size:100 -key=...")`` whatever Nsort
-    statements describe; ``csv=True, header=True, keys=["price:n"]`` CSV records by a column (see
-    ``sort_file``). As a context manager it closes on exit; closing (or dropping) an
+    statements describe; ``csv=True, header=True, keys=["price:n"]`` CSV records by a column,
+    ``jsonl=True, keys=[".user.age"]`` JSON lines (see ``sort_file``). As a context manager it closes on exit; closing (or dropping) an
     unfinished sorter cancels its sort and removes its temp files. Ctrl-C during ``release`` or
     a read raises KeyboardInterrupt and cancels the sort. ``expected_bytes``, the input's length
     when known, lets the sort plan its memory for that much rather than for its whole budget.
     """
 
-    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None, csv: Union[bool, str] = False, header: Union[bool, int] = False) -> None:
+    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False) -> None:
         if spec is not None and not isinstance(spec, str):
             raise TypeError(f"spec must be a str, not {type(spec).__name__}")
         self._session = _xsort.Session(
@@ -157,6 +159,7 @@ class Sorter:
             expected_bytes=_positive(expected_bytes, "expected_bytes"),
             csv=_csv(csv),
             header=_header(header),
+            jsonl=bool(jsonl),
         )
 
     @property
