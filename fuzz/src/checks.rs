@@ -508,7 +508,7 @@ fn check_key_fields(cfg: &LineOrderConfig, key: &KeyField, lines: &[&[u8]]) {
         stable: true,
         unique: false,
         random_seed: cfg.random_seed.clone(),
-        csv: None,
+        ..Default::default()
     };
     let Ok(whole) = LineOrder::new(whole) else { return };
     let text = |line: &'_ [u8]| -> Vec<u8> {

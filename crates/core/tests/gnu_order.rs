@@ -406,7 +406,7 @@ fn build(case: &Case, seed: &[u8]) -> Result<LineOrder, String> {
         stable: case.stable,
         unique: case.unique,
         random_seed: seed.to_vec(),
-        csv: None,
+        ..Default::default()
     })
     .map_err(msg)
 }

@@ -17,7 +17,7 @@ fn order(keys: &[&str], global: &str, tab: Option<u8>, stable: bool, unique: boo
         stable,
         unique,
         random_seed: b"seed".to_vec(),
-        csv: None,
+        ..Default::default()
     })
     .unwrap()
 }
