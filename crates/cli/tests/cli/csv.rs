@@ -146,8 +146,14 @@ fn malformed_csv_is_an_error_naming_the_file_and_line_with_nothing_at_the_target
     assert_eq!(err, "xsort: h2.csv: its header (its first record) differs from the first input's");
     let err = fail(fx.cmd().args(["--csv", "--header", "-k", "price:n", "h1.csv"]));
     assert_eq!(err, "xsort: key 'price' names no column of the header (its columns: h, v)");
-    // Without a header, a name is not a key: refused as GNU refuses the KEYDEF.
+    // Without a header, a name is not a key: refused, with GNU's refusal of the KEYDEF (which a
+    // sort of plain lines gives alone, as GNU does).
     let err = fail(fx.cmd().args(["--csv", "-k", "v", "h1.csv"]));
+    assert_eq!(
+        err,
+        "xsort: key 'v' names a column, which needs --header (as a KEYDEF: invalid number at field start: invalid count at start of 'v')"
+    );
+    let err = fail(fx.cmd().args(["-k", "v", "h1.csv"]));
     assert_eq!(err, "xsort: invalid number at field start: invalid count at start of 'v'");
     assert!(!fx.path("out.csv").exists());
     fx.assert_clean();

@@ -671,7 +671,13 @@ impl Sort {
                 // A key that names a column needs a header to name it; without one, its argument
                 // is refused as GNU refuses a KEYDEF.
                 if let Some(e) = order.keys.iter().find_map(|k| k.keydef_error()).filter(|_| header == 0 && !order.jsonl) {
-                    return Err(e);
+                    // GNU's words for a plain sort; CSV records get the way to name a column.
+                    return Err(match (&e, order.csv, order.keys.iter().find_map(|k| k.column_name())) {
+                        (SortError::BadOption(why), Some(_), Some(name)) => {
+                            SortError::BadOption(format!("key '{name}' names a column, which needs --header (as a KEYDEF: {why})"))
+                        }
+                        _ => e,
+                    });
                 }
                 let unique = order.unique;
                 let mode = if merge { TextMode::Merge } else { TextMode::Sort };

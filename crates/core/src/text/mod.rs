@@ -319,7 +319,12 @@ impl FormatSort for LineSort<'_> {
         FormatStats {
             bytes,
             record_size: 0,
-            key: "text lines".into(),
+            key: match (self.splitter.csv, self.order.is_jsonl()) {
+                (Some(_), _) => "CSV records",
+                (None, true) => "JSON lines",
+                (None, false) => "text lines",
+            }
+            .into(),
             // Lines, their bookkeeping and the write pool, up to the budget (a mapped input not in the
             // cache is counted, its pages read in for the sort), or what the longest line needs beyond it.
             memory_planned: (held + lines * BYTES_PER_LINE as u64 + (plan.write_block * plan.write_buffers) as u64)

@@ -215,7 +215,8 @@ impl LineReader {
                 // whole or read from its start.
                 let name = r.path().to_owned();
                 let mut file = ReadAt { file: r.file().map_err(cannot_open)?, at: 0 };
-                let (header, ..) = read_header(&mut file, &name, self.shape, &self.counters)?;
+                // Not counted: the file is read again from its start when its turn comes.
+                let (header, ..) = read_header(&mut file, &name, self.shape, &IoCounters::default())?;
                 self.header = Some(header);
             } else {
                 self.current()?;
