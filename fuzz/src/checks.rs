@@ -17,6 +17,12 @@
 //!   global options, so that every key without options of its own uses it.
 //! - `record_key`: a header line `RECORD_SIZE KEY...` (each KEY as `--key-bytes` takes it), then
 //!   the records, back to back, [`RECORD_SIZE_LIMIT`] bytes at most each.
+//! - `csv`: a header line of `-k` arguments (space-separated; the first byte of the line picks the
+//!   separator: `,` tab or `;` by its value mod 3), then a CSV stream. Its records must end at the
+//!   same places however the stream is cut into pieces, a strict scan must agree with a lenient one
+//!   wherever it finds no fault, and the order of up to [`MAX_LINES`] records by those keys must be
+//!   a total preorder that agrees with its prefixes; the records' fields and JSON keys on them must
+//!   not panic.
 
 use std::cmp::Ordering;
 
@@ -42,6 +48,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("order_human", order_human),
     ("order_month", order_month),
     ("order_version", order_version),
+    ("csv", csv),
 ];
 
 /// Lines an `order_*` input may compare (more are ignored): every ordered triple of them is checked.
@@ -587,6 +594,64 @@ pub fn check_total_preorder<T: std::fmt::Debug>(items: &[T], cmp: impl Fn(&T, &T
                     let want = if ab == Ordering::Equal && bc == Ordering::Equal { Ordering::Equal } else { Ordering::Less };
                     assert_eq!(ac, want, "not transitive: {a:?} {ab:?} {b:?} {bc:?} {c:?} but {ac:?}");
                 }
+            }
+        }
+    }
+}
+
+/// CSV records and their keys (see the module documentation for the input).
+pub fn csv(data: &[u8]) {
+    use xsort_core::csv::{CsvDialect, Scanner};
+    let (head, body) = header(data);
+    let separator = [b',', b'\t', b';'][head.first().map_or(0, |&b| b as usize % 3)];
+    let lenient = CsvDialect::with_separator(separator);
+    // The record ends of the stream scanned in pieces of `piece` bytes.
+    let ends = |dialect: CsvDialect, piece: usize| -> Result<Vec<usize>, xsort_core::csv::Fault> {
+        let mut scanner = Scanner::new(dialect, b'\n');
+        let mut ends = Vec::new();
+        for (k, chunk) in body.chunks(piece).enumerate() {
+            let mut at = 0;
+            while let Some(end) = scanner.find_end(&chunk[at..])? {
+                ends.push(k * piece + at + end);
+                at += end + 1;
+            }
+        }
+        Ok(ends)
+    };
+    let whole = ends(lenient, body.len().max(1)).expect("a lenient scan finds no fault");
+    for piece in [1, 2, 3, 7] {
+        assert_eq!(ends(lenient, piece).expect("lenient"), whole, "pieces of {piece} bytes");
+    }
+    if let Ok(strict) = ends(CsvDialect { strict: true, ..lenient }, 5) {
+        assert_eq!(strict, whole, "a strict scan without faults splits as a lenient one");
+    }
+    let mut records = Vec::new();
+    let mut start = 0;
+    for &end in whole.iter().take(MAX_LINES) {
+        records.push(&body[start..end]);
+        start = end + 1;
+    }
+    let Ok(text) = std::str::from_utf8(head) else { return };
+    let keys: Vec<&str> = text.get(1..).unwrap_or_default().split(' ').filter(|k| !k.is_empty()).collect();
+    for rec in &records {
+        let _ = xsort_core::csv::values(rec, lenient);
+        for path in [".", ".a", ".a[1].b"] {
+            let key = xsort_core::json::JsonKey { path: xsort_core::json::JsonKey::parse(path).expect("path"), numeric: true, fold: true };
+            let _ = key.text(rec);
+        }
+        let _ = xsort_core::json::check_line(rec);
+    }
+    let mut args = Vec::new();
+    for k in keys.iter().take(3) {
+        args.extend(["-k", k]);
+    }
+    let Ok(sort) = xsort_core::Sort::lines().csv(lenient).gnu_args(&args) else { return };
+    let Ok(xsort_core::Order::Lines(order, _)) = sort.order() else { return };
+    check_total_preorder(&records, |a, b| order.compare(a, b));
+    for a in &records {
+        for b in &records {
+            if order.prefix(a) < order.prefix(b) {
+                assert_eq!(order.compare(a, b), Ordering::Less, "prefixes disagree with the order: {a:?} {b:?}");
             }
         }
     }
