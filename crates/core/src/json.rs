@@ -208,7 +208,8 @@ fn skip_value(s: &[u8], at: usize) -> Option<usize> {
 fn skip_string(s: &[u8], at: usize) -> Option<usize> {
     let mut i = at + 1;
     loop {
-        i += memchr::memchr2(b'"', b'\\', &s[i..])?;
+        // A backslash may end an unchecked line (an input of -m): `get`, not an index.
+        i += memchr::memchr2(b'"', b'\\', s.get(i..)?)?;
         if s[i] == b'\\' {
             i += 2;
         } else {
@@ -373,6 +374,16 @@ mod tests {
         // Numbers by value: -1e3 < -2 < -0 = 0 < 0.5 < 3 < 1e20.
         let nums: Vec<_> = ["-1e3", "-2", "-0", "0", "0.5", "3", "1e20"].iter().map(|n| key(".").text(n.as_bytes()).into_owned()).collect();
         assert!(nums.windows(2).all(|w| w[0] <= w[1]) && nums[2] == nums[3]);
+    }
+
+    #[test]
+    fn unchecked_text_never_panics() {
+        // A line that ends inside a string, after a backslash (an -m input is not checked).
+        for line in [&br#"{"b": "x\"#[..], br#"{"a": "\"#, br#"["\"#, b"{\"", br#"{"a": [1, {"#] {
+            let _ = key(".a").text(line);
+            let _ = key(".b").text(line);
+            let _ = key(".[0]").text(line);
+        }
     }
 
     #[test]
