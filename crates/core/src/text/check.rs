@@ -27,7 +27,7 @@ pub fn check_order(input: &Input, lines: &LineFormat, decompress: bool, chunk_by
     let shape = TextInputs { splitter, header: lines.header, decompress, json: lines.order.is_jsonl() };
     let mut reader = LineReader::new(std::slice::from_ref(input), shape, Arc::new(IoCounters::default()))?;
     let header = reader.header()?;
-    let order = lines.order.with_header(splitter.first_end(header, 0).map_or(header, |e| &header[..e]))?;
+    let order = lines.order.with_header(super::first_record(header, splitter))?;
     let order = &order;
     let mut buf = AlignedBuf::new(chunk_bytes.max(4096))?;
     let mut starts = AlignedBuf::new(4096)?;

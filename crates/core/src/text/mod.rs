@@ -343,7 +343,7 @@ impl FormatSort for LineSort<'_> {
 }
 
 /// The first record of a header (without its terminator): the names of its columns.
-fn first_record(header: &[u8], splitter: Splitter) -> &[u8] {
+pub(crate) fn first_record(header: &[u8], splitter: Splitter) -> &[u8] {
     splitter.first_end(header, 0).map_or(header, |end| &header[..end])
 }
 
