@@ -10,7 +10,16 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use xsort_core::order::KeyField;
 use xsort_core::size::{parse_memory_size, MemorySize, SizeError};
-use xsort_core::{CsvDialect, GnuOrdering, Order, Sort};
+use xsort_core::{CsvDialect, GnuOrdering, Locale, Order, Sort};
+
+/// The locale lines order in: the environment's, as GNU's setlocale(LC_ALL, "") reads it, unless
+/// `--locale-order=bytes`.
+pub fn locale(args: &Args) -> Result<Locale> {
+    if args.locale_order.as_deref() == Some("bytes") {
+        return Ok(Locale::C);
+    }
+    Ok(Locale::from_env(|var| std::env::var_os(var).map(|v| v.to_string_lossy().into_owned()))?)
+}
 
 /// GNU sort's ordering options as given: the ordering letters, `--sort`, the keys (the obsolete
 /// `+POS1 -POS2` ones in their place), `-t`, `-s`, `-u`, `-z`, `-m` and `--random-source`.

@@ -8,7 +8,6 @@
 mod args;
 mod exit;
 mod lines;
-mod locale;
 mod manual;
 mod progress;
 mod settings;

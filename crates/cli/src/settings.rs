@@ -84,14 +84,15 @@ impl Settings {
         if let Some(option) = records_only_option(&args) {
             bail!("{option} applies to fixed-size records (--record-size), not to text lines");
         }
-        let sort = crate::lines::csv_and_header(Sort::lines(), &args)?.gnu_ordering(crate::lines::ordering(&args)?)?;
+        let sort = crate::lines::csv_and_header(Sort::lines(), &args)?.locale(crate::lines::locale(&args)?);
+        let sort = sort.gnu_ordering(crate::lines::ordering(&args)?)?;
         if args.debug && (args.csv || args.tsv || args.csv_separator.is_some() || args.header.is_some() || args.jsonl) {
             bail!("--debug annotates plain lines; it does not take --csv, --tsv, --jsonl or --header");
         }
-        let xsort_core::Order::Lines(order, _) = sort.order()? else { unreachable!("a sort of lines orders lines") };
+        // The ordering's own errors (incompatible letters, a bad key) come before the other settings'.
+        sort.order()?;
         let check = crate::lines::check_mode(&args)?;
-        let (sort, mut report) = shared(with_temp_dirs(sort, &args), &args, &NsortSpec::default(), Dialect::Gnu)?;
-        report.warnings.extend(crate::locale::warning_here(&order));
+        let (sort, report) = shared(with_temp_dirs(sort, &args), &args, &NsortSpec::default(), Dialect::Gnu)?;
         let job = match check {
             Some(quiet) => {
                 let letter = if quiet { 'C' } else { 'c' };

@@ -55,6 +55,7 @@ pub use error::{Result, SortError};
 pub use fold::SumField;
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
 pub use limits::worker_threads;
+pub use order::Locale;
 pub use plan::{resolve_budget, Budget};
 pub use reading::ReadStrategy;
 pub use stats::{PhaseStats, Sample, SortCounters, SortStats};

@@ -1,6 +1,7 @@
 //! The one gate for xsort's tests that need something a machine may lack: root (to mount small
-//! file systems, make cgroups and network namespaces, run commands as `nobody`) or GNU sort 9.1 (the
-//! oracle of the differential tests).
+//! file systems, make cgroups and network namespaces, run commands as `nobody`), GNU sort 9.1 (the
+//! oracle of the differential tests) or the locales they sort in (`scripts/prerequisites.sh`
+//! makes them).
 //!
 //! A test asks first (`if !xsort_testkit::root() { return; }`). Where the need is met, it runs.
 //! Where it is not:
@@ -60,6 +61,22 @@ pub fn gnu_sort() -> bool {
         not_run(&format!("needs GNU sort 9.1 as `sort` on PATH (found: {found})"));
     }
     ok
+}
+
+/// The locales every locale test sorts in, which `scripts/prerequisites.sh` generates.
+pub const TEST_LOCALES: [&str; 3] = ["en_US.UTF-8", "de_DE.UTF-8", "sv_SE.UTF-8"];
+
+/// Whether the locales `names` (as `en_US.UTF-8`) are installed, as `locale -a` lists them
+/// (`en_US.utf8`).
+pub fn locales(names: &[&str]) -> bool {
+    let listed = Command::new("locale").arg("-a").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let normal = |n: &str| n.to_ascii_lowercase().replace(['-', '_'], "");
+    let have: Vec<String> = listed.lines().map(normal).collect();
+    let missing: Vec<&str> = names.iter().copied().filter(|n| !have.contains(&normal(n))).collect();
+    if !missing.is_empty() {
+        not_run(&format!("needs the locales {} (scripts/prerequisites.sh generates them)", missing.join(", ")));
+    }
+    missing.is_empty()
 }
 
 /// The number in variable `name` (decimal, or hexadecimal after `0x`); None when unset; a panic

@@ -20,7 +20,7 @@ use crate::csv::CsvDialect;
 use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::{KeyPart, KeySpec};
-use crate::order::{LineOrder, LineOrderConfig};
+use crate::order::{LineOrder, LineOrderConfig, Locale};
 use crate::size::MemorySize;
 use crate::spec::{self, FileSpec, NsortSpec};
 use crate::stats::{SortCounters, SortStats};
@@ -340,6 +340,20 @@ impl Sort {
             }
             Format::Lines { order, .. } => order.jsonl = true,
             Format::Records { .. } => self.refused = Some("JSON lines are text records, not fixed-size ones".into()),
+        }
+        self
+    }
+
+    /// Orders text lines in `locale` as GNU sort does there: text by its collation, numbers
+    /// (`-n -h -g`) with its decimal point and thousands separator, `-M` by its month names. The
+    /// default is the C locale (bytes), whatever the environment says; [`Locale::from_env`] reads
+    /// the environment as GNU sort does. JSON lines ignore it.
+    pub fn locale(mut self, locale: Locale) -> Sort {
+        match &mut self.format {
+            Format::Lines { order, .. } => order.locale = locale,
+            Format::Records { .. } => {
+                self.refused = Some("a locale orders text lines; records compare bytes and typed numbers".into())
+            }
         }
         self
     }

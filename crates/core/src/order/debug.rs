@@ -1,17 +1,27 @@
 //! `--debug`: GNU sort 9.1's option warnings (key_warnings) and per-line key annotations
-//! (debug_key), in the C locale.
+//! (debug_key), in the order's locale (GNU's English messages: a translated GNU says them in the
+//! locale's language).
 
-use super::keydef::{begfield, limfield, quote};
+use super::keydef::{begfield, limfield};
 use super::{general, numeric, Ignore, Key, LineOrder, OrderFlags, BLANK, NONE};
 
 /// The warnings GNU prints to stderr before sorting, without the "sort: " prefix.
 pub(crate) fn warnings(order: &LineOrder) -> Vec<String> {
-    let mut out = vec!["text ordering performed using simple byte comparison".to_string()];
+    let locale = &order.locale;
+    let mut out = Vec::new();
+    if locale.failed() {
+        out.push("failed to set locale".to_string());
+    }
+    out.push(if locale.hard_collation() {
+        format!("text ordering performed using {} sorting rules", locale.quote(locale.name().as_bytes()))
+    } else {
+        "text ordering performed using simple byte comparison".to_string()
+    });
     let mut numbers = Numbers::default();
     for (i, key) in order.keys.iter().enumerate() {
         key_warnings(order, i + 1, key, &mut numbers, &mut out);
     }
-    number_warnings(order.tab, numbers, &mut out);
+    number_warnings(order, numbers, &mut out);
     ignored_global_options(order, &mut out);
     out
 }
@@ -44,7 +54,8 @@ fn key_warnings(order: &LineOrder, keynum: usize, key: &Key, numbers: &mut Numbe
             old.push_str(&format!(" -{}", key.eword as u128 + 1));
             new.push_str(&format!(",{}", key.eword as u128 + 1 + (key.echar == NONE) as u128));
         }
-        out.push(format!("obsolescent key {} used; consider {} instead", quote(old.as_bytes()), quote(new.as_bytes())));
+        let quote = |s: &str| order.locale.quote(s.as_bytes());
+        out.push(format!("obsolescent key {} used; consider {} instead", quote(&old), quote(&new)));
     }
     let zero_width = key.sword != NONE && key.eword < key.sword;
     if zero_width {
@@ -74,23 +85,37 @@ fn key_warnings(order: &LineOrder, keynum: usize, key: &Key, numbers: &mut Numbe
     }
 }
 
-/// The warnings about numbers: a field separator that numbers read as part of them, and the
-/// decimal point.
-fn number_warnings(tab: Option<u8>, numbers: Numbers, out: &mut Vec<String>) {
+/// The warnings about numbers: a field separator that numbers read as part of them, the decimal
+/// point, and a thousands separator GNU does not read.
+fn number_warnings(order: &LineOrder, numbers: Numbers, out: &mut Vec<String>) {
+    let n = order.locale.numbers();
+    let quote = |c: u8| order.locale.quote(&[c]);
+    let blank = |c: u8| c == b' ' || c == b'\t';
     let mut number_locale_warned = false;
-    if let (true, Some(t)) = (numbers.basic_span || numbers.general_span, tab) {
-        if t == b'.' {
-            out.push(format!("field separator {} is treated as a decimal point in numbers", quote(b".")));
+    if numbers.basic_span {
+        let group = n.unit_group;
+        if group.is_some_and(|g| order.tab.map_or(blank(g), |t| t == g)) {
+            out.push(format!("field separator {} is treated as a group separator in numbers", quote(n.group)));
             number_locale_warned = true;
-        } else if t == b'-' {
-            out.push(format!("field separator {} is treated as a minus sign in numbers", quote(b"-")));
-        } else if numbers.general_span && t == b'+' {
-            out.push(format!("field separator {} is treated as a plus sign in numbers", quote(b"+")));
+        }
+    }
+    if numbers.basic_span || numbers.general_span {
+        let point = n.decimal;
+        if order.tab.map_or(n.unit_group.is_some() && blank(point), |t| t == point) {
+            out.push(format!("field separator {} is treated as a decimal point in numbers", quote(point)));
+            number_locale_warned = true;
+        } else if order.tab == Some(b'-') {
+            out.push(format!("field separator {} is treated as a minus sign in numbers", quote(b'-')));
+        } else if numbers.general_span && order.tab == Some(b'+') {
+            out.push(format!("field separator {} is treated as a plus sign in numbers", quote(b'+')));
         }
     }
     if (numbers.basic || numbers.general) && !number_locale_warned {
-        let note = if tab == Some(b'.') { "" } else { "note " };
-        out.push(format!("{note}numbers use {} as a decimal point in this locale", quote(b".")));
+        let note = if order.tab == Some(n.decimal) { "" } else { "note " };
+        out.push(format!("{note}numbers use {} as a decimal point in this locale", quote(n.decimal)));
+    }
+    if numbers.basic && n.group_ignored {
+        out.push("the multi-byte number group separator in this locale is not supported".to_string());
     }
 }
 
@@ -138,12 +163,6 @@ fn ignored_global_options(order: &LineOrder, out: &mut Vec<String>) {
     }
 }
 
-/// Display width of bytes in the C locale as GNU's debug_width counts it: printable bytes and
-/// bytes >= 0x80 are 1 wide, control bytes 0, and a tab 1 (it is shown as '>').
-fn width(s: &[u8]) -> usize {
-    s.iter().filter(|&&c| c == b'\t' || !(c < 0x20 || c == 0x7f)).count()
-}
-
 /// GNU's debug_key: the span of `line` a key (or, for `None`, the last resort) looks at.
 fn key_span(order: &LineOrder, line: &[u8], key: Option<&Key>) -> (usize, usize) {
     let mut beg = 0;
@@ -168,17 +187,17 @@ fn key_span(order: &LineOrder, line: &[u8], key: Option<&Key>) -> (usize, usize)
         } else {
             let text = &line[beg..lim];
             if f.month {
-                let (m, end) = numeric::month_at(text);
+                let (m, end) = order.locale.month_at(text);
                 if m != 0 {
                     beg + end
                 } else {
                     beg
                 }
             } else if f.general_numeric {
-                beg + general::general_end(text)
+                beg + general::general_end(text, &order.locale)
             } else if f.numeric || f.human_numeric {
                 let neg = text.first() == Some(&b'-');
-                let (max_digit, end) = numeric::traverse_raw_number(text, neg as usize);
+                let (max_digit, end) = numeric::traverse_raw_number(text, neg as usize, order.locale.numbers());
                 if max_digit >= b'0' {
                     let unit = text.get(end).is_some_and(|&c| numeric::unit_order(c) != 0);
                     beg + end + (f.human_numeric && unit) as usize
@@ -200,8 +219,8 @@ pub(crate) fn annotate(order: &LineOrder, line: &[u8], out: &mut Vec<u8>) {
     out.push(b'\n');
     let mut mark = |key: Option<&Key>| {
         let (beg, lim) = key_span(order, line, key);
-        let offset = width(&line[..beg.min(line.len())]);
-        let w = if lim < beg { 0 } else { width(&line[beg..lim]) };
+        let offset = order.locale.debug_width(&line[..beg.min(line.len())]);
+        let w = if lim < beg { 0 } else { order.locale.debug_width(&line[beg..lim]) };
         out.resize(out.len() + offset, b' ');
         if w == 0 {
             out.extend_from_slice(b"^ no match for key\n");

@@ -1,5 +1,6 @@
-//! `-g`: GNU's general_numcompare, through the C shim `strtold.c` (C-locale `strtold`, compared as
-//! the platform's `long double`, 80-bit on x86 like GNU sort).
+//! `-g`: GNU's general_numcompare, through the C shim `strtold.c` (`strtold` in the sort's locale,
+//! whose decimal point it reads, compared as the platform's `long double`, 80-bit on x86 like GNU
+//! sort).
 //!
 //! Order: keys without a number first (all equal), then NaNs (among themselves by memcmp of their
 //! representation, as GNU 9.1 does: "nan" before "-nan" on x86), then numbers by value (-0 == 0).
@@ -7,12 +8,15 @@
 //! mantissa; all NaNs share one prefix.
 
 use std::cmp::Ordering;
+use std::ffi::c_void;
 use std::os::raw::{c_char, c_int, c_ulonglong};
 
+use super::locale::Locale;
+
 extern "C" {
-    fn xsort_order_gcmp(a: *const c_char, b: *const c_char) -> c_int;
-    fn xsort_order_gend(s: *const c_char) -> usize;
-    fn xsort_order_gkey(s: *const c_char, exp: *mut c_int, mant: *mut c_ulonglong) -> c_int;
+    fn xsort_order_gcmp(a: *const c_char, b: *const c_char, loc: *mut c_void) -> c_int;
+    fn xsort_order_gend(s: *const c_char, loc: *mut c_void) -> usize;
+    fn xsort_order_gkey(s: *const c_char, exp: *mut c_int, mant: *mut c_ulonglong, loc: *mut c_void) -> c_int;
 }
 
 /// Calls `f` with a NUL-terminated copy of `s` (on the stack when short).
@@ -32,27 +36,32 @@ fn with_cstr<R>(s: &[u8], f: impl FnOnce(*const c_char) -> R) -> R {
 
 /// GNU's general_numcompare on two keys.
 #[inline]
-pub(crate) fn general_numcompare(a: &[u8], b: &[u8]) -> Ordering {
-    // SAFETY: both pointers are NUL-terminated buffers alive for the call.
-    let r = with_cstr(a, |pa| with_cstr(b, |pb| unsafe { xsort_order_gcmp(pa, pb) }));
+pub(crate) fn general_numcompare(a: &[u8], b: &[u8], locale: &Locale) -> Ordering {
+    let loc = locale.raw();
+    // SAFETY: both pointers are NUL-terminated buffers alive for the call; `loc` is null or a live
+    // locale object that `locale` holds.
+    let r = with_cstr(a, |pa| with_cstr(b, |pb| unsafe { xsort_order_gcmp(pa, pb, loc) }));
     r.cmp(&0)
 }
 
 /// How many bytes of `s` strtold reads as a number (0 when none), for --debug.
-pub(crate) fn general_end(s: &[u8]) -> usize {
-    // SAFETY: NUL-terminated buffer alive for the call.
-    with_cstr(s, |p| unsafe { xsort_order_gend(p) })
+pub(crate) fn general_end(s: &[u8], locale: &Locale) -> usize {
+    let loc = locale.raw();
+    // SAFETY: NUL-terminated buffer alive for the call; `loc` is null or a live locale object.
+    with_cstr(s, |p| unsafe { xsort_order_gend(p, loc) })
 }
 
 /// 96-bit order-preserving prefix of a -g key: 2 bits of class (no number, NaN, number), then
 /// for numbers 81 bits: bit 80 set for non-negative values, then the biased exponent (16 bits)
 /// and 64 mantissa bits of |x|, complemented for negative values.
 #[inline]
-pub(crate) fn general_prefix(s: &[u8]) -> u128 {
+pub(crate) fn general_prefix(s: &[u8], locale: &Locale) -> u128 {
     let mut exp: c_int = 0;
     let mut mant: c_ulonglong = 0;
-    // SAFETY: NUL-terminated buffer and valid out-pointers alive for the call.
-    let class = with_cstr(s, |p| unsafe { xsort_order_gkey(p, &mut exp, &mut mant) });
+    let loc = locale.raw();
+    // SAFETY: NUL-terminated buffer and valid out-pointers alive for the call; `loc` is null or a
+    // live locale object.
+    let class = with_cstr(s, |p| unsafe { xsort_order_gkey(p, &mut exp, &mut mant, loc) });
     const VALUE_BITS: u32 = 81;
     const MAG_MASK: u128 = (1u128 << 80) - 1;
     let number = |v: u128| (3u128 << VALUE_BITS) | v;
@@ -73,6 +82,7 @@ pub(crate) fn general_prefix(s: &[u8]) -> u128 {
 mod tests {
     use super::*;
     use Ordering::*;
+    const C: Locale = Locale::C;
 
     #[test]
     fn general_order() {
@@ -97,14 +107,14 @@ mod tests {
         for (gi, g) in groups.iter().enumerate() {
             for a in g.iter() {
                 for b in g.iter() {
-                    assert_eq!(general_numcompare(a.as_bytes(), b.as_bytes()), Equal, "{a:?} {b:?}");
-                    assert_eq!(general_prefix(a.as_bytes()), general_prefix(b.as_bytes()), "{a:?} {b:?}");
+                    assert_eq!(general_numcompare(a.as_bytes(), b.as_bytes(), &C), Equal, "{a:?} {b:?}");
+                    assert_eq!(general_prefix(a.as_bytes(), &C), general_prefix(b.as_bytes(), &C), "{a:?} {b:?}");
                 }
                 for h in &groups[gi + 1..] {
                     for b in h.iter() {
-                        assert_eq!(general_numcompare(a.as_bytes(), b.as_bytes()), Less, "{a:?} {b:?}");
-                        assert_eq!(general_numcompare(b.as_bytes(), a.as_bytes()), Greater, "{a:?} {b:?}");
-                        assert!(general_prefix(a.as_bytes()) <= general_prefix(b.as_bytes()), "{a:?} {b:?}");
+                        assert_eq!(general_numcompare(a.as_bytes(), b.as_bytes(), &C), Less, "{a:?} {b:?}");
+                        assert_eq!(general_numcompare(b.as_bytes(), a.as_bytes(), &C), Greater, "{a:?} {b:?}");
+                        assert!(general_prefix(a.as_bytes(), &C) <= general_prefix(b.as_bytes(), &C), "{a:?} {b:?}");
                     }
                 }
             }
@@ -113,10 +123,10 @@ mod tests {
 
     #[test]
     fn general_end_and_long_keys() {
-        assert_eq!(general_end(b"  12.5e3xyz"), 8);
-        assert_eq!(general_end(b"x"), 0);
+        assert_eq!(general_end(b"  12.5e3xyz", &C), 8);
+        assert_eq!(general_end(b"x", &C), 0);
         let long = format!("{}1", "0".repeat(300));
-        assert_eq!(general_numcompare(long.as_bytes(), b"1"), Equal);
-        assert_eq!(general_numcompare(b"1\x002", b"1"), Equal);
+        assert_eq!(general_numcompare(long.as_bytes(), b"1", &C), Equal);
+        assert_eq!(general_numcompare(b"1\x002", b"1", &C), Equal);
     }
 }

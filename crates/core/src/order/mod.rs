@@ -1,4 +1,5 @@
-//! GNU sort 9.1's ordering of text lines in the C locale (`LC_ALL=C`), byte for byte.
+//! GNU sort 9.1's ordering of text lines, byte for byte: in the C locale (`LC_ALL=C`) or in the
+//! user's ([`Locale`]: collation, numbers and month names).
 //!
 //! [`LineOrder`] is built once from the parsed options ([`LineOrderConfig`]: the `-k` keys as
 //! [`KeyField`]s, the global ordering flags as [`OrderFlags`], `-t`, `-s`, `-u` and the `-R` seed)
@@ -17,6 +18,7 @@
 mod debug;
 mod general;
 mod keydef;
+mod locale;
 mod numeric;
 mod prefix;
 mod random;
@@ -30,6 +32,7 @@ use crate::error::SortError;
 use crate::json::JsonKey;
 
 pub use keydef::KeyField;
+pub use locale::Locale;
 
 /// GNU's per-key / global ordering options b d f g h i M n R r V.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -252,16 +255,21 @@ impl Key {
         (beg, lim.max(beg))
     }
 
-    /// Compares two keys' texts (not reversed).
+    /// Compares two keys' texts (not reversed), in `order`'s locale.
     #[inline]
-    fn compare_text(&self, a: &[u8], b: &[u8], seed: &random::HashKey) -> Ordering {
+    fn compare_text(&self, a: &[u8], b: &[u8], order: &LineOrder) -> Ordering {
+        let locale = &order.locale;
         match self.kind {
+            Kind::Text if locale.collates() => match (self.ignore, self.fold) {
+                (None, false) => locale.collate(a, b),
+                (ignore, fold) => locale.collate_transformed(ignore, fold, a, b),
+            },
             Kind::Text => text_compare(self.ignore, self.fold, a, b),
-            Kind::Numeric => numeric::numcompare(a, b),
-            Kind::Human => numeric::human_numcompare(a, b, self.fold),
-            Kind::General => general::general_numcompare(a, b),
-            Kind::Month => numeric::month(a).cmp(&numeric::month(b)),
-            Kind::Random => random::compare(seed, self.ignore, self.fold, a, b),
+            Kind::Numeric => numeric::numcompare(a, b, locale.numbers()),
+            Kind::Human => numeric::human_numcompare(a, b, self.fold, locale.numbers()),
+            Kind::General => general::general_numcompare(a, b, locale),
+            Kind::Month => locale.month_at(a).0.cmp(&locale.month_at(b).0),
+            Kind::Random => random::compare(&order.hash_key, locale, self.ignore, self.fold, a, b),
             Kind::Version => version::compare_transformed(self.ignore, self.fold, a, b),
         }
     }
@@ -286,6 +294,9 @@ pub struct LineOrderConfig {
     pub csv: Option<CsvDialect>,
     /// Lines are JSON values (JSON lines): keys are paths into them (`-k .user.age:n`).
     pub jsonl: bool,
+    /// The locale text, numbers and month names follow (the C locale by default). JSON lines
+    /// ignore it: their values order as jq orders them.
+    pub locale: Locale,
 }
 
 /// GNU sort's line ordering, ready to compare lines (see the module documentation).
@@ -308,6 +319,8 @@ pub struct LineOrder {
     /// Keys that name a column of the header (`-k price:n`), unresolved until the header is read:
     /// their place among the keys and their name.
     columns: Vec<(usize, String)>,
+    /// The locale of text, numbers and month names.
+    locale: Locale,
 }
 
 impl LineOrder {
@@ -369,6 +382,7 @@ impl LineOrder {
             csv: cfg.csv.map(|d| CsvDialect { separator: cfg.separator.unwrap_or(d.separator), ..d }),
             jsonl: cfg.jsonl,
             columns,
+            locale: if cfg.jsonl { Locale::C } else { cfg.locale },
         })
     }
 
@@ -426,13 +440,9 @@ impl LineOrder {
         }
     }
 
-    /// Whether the order compares text anywhere, where a locale's collation would order it unlike
-    /// bytes: a key that is not numeric, month or version (`-n -g -h -M -V`), no key at all (whole
-    /// lines), or ties left to the last-resort comparison of whole lines (neither `-s` nor `-u`).
-    /// `-R` counts as text: GNU hashes the collated form of its key.
-    pub fn collates_text(&self) -> bool {
-        let text_key = self.keys.iter().any(|k| matches!(k.kind, Kind::Text | Kind::Random));
-        self.keys.is_empty() || text_key || !(self.stable || self.unique)
+    /// The locale the order follows.
+    pub fn locale(&self) -> &Locale {
+        &self.locale
     }
 
     /// GNU's compare(): the keys, then (unless -s or -u) the last-resort byte comparison of whole lines, honoring -r exactly as GNU does. Lines are given without their terminator.
@@ -444,7 +454,7 @@ impl LineOrder {
                 return diff;
             }
         }
-        let diff = a.cmp(b);
+        let diff = self.whole_lines(a, b);
         if self.reverse {
             diff.reverse()
         } else {
@@ -452,11 +462,31 @@ impl LineOrder {
         }
     }
 
+    /// The last-resort comparison of whole lines (not reversed): bytes, or the locale's collation.
+    #[inline]
+    fn whole_lines(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if self.locale.collates() {
+            self.locale.collate(a, b)
+        } else {
+            a.cmp(b)
+        }
+    }
+
+    /// The prefix of whole lines (not reversed), as [`prefix::bytes`] gives it for bytes.
+    #[inline]
+    fn whole_line_prefix(&self, line: &[u8]) -> u128 {
+        if self.locale.collates() {
+            self.locale.xfrm_prefix(None, false, line)
+        } else {
+            prefix::bytes(line)
+        }
+    }
+
     /// GNU's keycompare(): the first key that differs decides, reversed if that key is.
     #[inline]
     fn keycompare(&self, a: &[u8], b: &[u8]) -> Ordering {
         for key in &self.keys {
-            let diff = key.compare_text(&self.key_text(key, a), &self.key_text(key, b), &self.hash_key);
+            let diff = key.compare_text(&self.key_text(key, a), &self.key_text(key, b), self);
             if diff != Ordering::Equal {
                 return if key.flags.reverse { diff.reverse() } else { diff };
             }
@@ -467,17 +497,7 @@ impl LineOrder {
     /// A byte-comparable prefix of the line's order: only the top 96 bits may be non-zero. Must satisfy: prefix(a) < prefix(b) implies compare(a,b) == Less, and compare(a,b) == Equal implies prefix(a) == prefix(b). Returning 0 is always correct, but the engine's speed depends on this prefix separating lines: for plain byte keys use the first 12 key bytes; for -n encode the numeric value order-preservingly (sign, magnitude/digit count, leading digits); -g the parsed long double; -h unit order then number; -M month number; -R the hash; -r inverts; -f/-d/-i the transformed bytes. Only the first key needs a prefix.
     #[inline]
     pub fn prefix(&self, line: &[u8]) -> u128 {
-        match self.keys.first() {
-            None => {
-                let p = prefix::bytes(line);
-                if self.reverse {
-                    prefix::invert(p)
-                } else {
-                    p
-                }
-            }
-            Some(_) => self.level_prefix(line, 0),
-        }
+        self.level_prefix(line, 0)
     }
 
     /// Comparison levels of [`Self::compare`]: one per key, plus the last-resort comparison of whole
@@ -493,26 +513,26 @@ impl LineOrder {
     pub fn level_prefix(&self, line: &[u8], level: usize) -> u128 {
         match self.keys.get(level) {
             Some(key) => {
-                let p = prefix::key(key, &self.key_text(key, line), &self.hash_key);
+                let p = prefix::key(key, &self.key_text(key, line), self);
                 if key.flags.reverse {
                     prefix::invert(p)
                 } else {
                     p
                 }
             }
-            None if self.reverse => prefix::invert(prefix::bytes(line)),
-            None => prefix::bytes(line),
+            None if self.reverse => prefix::invert(self.whole_line_prefix(line)),
+            None => self.whole_line_prefix(line),
         }
     }
 
     /// The bytes of `line` a key level orders by, and whether it reverses them, when the key
-    /// compares plain bytes (text without -d, -i or -f); None for other levels.
+    /// compares plain bytes (text without -d, -i or -f, in the C locale); None for other levels.
     #[inline]
     pub fn level_bytes<'l>(&self, line: &'l [u8], level: usize) -> Option<(&'l [u8], bool)> {
-        let key = self
-            .keys
-            .get(level)
-            .filter(|k| k.kind == Kind::Text && k.ignore.is_none() && !k.fold && k.json.is_none() && self.csv.is_none())?;
+        let plain = |k: &&Key| {
+            k.kind == Kind::Text && k.ignore.is_none() && !k.fold && k.json.is_none() && self.csv.is_none() && !self.locale.collates()
+        };
+        let key = self.keys.get(level).filter(plain)?;
         let (b, e) = key.range(line, self.tab);
         Some((&line[b..e], key.flags.reverse))
     }
@@ -521,8 +541,8 @@ impl LineOrder {
     #[inline]
     pub fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {
         match self.keys.get(level) {
-            Some(key) => key.compare_text(&self.key_text(key, a), &self.key_text(key, b), &self.hash_key) == Ordering::Equal,
-            None => a == b,
+            Some(key) => key.compare_text(&self.key_text(key, a), &self.key_text(key, b), self) == Ordering::Equal,
+            None => self.whole_lines(a, b) == Ordering::Equal,
         }
     }
 
@@ -531,22 +551,23 @@ impl LineOrder {
         match self.keys.get(level) {
             Some(key) => {
                 let first_key = self.key_text(key, first);
-                Box::new(move |line| key.compare_text(&first_key, &self.key_text(key, line), &self.hash_key) == Ordering::Equal)
+                Box::new(move |line| key.compare_text(&first_key, &self.key_text(key, line), self) == Ordering::Equal)
             }
-            None => Box::new(move |line| line == first),
+            None => Box::new(move |line| self.whole_lines(first, line) == Ordering::Equal),
         }
     }
 
     /// Whether compare() can only return Equal for byte-identical lines (lets the engine skip work); optional optimisation, may return false.
     ///
-    /// True whenever the last-resort comparison runs (no keys, or neither `-s` nor `-u`).
+    /// True whenever the last-resort comparison of bytes runs (no keys, or neither `-s` nor `-u`;
+    /// in the C locale: a locale's collation may find different lines equal).
     pub fn is_plain_bytes(&self) -> bool {
-        self.keys.is_empty() || !(self.stable || self.unique)
+        (self.keys.is_empty() || !(self.stable || self.unique)) && !self.locale.collates()
     }
 
-    /// Whether compare() is exactly `a.cmp(b)` on the raw bytes (no key, no `-r`).
+    /// Whether compare() is exactly `a.cmp(b)` on the raw bytes (no key, no `-r`, the C locale).
     pub fn is_memcmp(&self) -> bool {
-        self.keys.is_empty() && !self.reverse
+        self.keys.is_empty() && !self.reverse && !self.locale.collates()
     }
 
     /// --debug: GNU's warnings for these options (the lines GNU prints to stderr before sorting), and the annotation GNU prints for one line (the line, then one underline per key and one for the last-resort comparison).

@@ -1,41 +1,41 @@
-//! `-n` (gnulib strnumcmp in the C locale), `-h` (unit order, then strnumcmp) and `-M` (month names).
+//! `-n` (gnulib strnumcmp), `-h` (unit order, then strnumcmp), in the locale's number format.
 //!
 //! GNU compares `-n` keys as NUL-terminated strings without converting them: leading blanks, an
-//! optional '-', digits, an optional '.' and fraction digits; anything else ends the number, no
-//! '+', and a key without digits is zero ("-0" == "0" == "" == "abc"). The C locale has no
-//! thousands separator, yet 9.1 skips byte 0x80 among integer digits (see [`THOUSANDS_SEP`]). strnumcmp orders exactly by the decimal value, so here a key is reduced to its
-//! canonical form (sign, integer digits without leading zeros, fraction digits without trailing
-//! zeros) and canonical forms are compared; the same form yields the order-preserving prefix.
+//! optional '-', digits, an optional decimal point and fraction digits; anything else ends the
+//! number, no '+', and a key without digits is zero ("-0" == "0" == "" == "abc"). The thousands
+//! separator is skipped among integer digits; the C locale has none, yet 9.1 skips byte 0x80 (see
+//! [`Numbers::group`]). The decimal point and separator are the locale's ([`Numbers`]).
+//! strnumcmp orders exactly by the decimal value, so here a key is reduced to its canonical form
+//! (sign, integer digits without leading zeros, fraction digits without trailing zeros) and
+//! canonical forms are compared; the same form yields the order-preserving prefix.
 
 use std::cmp::Ordering;
 
+use super::locale::Numbers;
 use super::{BLANK, TOUPPER};
-
-/// The byte GNU sort 9.1 takes for a thousands separator in the C locale: the locale has none, so
-/// sort uses the out-of-char-range value CHAR_MAX + 1 = 128, which strnumcmp (reading bytes as
-/// unsigned char) matches against byte 0x80. So 0x80 is skipped among the integer digits.
-pub(crate) const THOUSANDS_SEP: u8 = 0x80;
 
 /// A decimal number in canonical form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Decimal<'a> {
     /// -1, 0 or 1.
     pub(crate) sign: i8,
-    /// Integer digits from the first non-zero one, possibly with THOUSANDS_SEP bytes among them.
+    /// Integer digits from the first non-zero one, possibly with `group` bytes among them.
     pub(crate) int: &'a [u8],
     /// Number of digits in `int`.
     pub(crate) int_digits: usize,
-    /// Whether `int` holds THOUSANDS_SEP bytes.
+    /// Whether `int` holds `group` bytes.
     pub(crate) int_sep: bool,
     /// Fraction digits without trailing zeros.
     pub(crate) frac: &'a [u8],
+    /// The thousands separator skipped among the integer digits.
+    group: u8,
 }
 
 impl Decimal<'_> {
     /// The significant digits: integer digits (separators dropped), then fraction digits.
     #[inline]
     pub(crate) fn digits(&self) -> impl Iterator<Item = u8> + '_ {
-        self.int.iter().copied().filter(|&c| c != THOUSANDS_SEP).chain(self.frac.iter().copied())
+        self.int.iter().copied().filter(|&c| c != self.group).chain(self.frac.iter().copied())
     }
 }
 
@@ -47,26 +47,27 @@ fn skip_blanks(s: &[u8]) -> &[u8] {
 
 /// Parses a number as strnumcmp reads it, from `s` whose leading blanks are already skipped.
 #[inline]
-pub(crate) fn parse_decimal(s: &[u8]) -> Decimal<'_> {
+pub(crate) fn parse_decimal(s: &[u8], n: Numbers) -> Decimal<'_> {
+    let (sep, point) = (n.group, n.decimal);
     let neg = s.first() == Some(&b'-');
     let mut i = neg as usize;
-    while i < s.len() && (s[i] == b'0' || s[i] == THOUSANDS_SEP) {
+    while i < s.len() && (s[i] == b'0' || s[i] == sep) {
         i += 1;
     }
     let start = i;
     let mut int_sep = false;
-    while i < s.len() && (s[i].is_ascii_digit() || s[i] == THOUSANDS_SEP) {
-        int_sep |= s[i] == THOUSANDS_SEP;
+    while i < s.len() && (s[i].is_ascii_digit() || s[i] == sep) {
+        int_sep |= s[i] == sep;
         i += 1;
     }
     let mut end = i;
-    while end > start && s[end - 1] == THOUSANDS_SEP {
+    while end > start && s[end - 1] == sep {
         end -= 1;
     }
     let int = &s[start..end];
-    let int_digits = if int_sep { int.iter().filter(|&&c| c != THOUSANDS_SEP).count() } else { int.len() };
+    let int_digits = if int_sep { int.iter().filter(|&&c| c != sep).count() } else { int.len() };
     let mut frac: &[u8] = &[];
-    if i < s.len() && s[i] == b'.' {
+    if i < s.len() && s[i] == point {
         i += 1;
         let fs = i;
         while i < s.len() && s[i].is_ascii_digit() {
@@ -85,7 +86,7 @@ pub(crate) fn parse_decimal(s: &[u8]) -> Decimal<'_> {
     } else {
         1
     };
-    Decimal { sign, int, int_digits, int_sep, frac }
+    Decimal { sign, int, int_digits, int_sep, frac, group: sep }
 }
 
 #[inline]
@@ -113,9 +114,9 @@ pub(crate) fn decimal_cmp(a: &Decimal, b: &Decimal) -> Ordering {
 
 /// GNU's numcompare (-n): skip blanks, then strnumcmp.
 #[inline]
-pub(crate) fn numcompare(a: &[u8], b: &[u8]) -> Ordering {
-    let da = parse_decimal(skip_blanks(a));
-    let db = parse_decimal(skip_blanks(b));
+pub(crate) fn numcompare(a: &[u8], b: &[u8], n: Numbers) -> Ordering {
+    let da = parse_decimal(skip_blanks(a), n);
+    let db = parse_decimal(skip_blanks(b), n);
     decimal_cmp(&da, &db)
 }
 
@@ -135,31 +136,47 @@ pub(crate) fn unit_order(c: u8) -> i32 {
     }
 }
 
-/// GNU's traverse_raw_number on `s` (after an optional '-'): the largest digit seen (0 if none)
-/// and the index just past the number's digits and fraction.
+/// GNU's traverse_raw_number on `s` from `start` (after an optional '-'): the largest digit seen
+/// (0 if none) and the index just past the number, where a unit may follow. One thousands
+/// separator may follow each digit; a number that ends with one ends before it.
 #[inline]
-pub(crate) fn traverse_raw_number(s: &[u8], start: usize) -> (u8, usize) {
+pub(crate) fn traverse_raw_number(s: &[u8], start: usize, n: Numbers) -> (u8, usize) {
+    let at = |i: usize| s.get(i).copied().unwrap_or(0);
     let mut max_digit = 0u8;
-    let mut i = start;
-    while i < s.len() && s[i].is_ascii_digit() {
-        max_digit = max_digit.max(s[i]);
-        i += 1;
+    let mut p = start;
+    let mut ends_with_sep = false;
+    let mut ch;
+    loop {
+        ch = at(p);
+        p += 1;
+        if !ch.is_ascii_digit() {
+            break;
+        }
+        max_digit = max_digit.max(ch);
+        ends_with_sep = n.unit_group.is_some_and(|g| at(p) == g);
+        p += usize::from(ends_with_sep);
     }
-    if i < s.len() && s[i] == b'.' {
-        i += 1;
-        while i < s.len() && s[i].is_ascii_digit() {
-            max_digit = max_digit.max(s[i]);
-            i += 1;
+    if ends_with_sep {
+        return (max_digit, p - 2);
+    }
+    if ch == n.decimal {
+        loop {
+            ch = at(p);
+            p += 1;
+            if !ch.is_ascii_digit() {
+                break;
+            }
+            max_digit = max_digit.max(ch);
         }
     }
-    (max_digit, i)
+    (max_digit, p - 1)
 }
 
 /// The -h key in canonical form: (signed unit order, number). `s` has its blanks skipped.
 #[inline]
-pub(crate) fn human_parts(s: &[u8], fold: bool) -> (i32, Decimal<'_>) {
+pub(crate) fn human_parts(s: &[u8], fold: bool, n: Numbers) -> (i32, Decimal<'_>) {
     let neg = s.first() == Some(&b'-');
-    let (max_digit, end) = traverse_raw_number(s, neg as usize);
+    let (max_digit, end) = traverse_raw_number(s, neg as usize, n);
     let order = if max_digit > b'0' {
         let c = s.get(end).copied().unwrap_or(0);
         let c = if fold { TOUPPER[c as usize] } else { c };
@@ -172,38 +189,16 @@ pub(crate) fn human_parts(s: &[u8], fold: bool) -> (i32, Decimal<'_>) {
     } else {
         0
     };
-    (order, parse_decimal(s))
+    (order, parse_decimal(s, n))
 }
 
 /// GNU's human_numcompare (-h): unit order first, then strnumcmp. `fold` for -f, which GNU applies
 /// to the key before looking at the unit.
 #[inline]
-pub(crate) fn human_numcompare(a: &[u8], b: &[u8], fold: bool) -> Ordering {
-    let (oa, da) = human_parts(skip_blanks(a), fold);
-    let (ob, db) = human_parts(skip_blanks(b), fold);
+pub(crate) fn human_numcompare(a: &[u8], b: &[u8], fold: bool, n: Numbers) -> Ordering {
+    let (oa, da) = human_parts(skip_blanks(a), fold, n);
+    let (ob, db) = human_parts(skip_blanks(b), fold, n);
     oa.cmp(&ob).then_with(|| decimal_cmp(&da, &db))
-}
-
-const MONTHS: [&[u8; 3]; 12] = [b"JAN", b"FEB", b"MAR", b"APR", b"MAY", b"JUN", b"JUL", b"AUG", b"SEP", b"OCT", b"NOV", b"DEC"];
-
-/// GNU's getmonth in the C locale: 1..=12 for a key starting (after blanks) with a month's
-/// three-letter abbreviation in any case, else 0. Also the index just past the name, if any.
-#[inline]
-pub(crate) fn month_at(s: &[u8]) -> (u8, usize) {
-    let skip = s.iter().position(|&c| !BLANK[c as usize]).unwrap_or(s.len());
-    if s.len() - skip >= 3 {
-        let name = [TOUPPER[s[skip] as usize], TOUPPER[s[skip + 1] as usize], TOUPPER[s[skip + 2] as usize]];
-        if let Some(m) = MONTHS.iter().position(|m| **m == name) {
-            return (m as u8 + 1, skip + 3);
-        }
-    }
-    (0, skip)
-}
-
-/// The month number of a -M key (0 when none).
-#[inline]
-pub(crate) fn month(s: &[u8]) -> u8 {
-    month_at(s).0
 }
 
 /// Bits of the digit-count field of a number's prefix.
@@ -247,14 +242,14 @@ pub(crate) fn encode_decimal(d: &Decimal, bits: u32) -> u128 {
 
 /// 96-bit prefix of a -n key.
 #[inline]
-pub(crate) fn numeric_prefix(s: &[u8]) -> u128 {
-    encode_decimal(&parse_decimal(skip_blanks(s)), 96)
+pub(crate) fn numeric_prefix(s: &[u8], n: Numbers) -> u128 {
+    encode_decimal(&parse_decimal(skip_blanks(s), n), 96)
 }
 
 /// 96-bit prefix of a -h key: 5 bits of unit order, then the number.
 #[inline]
-pub(crate) fn human_prefix(s: &[u8], fold: bool) -> u128 {
-    let (order, d) = human_parts(skip_blanks(s), fold);
+pub(crate) fn human_prefix(s: &[u8], fold: bool, n: Numbers) -> u128 {
+    let (order, d) = human_parts(skip_blanks(s), fold, n);
     (((order + 8) as u128) << 91) | encode_decimal(&d, 91)
 }
 
@@ -262,6 +257,7 @@ pub(crate) fn human_prefix(s: &[u8], fold: bool) -> u128 {
 mod tests {
     use super::*;
     use Ordering::*;
+    const C: Numbers = Numbers::C;
 
     #[test]
     fn numeric_edge_cases() {
@@ -280,8 +276,8 @@ mod tests {
             (b"1.5\x809", b"1.5"),
         ];
         for (a, b) in eq {
-            assert_eq!(numcompare(a, b), Equal, "{a:?} {b:?}");
-            assert_eq!(numeric_prefix(a), numeric_prefix(b), "{a:?} {b:?}");
+            assert_eq!(numcompare(a, b, C), Equal, "{a:?} {b:?}");
+            assert_eq!(numeric_prefix(a, C), numeric_prefix(b, C), "{a:?} {b:?}");
         }
         let lt = [
             ("-1", "0"),
@@ -298,12 +294,12 @@ mod tests {
             ("-1.5", "-1.25"),
         ];
         for (a, b) in lt {
-            assert_eq!(numcompare(a.as_bytes(), b.as_bytes()), Less, "{a} {b}");
-            assert_eq!(numcompare(b.as_bytes(), a.as_bytes()), Greater, "{a} {b}");
-            assert!(numeric_prefix(a.as_bytes()) <= numeric_prefix(b.as_bytes()), "{a} {b}");
+            assert_eq!(numcompare(a.as_bytes(), b.as_bytes(), C), Less, "{a} {b}");
+            assert_eq!(numcompare(b.as_bytes(), a.as_bytes(), C), Greater, "{a} {b}");
+            assert!(numeric_prefix(a.as_bytes(), C) <= numeric_prefix(b.as_bytes(), C), "{a} {b}");
         }
-        assert!(numeric_prefix(b"-2") < numeric_prefix(b"-1"));
-        assert!(numeric_prefix(b"0.5") < numeric_prefix(b"1"));
+        assert!(numeric_prefix(b"-2", C) < numeric_prefix(b"-1", C));
+        assert!(numeric_prefix(b"0.5", C) < numeric_prefix(b"1", C));
     }
 
     #[test]
@@ -322,8 +318,8 @@ mod tests {
         ];
         for a in &nums {
             for b in &nums {
-                let (pa, pb) = (numeric_prefix(a.as_bytes()), numeric_prefix(b.as_bytes()));
-                let c = numcompare(a.as_bytes(), b.as_bytes());
+                let (pa, pb) = (numeric_prefix(a.as_bytes(), C), numeric_prefix(b.as_bytes(), C));
+                let c = numcompare(a.as_bytes(), b.as_bytes(), C);
                 if pa < pb {
                     assert_eq!(c, Less);
                 }
@@ -332,8 +328,8 @@ mod tests {
                 }
             }
         }
-        assert!(numeric_prefix(big('9', 16382).as_bytes()) < numeric_prefix(big('1', 16383).as_bytes()));
-        assert!(numeric_prefix(big('1', 16382).as_bytes()) < numeric_prefix(big('9', 16382).as_bytes()));
+        assert!(numeric_prefix(big('9', 16382).as_bytes(), C) < numeric_prefix(big('1', 16383).as_bytes(), C));
+        assert!(numeric_prefix(big('1', 16382).as_bytes(), C) < numeric_prefix(big('9', 16382).as_bytes(), C));
     }
 
     #[test]
@@ -342,25 +338,15 @@ mod tests {
         for (a, b) in lt {
             if (a, b) == ("1Y", "1Q") {
                 // 9.1 does not know R and Q: 1Q is a plain 1.
-                assert_eq!(human_numcompare(a.as_bytes(), b.as_bytes(), false), Greater);
+                assert_eq!(human_numcompare(a.as_bytes(), b.as_bytes(), false, C), Greater);
                 continue;
             }
-            assert_eq!(human_numcompare(a.as_bytes(), b.as_bytes(), false), Less, "{a} {b}");
-            assert!(human_prefix(a.as_bytes(), false) < human_prefix(b.as_bytes(), false), "{a} {b}");
+            assert_eq!(human_numcompare(a.as_bytes(), b.as_bytes(), false, C), Less, "{a} {b}");
+            assert!(human_prefix(a.as_bytes(), false, C) < human_prefix(b.as_bytes(), false, C), "{a} {b}");
         }
-        assert_eq!(human_numcompare(b"1m", b"1", false), Equal);
-        assert_eq!(human_numcompare(b"1m", b"1M", true), Equal);
-        assert_eq!(human_numcompare(b"1.K", b"1K", false), Equal);
+        assert_eq!(human_numcompare(b"1m", b"1", false, C), Equal);
+        assert_eq!(human_numcompare(b"1m", b"1M", true, C), Equal);
+        assert_eq!(human_numcompare(b"1.K", b"1K", false, C), Equal);
     }
 
-    #[test]
-    fn months() {
-        assert_eq!(month(b"jan"), 1);
-        assert_eq!(month(b"  DeCember"), 12);
-        assert_eq!(month(b"\tfeb"), 2);
-        assert_eq!(month(b"ja"), 0);
-        assert_eq!(month(b"xjan"), 0);
-        assert_eq!(month(b""), 0);
-        assert_eq!(month_at(b" mar x"), (3, 4));
-    }
 }

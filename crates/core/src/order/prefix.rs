@@ -4,7 +4,7 @@
 //! that compare equal have equal prefixes. So each prefix is a monotone (non-strict) function of the
 //! key's equivalence class: truncation is fine, rounding is not.
 
-use super::{general, numeric, random::HashKey, version, Key, Kind, IDENTITY, TOUPPER};
+use super::{general, numeric, version, Key, Kind, LineOrder, IDENTITY, TOUPPER};
 
 /// Bytes of text a prefix holds.
 const TEXT_BYTES: usize = 12;
@@ -46,17 +46,19 @@ fn transformed_bytes(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128
     u128::from_be_bytes(buf)
 }
 
-/// The prefix of one key's text `s` (not reversed).
+/// The prefix of one key's text `s` (not reversed), in `order`'s locale.
 #[inline]
-pub(crate) fn key(key: &Key, s: &[u8], hash: &HashKey) -> u128 {
+pub(crate) fn key(key: &Key, s: &[u8], order: &LineOrder) -> u128 {
+    let locale = &order.locale;
     let low96 = match key.kind {
+        Kind::Text if locale.collates() => return locale.xfrm_prefix(key.ignore, key.fold, s),
         Kind::Text if key.ignore.is_none() && !key.fold => return bytes(s),
         Kind::Text => return transformed_bytes(key.ignore, key.fold, s),
-        Kind::Numeric => numeric::numeric_prefix(s),
-        Kind::Human => numeric::human_prefix(s, key.fold),
-        Kind::General => general::general_prefix(s),
-        Kind::Month => (numeric::month(s) as u128) << 92,
-        Kind::Random => (hash.hash_key(key.ignore, key.fold, s) as u128) << 32,
+        Kind::Numeric => numeric::numeric_prefix(s, locale.numbers()),
+        Kind::Human => numeric::human_prefix(s, key.fold, locale.numbers()),
+        Kind::General => general::general_prefix(s, locale),
+        Kind::Month => (locale.month_at(s).0 as u128) << 92,
+        Kind::Random => (order.hash_key.hash_key(locale, key.ignore, key.fold, s) as u128) << 32,
         Kind::Version => version::prefix_transformed(key.ignore, key.fold, s),
     };
     low96 << 32

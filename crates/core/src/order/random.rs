@@ -6,6 +6,8 @@
 
 use std::cmp::Ordering;
 
+use super::locale::Locale;
+
 /// The SipHash key derived from the `-R` seed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct HashKey {
@@ -53,9 +55,15 @@ impl HashKey {
         v[0] ^ v[1] ^ v[2] ^ v[3]
     }
 
-    /// The hash of a key after -d/-i dropping and -f folding.
+    /// The hash of a key after -d/-i dropping and -f folding, in a collating locale of its
+    /// collation transform (so that keys that collate equal hash equally).
     #[inline]
-    pub(crate) fn hash_key(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u64 {
+    pub(crate) fn hash_key(&self, locale: &Locale, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u64 {
+        if locale.collates() {
+            let mut xfrm = Vec::new();
+            locale.xfrm_into(ignore, fold, s, &mut xfrm);
+            return self.hash_bytes(xfrm.into_iter());
+        }
         let tr: &[u8; 256] = if fold { &super::TOUPPER } else { &super::IDENTITY };
         match ignore {
             None => self.hash_bytes(s.iter().map(|&c| tr[c as usize])),
@@ -82,11 +90,18 @@ fn round(v: &mut [u64; 4]) {
     v[2] = v[2].rotate_left(32);
 }
 
-/// GNU's compare_random in the C locale: by hash, then by the transformed key bytes.
+/// GNU's compare_random: by hash, then by the transformed key bytes (in a collating locale, by
+/// the collation transforms' bytes).
 #[inline]
-pub(crate) fn compare(key: &HashKey, ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b: &[u8]) -> Ordering {
-    let ha = key.hash_key(ignore, fold, a);
-    let hb = key.hash_key(ignore, fold, b);
+pub(crate) fn compare(key: &HashKey, locale: &Locale, ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b: &[u8]) -> Ordering {
+    if locale.collates() {
+        let (mut xa, mut xb) = (Vec::new(), Vec::new());
+        locale.xfrm_into(ignore, fold, a, &mut xa);
+        locale.xfrm_into(ignore, fold, b, &mut xb);
+        return key.hash_bytes(xa.iter().copied()).cmp(&key.hash_bytes(xb.iter().copied())).then_with(|| xa.cmp(&xb));
+    }
+    let ha = key.hash_key(locale, ignore, fold, a);
+    let hb = key.hash_key(locale, ignore, fold, b);
     ha.cmp(&hb).then_with(|| super::text_compare(ignore, fold, a, b))
 }
 
@@ -97,11 +112,11 @@ mod tests {
     #[test]
     fn equal_keys_hash_equal_and_seeds_differ() {
         let k = HashKey::from_seed(b"seed");
-        assert_eq!(k.hash_key(None, true, b"abc"), k.hash_key(None, false, b"ABC"));
-        assert_eq!(k.hash_key(Some(&super::super::NONDICTIONARY), false, b"a-b"), k.hash_key(None, false, b"ab"));
-        assert_ne!(k.hash_key(None, false, b"abc"), k.hash_key(None, false, b"abd"));
+        assert_eq!(k.hash_key(&Locale::C, None, true, b"abc"), k.hash_key(&Locale::C, None, false, b"ABC"));
+        assert_eq!(k.hash_key(&Locale::C, Some(&super::super::NONDICTIONARY), false, b"a-b"), k.hash_key(&Locale::C, None, false, b"ab"));
+        assert_ne!(k.hash_key(&Locale::C, None, false, b"abc"), k.hash_key(&Locale::C, None, false, b"abd"));
         assert_ne!(HashKey::from_seed(b"x"), HashKey::from_seed(b"y"));
         assert_eq!(HashKey::from_seed(b"x"), HashKey::from_seed(b"x"));
-        assert_eq!(compare(&k, None, true, b"abc", b"ABC"), Ordering::Equal);
+        assert_eq!(compare(&k, &Locale::C, None, true, b"abc", b"ABC"), Ordering::Equal);
     }
 }

@@ -3,7 +3,9 @@
  * GNU sort parses -g keys with strtold and compares the results as long double
  * (80-bit extended precision on x86).  Rust has no such type, so the parsing and
  * the comparison happen here, in C, where `long double` is whatever the platform's
- * C compiler (and GNU sort) uses.  Parsing always uses the C locale.
+ * C compiler (and GNU sort) uses.  Parsing uses the locale object the caller
+ * passes (its decimal point, as GNU's strtold uses LC_NUMERIC's), or the C
+ * locale when it passes NULL.
  */
 #define _GNU_SOURCE 1
 #include <limits.h>
@@ -44,10 +46,10 @@ static locale_t c_locale_handle (void)
 }
 #endif
 
-static long double parse_ld (const char *s, char **end)
+static long double parse_ld (const char *s, char **end, void *given)
 {
 #if defined __GLIBC__
-  locale_t loc = c_locale_handle ();
+  locale_t loc = given ? (locale_t) given : c_locale_handle ();
   if (loc)
     return strtold_l (s, end, loc);
 #endif
@@ -58,12 +60,12 @@ static long double parse_ld (const char *s, char **end)
    number first, then NaNs, then numbers by value (-0 == 0).  GNU 9.1 orders two NaNs
    by memcmp of their representations; only the value bytes are compared here (x86's
    80-bit long double has 6 padding bytes whose content GNU does not control).  */
-int xsort_order_gcmp (const char *sa, const char *sb)
+int xsort_order_gcmp (const char *sa, const char *sb, void *loc)
 {
   char *ea;
   char *eb;
-  long double a = parse_ld (sa, &ea);
-  long double b = parse_ld (sb, &eb);
+  long double a = parse_ld (sa, &ea, loc);
+  long double b = parse_ld (sb, &eb, loc);
   if (sa == ea)
     return sb == eb ? 0 : -1;
   if (sb == eb)
@@ -83,10 +85,10 @@ int xsort_order_gcmp (const char *sa, const char *sb)
 }
 
 /* Number of bytes of S that strtold consumes (0: no number).  */
-size_t xsort_order_gend (const char *s)
+size_t xsort_order_gend (const char *s, void *loc)
 {
   char *end;
-  (void) parse_ld (s, &end);
+  (void) parse_ld (s, &end, loc);
   return (size_t) (end - s);
 }
 
@@ -94,10 +96,11 @@ size_t xsort_order_gend (const char *s)
    0 no number, 1 or 2 NaN, 3 -inf, 4 negative, 5 zero, 6 positive, 7 +inf.
    For 4 and 6, *EXP and *MANT give |x| = (*MANT / 2^64) * 2^*EXP with the top
    bit of *MANT set (the mantissa truncated to 64 bits where long double is wider).  */
-int xsort_order_gkey (const char *s, int *exp, unsigned long long *mant)
+int xsort_order_gkey (const char *s, int *exp, unsigned long long *mant,
+                     void *loc)
 {
   char *end;
-  long double x = parse_ld (s, &end);
+  long double x = parse_ld (s, &end, loc);
   *exp = 0;
   *mant = 0;
   if (end == s)

@@ -1,0 +1,608 @@
+//! The user's locale, as GNU sort 9.1 uses it: the collation of text (`LC_COLLATE`), the decimal
+//! point and thousands separator of numbers (`LC_NUMERIC`, for `-n -h -g`) and the month names of
+//! `-M` (`LC_TIME`).
+//!
+//! A [`Locale`] holds a glibc `locale_t` built with `newlocale`, never the process's global locale,
+//! so sorts in different locales can run side by side in one process. Where `LC_COLLATE` names a
+//! real locale, text compares as GNU's `xmemcoll0` does: `strcoll` on NUL-terminated copies, one
+//! NUL-separated part after another. So that only ties reach `strcoll`, [`Locale::xfrm_prefix`]
+//! gives the first bytes of `strxfrm`'s transform, whose byte order is `strcoll`'s order.
+//!
+//! `C`, `POSIX` and `C.<codeset>` (whose collation is code point order, the same as UTF-8's byte
+//! order) collate as bytes, and xsort compares them as bytes.
+//!
+//! Only locales whose single bytes classify as the C locale's do are taken: every UTF-8 locale.
+//! GNU reads `-b -d -f -i` and field blanks from single-byte tables; in a UTF-8 locale those are
+//! the C locale's, which xsort's tables are. An 8-bit locale (`de_DE.ISO-8859-1`) is refused.
+
+use std::cmp::Ordering;
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int};
+use std::sync::Arc;
+
+use crate::error::SortError;
+
+extern "C" {
+    fn wcwidth(c: libc::wchar_t) -> c_int;
+    fn isblank_l(c: c_int, loc: libc::locale_t) -> c_int;
+    fn isalnum_l(c: c_int, loc: libc::locale_t) -> c_int;
+    fn isprint_l(c: c_int, loc: libc::locale_t) -> c_int;
+    fn toupper_l(c: c_int, loc: libc::locale_t) -> c_int;
+    fn strcoll_l(a: *const c_char, b: *const c_char, loc: libc::locale_t) -> c_int;
+    fn strxfrm_l(dest: *mut c_char, src: *const c_char, n: usize, loc: libc::locale_t) -> usize;
+}
+
+/// A glibc locale object, freed when dropped.
+#[derive(Debug)]
+struct Handle(libc::locale_t);
+
+// SAFETY: a locale_t is not changed after newlocale returns it; the `*_l` functions only read it,
+// which glibc allows from any thread.
+unsafe impl Send for Handle {}
+// SAFETY: as above: shared use is read-only.
+unsafe impl Sync for Handle {}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from newlocale and is freed once, here.
+        unsafe { libc::freelocale(self.0) }
+    }
+}
+
+/// How numbers are written in the locale, as GNU sort reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Numbers {
+    /// The decimal point: the locale's when it is one byte, else '.'.
+    pub(crate) decimal: u8,
+    /// The byte strnumcmp (`-n`, `-h`) skips among integer digits: the locale's thousands
+    /// separator when it is one byte, else 0x80 (GNU passes CHAR_MAX + 1, which strnumcmp, reading
+    /// bytes as unsigned, matches against byte 0x80).
+    pub(crate) group: u8,
+    /// The thousands separator `-h` skips when it looks for the unit (none where GNU's is CHAR_MAX + 1,
+    /// which no signed char equals).
+    pub(crate) unit_group: Option<u8>,
+    /// The locale's thousands separator is several bytes, which GNU ignores (and `--debug` says).
+    pub(crate) group_ignored: bool,
+}
+
+impl Numbers {
+    /// The C locale's.
+    pub(crate) const C: Numbers = Numbers { decimal: b'.', group: 0x80, unit_group: None, group_ignored: false };
+}
+
+/// The category names glibc's `setlocale(LC_ALL, "")` reads, with their masks.
+const CATEGORIES: [(&str, c_int); 12] = [
+    ("LC_CTYPE", libc::LC_CTYPE_MASK),
+    ("LC_NUMERIC", libc::LC_NUMERIC_MASK),
+    ("LC_TIME", libc::LC_TIME_MASK),
+    ("LC_COLLATE", libc::LC_COLLATE_MASK),
+    ("LC_MONETARY", libc::LC_MONETARY_MASK),
+    ("LC_MESSAGES", libc::LC_MESSAGES_MASK),
+    ("LC_PAPER", libc::LC_PAPER_MASK),
+    ("LC_NAME", libc::LC_NAME_MASK),
+    ("LC_ADDRESS", libc::LC_ADDRESS_MASK),
+    ("LC_TELEPHONE", libc::LC_TELEPHONE_MASK),
+    ("LC_MEASUREMENT", libc::LC_MEASUREMENT_MASK),
+    ("LC_IDENTIFICATION", libc::LC_IDENTIFICATION_MASK),
+];
+
+/// A locale for ordering text lines (see the module documentation). The default is the C locale:
+/// bytes, '.' and English month names. Cloning is cheap.
+#[derive(Clone, Debug, Default)]
+pub struct Locale {
+    inner: Option<Arc<Inner>>,
+    /// The environment named a locale that is not installed (so this is the C locale).
+    failed: bool,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The collation locale's name, as `setlocale(LC_COLLATE, NULL)` would give it.
+    collate_name: String,
+    /// Whether text compares with `strcoll` (`LC_COLLATE` is not C, POSIX or C.<codeset>).
+    collates: bool,
+    numbers: Numbers,
+    /// `-M`'s names (upper-cased bytewise, blanks dropped) with their month numbers, sorted by name.
+    months: Vec<(Vec<u8>, u8)>,
+    /// The character set is UTF-8.
+    utf8: bool,
+    handle: Handle,
+}
+
+/// Whether glibc's collation for `name` is byte order.
+fn is_c_name(name: &str) -> bool {
+    name == "C" || name == "POSIX" || name.starts_with("C.")
+}
+
+impl Locale {
+    /// The C locale: bytes, '.' and English month names.
+    pub const C: Locale = Locale { inner: None, failed: false };
+
+    /// The C locale (as [`Locale::C`]).
+    pub fn c() -> Locale {
+        Locale::C
+    }
+
+    /// The locale `name` for every category, as `LC_ALL=name` gives it. A name that is not an
+    /// installed locale is an error.
+    pub fn named(name: &str) -> Result<Locale, SortError> {
+        Locale::build(&|_| name.to_owned())?.ok_or_else(|| {
+            SortError::BadOption(format!("locale '{name}' is not installed here ('locale -a' lists those that are)"))
+        })
+    }
+
+    /// The locale the environment asks for, each category from the first of `LC_ALL`, its own
+    /// variable (`LC_COLLATE`, ...) and `LANG` that is set and not empty, as glibc's
+    /// `setlocale(LC_ALL, "")` reads it. `env` gives a variable's value. When a category names a
+    /// locale that is not installed, setlocale fails and GNU sort stays in the C locale: so does
+    /// this, and [`Self::failed`] says so. An installed locale xsort cannot follow exactly (an
+    /// 8-bit one) is an error.
+    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Locale, SortError> {
+        let pick = |category: &str| {
+            ["LC_ALL", category, "LANG"]
+                .into_iter()
+                .find_map(|var| env(var).filter(|v| !v.is_empty()))
+                .unwrap_or_else(|| "C".to_owned())
+        };
+        Ok(Locale::build(&pick)?.unwrap_or(Locale { inner: None, failed: true }))
+    }
+
+    /// The locale whose categories `name_of` names (by variable name, as "LC_COLLATE"); None when
+    /// one of them is not installed.
+    fn build(name_of: &dyn Fn(&str) -> String) -> Result<Option<Locale>, SortError> {
+        let names: Vec<String> = CATEGORIES.iter().map(|(var, _)| name_of(var)).collect();
+        if names.iter().all(|n| n == "C" || n == "POSIX") {
+            return Ok(Some(Locale::c()));
+        }
+        let mut loc: libc::locale_t = std::ptr::null_mut();
+        for ((_, mask), name) in CATEGORIES.iter().zip(&names) {
+            let Ok(cname) = CString::new(name.as_str()) else { return Ok(None) };
+            // SAFETY: cname is NUL-terminated; `loc` is null or a locale_t from newlocale, which
+            // newlocale takes over (frees or reuses), on success and on failure alike.
+            let next = unsafe { libc::newlocale(*mask, cname.as_ptr(), loc) };
+            if next.is_null() {
+                if !loc.is_null() {
+                    // SAFETY: on failure newlocale leaves `loc` to its caller.
+                    unsafe { libc::freelocale(loc) };
+                }
+                return Ok(None);
+            }
+            loc = next;
+        }
+        let handle = Handle(loc);
+        check_single_bytes(&handle, &names[0])?;
+        let collate_name = names[3].clone();
+        // SAFETY: `handle` is a live locale; nl_langinfo_l returns a NUL-terminated string.
+        let codeset = unsafe { CStr::from_ptr(libc::nl_langinfo_l(libc::CODESET, handle.0)) };
+        let inner = Inner {
+            collates: !is_c_name(&collate_name),
+            collate_name,
+            numbers: numbers(&handle),
+            months: months(&handle),
+            utf8: codeset.to_bytes() == b"UTF-8",
+            handle,
+        };
+        Ok(Some(Locale { inner: Some(Arc::new(inner)), failed: false }))
+    }
+
+    /// Whether the environment named a locale that is not installed, so that the sort uses the C
+    /// locale (GNU's `--debug` says "failed to set locale").
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Whether GNU sort calls this locale's collation "hard" (any but C and POSIX, C.UTF-8 too,
+    /// whose order is bytes'): `--debug` then names the locale's sorting rules.
+    pub(crate) fn hard_collation(&self) -> bool {
+        self.inner.as_ref().is_some_and(|i| i.collate_name != "C" && i.collate_name != "POSIX")
+    }
+
+    /// `s` quoted as GNU's messages quote in this locale: ‘s’ in a UTF-8 locale, 's' otherwise.
+    pub(crate) fn quote(&self, s: &[u8]) -> String {
+        if self.inner.as_ref().is_some_and(|i| i.utf8) {
+            format!("\u{2018}{}\u{2019}", String::from_utf8_lossy(s))
+        } else {
+            super::keydef::quote(s)
+        }
+    }
+
+    /// GNU's debug_width: the columns `s` takes (gnulib's mbsnwidth), plus one per tab. In the C
+    /// locale (and any single-byte one) printable bytes and bytes >= 0x80 take one, control bytes
+    /// none; in a UTF-8 locale each character takes its `wcwidth`, an invalid byte one, and an
+    /// incomplete character at the end one.
+    pub(crate) fn debug_width(&self, s: &[u8]) -> usize {
+        let tabs = s.iter().filter(|&&c| c == b'\t').count();
+        let Some(inner) = self.inner.as_ref().filter(|i| i.utf8) else {
+            return tabs + s.iter().filter(|&&c| !(c < 0x20 || c == 0x7f)).count();
+        };
+        // SAFETY: `inner.handle` is a live locale, made this thread's for the wcwidth calls and
+        // replaced by the thread's previous locale before returning.
+        let previous = unsafe { libc::uselocale(inner.handle.0) };
+        let mut width = 0;
+        let mut chunks = s.utf8_chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            for c in chunk.valid().chars() {
+                // SAFETY: wcwidth only reads the thread's locale.
+                let w = unsafe { wcwidth(c as libc::wchar_t) };
+                // An unprintable character takes one column unless it is a control character.
+                width += if w >= 0 { w as usize } else { usize::from(!c.is_control()) };
+            }
+            // Each invalid byte takes one; a character cut off by the end takes one in all.
+            let invalid = chunk.invalid();
+            let cut_off = chunks.peek().is_none() && std::str::from_utf8(invalid).is_err_and(|e| e.error_len().is_none());
+            width += if cut_off { 1 } else { invalid.len() };
+        }
+        // SAFETY: restores the locale this thread had.
+        unsafe { libc::uselocale(previous) };
+        width + tabs
+    }
+
+    /// The collation locale's name, `C` for the C locale.
+    pub fn name(&self) -> &str {
+        self.inner.as_ref().map_or("C", |i| &i.collate_name)
+    }
+
+    /// Whether text compares by the locale's collation rather than by bytes.
+    pub fn collates(&self) -> bool {
+        self.inner.as_ref().is_some_and(|i| i.collates)
+    }
+
+    /// Whether the locale gives exactly the C locale's order for every key.
+    pub fn is_c(&self) -> bool {
+        !self.collates() && self.numbers() == Numbers::C && self.inner.as_ref().is_none_or(|i| i.months == *c_months())
+    }
+
+    pub(crate) fn numbers(&self) -> Numbers {
+        self.inner.as_ref().map_or(Numbers::C, |i| i.numbers)
+    }
+
+    /// The locale object for C shims (`strtold_l`); null for the C locale.
+    pub(crate) fn raw(&self) -> *mut std::ffi::c_void {
+        self.inner.as_ref().map_or(std::ptr::null_mut(), |i| i.handle.0.cast())
+    }
+
+    /// GNU's getmonth: the month (1..=12) whose name starts `s` after blanks, compared with `s`'s
+    /// bytes upper-cased, found by GNU's binary search over the sorted names; 0 when none. Also
+    /// the index just past the name, if one matched. The text ends at a NUL as GNU's C string does.
+    pub(crate) fn month_at(&self, s: &[u8]) -> (u8, usize) {
+        month_in(self.inner.as_ref().map_or(c_months(), |i| &i.months), s)
+    }
+
+    /// GNU's xmemcoll0 on two keys, with keycompare's rule for empty ones: an empty key sorts
+    /// first; equal bytes are equal; else `strcoll`, one NUL-separated part after another.
+    pub(crate) fn collate(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if a.is_empty() || b.is_empty() {
+            return (!a.is_empty()).cmp(&!b.is_empty());
+        }
+        if a == b {
+            return Ordering::Equal;
+        }
+        let Some(inner) = &self.inner else { return a.cmp(b) };
+        SCRATCH.with(|cell| {
+            let mut bufs = cell.borrow_mut();
+            let (ca, cb) = &mut *bufs;
+            terminated(a, ca);
+            terminated(b, cb);
+            strcoll_parts(ca, cb, inner.handle.0)
+        })
+    }
+
+    /// [`Self::collate`] of the keys after `-d`/`-i` dropping and `-f` folding.
+    pub(crate) fn collate_transformed(&self, ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b: &[u8]) -> Ordering {
+        SCRATCH.with(|cell| {
+            let mut bufs = cell.borrow_mut();
+            let (ta, tb) = &mut *bufs;
+            super::transform_into(ignore, fold, a, ta);
+            super::transform_into(ignore, fold, b, tb);
+            if ta.is_empty() || tb.is_empty() {
+                return (!ta.is_empty()).cmp(&!tb.is_empty());
+            }
+            if ta == tb {
+                return Ordering::Equal;
+            }
+            let Some(inner) = &self.inner else { return ta.cmp(&tb) };
+            ta.push(0);
+            tb.push(0);
+            strcoll_parts(ta, tb, inner.handle.0)
+        })
+    }
+
+    /// The collation transform of `s` (after `-d`/`-i`/`-f` when given): `strxfrm` of each
+    /// NUL-separated part, each followed by a NUL. Keys that collate equal transform equally, and
+    /// the transforms' byte order is the collation order.
+    pub(crate) fn xfrm_into(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        let Some(inner) = &self.inner else {
+            super::transform_into(ignore, fold, s, out);
+            return;
+        };
+        SCRATCH.with(|cell| {
+            let mut bufs = cell.borrow_mut();
+            let (src, _) = &mut *bufs;
+            super::transform_into(ignore, fold, s, src);
+            src.push(0);
+            let mut rest: &[u8] = src;
+            while !rest.is_empty() {
+                let part_len = memchr::memchr(0, rest).unwrap_or(rest.len());
+                xfrm_append(&rest[..=part_len], inner.handle.0, out);
+                out.push(0);
+                rest = &rest[part_len + 1..];
+            }
+        });
+    }
+
+    /// The first 12 bytes of the primary weights of `s`'s first NUL-separated part (after
+    /// `-d`/`-i`/`-f` when given), zero-padded, big-endian in the top 96 bits: a smaller prefix
+    /// means a key that collates first, and keys that collate equal have equal prefixes.
+    ///
+    /// glibc's `strxfrm` writes the weights of each level in turn, separated by byte 1. Only the
+    /// first level is kept: glibc's `strcoll` and `strxfrm` can disagree on later levels (a string
+    /// that starts with a combining accent), never on the first, which `strcoll` compares first.
+    pub(crate) fn xfrm_prefix(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128 {
+        let Some(inner) = &self.inner else { return 0 };
+        XFRM.with(|cell| {
+            let mut bufs = cell.borrow_mut();
+            let (src, out) = &mut *bufs;
+            super::transform_into(ignore, fold, s, src);
+            let first = memchr::memchr(0, src).unwrap_or(src.len());
+            src.truncate(first);
+            src.push(0);
+            out.clear();
+            xfrm_append(src, inner.handle.0, out);
+            let primary = memchr::memchr(1, out).unwrap_or(out.len());
+            super::prefix::bytes(&out[..primary])
+        })
+    }
+}
+
+thread_local! {
+    /// NUL-terminated copies of the two keys a comparison collates.
+    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// The source and transform of a prefix.
+    static XFRM: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// `s` with a NUL after it, into `buf`.
+fn terminated(s: &[u8], buf: &mut Vec<u8>) {
+    buf.clear();
+    buf.extend_from_slice(s);
+    buf.push(0);
+}
+
+/// gnulib's strcoll_loop on two NUL-terminated byte strings that may hold NULs inside: `strcoll`
+/// part by part; the string whose parts run out first sorts first.
+fn strcoll_parts(mut a: &[u8], mut b: &[u8], loc: libc::locale_t) -> Ordering {
+    loop {
+        // SAFETY: `a` and `b` each end with a NUL (every part does), and `loc` is a live locale.
+        let d = unsafe { strcoll_l(a.as_ptr().cast(), b.as_ptr().cast(), loc) };
+        if d != 0 {
+            return d.cmp(&0);
+        }
+        let part = |s: &[u8]| memchr::memchr(0, s).map_or(s.len(), |n| n + 1);
+        a = &a[part(a)..];
+        b = &b[part(b)..];
+        if a.is_empty() || b.is_empty() {
+            return (!a.is_empty()).cmp(&!b.is_empty());
+        }
+    }
+}
+
+/// Appends `strxfrm` of the NUL-terminated `part` (no NUL inside) to `out`.
+fn xfrm_append(part: &[u8], loc: libc::locale_t, out: &mut Vec<u8>) {
+    let start = out.len();
+    let mut room = 3 * part.len() + 16;
+    loop {
+        out.resize(start + room, 0);
+        // SAFETY: `part` is NUL-terminated and `out` has `room` writable bytes after `start`.
+        let n = unsafe { strxfrm_l(out[start..].as_mut_ptr().cast(), part.as_ptr().cast(), room, loc) };
+        if n < room {
+            out.truncate(start + n);
+            return;
+        }
+        room = n + 1;
+    }
+}
+
+/// Refuses a locale whose single bytes classify unlike the C locale's (an 8-bit locale): xsort's
+/// blank, dictionary, printable and upper-case tables are the C locale's.
+fn check_single_bytes(handle: &Handle, ctype_name: &str) -> Result<(), SortError> {
+    let loc = handle.0;
+    let differs = (0..256).any(|c: c_int| {
+        let b = c as u8;
+        // SAFETY: `loc` is a live locale and `c` is in the range the is*/toupper functions take.
+        let (blank, alnum, print, upper) =
+            unsafe { (isblank_l(c, loc) != 0, isalnum_l(c, loc) != 0, isprint_l(c, loc) != 0, toupper_l(c, loc)) };
+        blank != (b == b' ' || b == b'\t')
+            || alnum != b.is_ascii_alphanumeric()
+            || print != (0x20..=0x7e).contains(&b)
+            || upper != c_int::from(b.to_ascii_uppercase())
+    });
+    if differs {
+        return Err(SortError::BadOption(format!(
+            "the locale '{ctype_name}' classifies single bytes unlike UTF-8 locales; xsort orders text in UTF-8 locales and C (set LC_ALL=C or a UTF-8 locale)"
+        )));
+    }
+    Ok(())
+}
+
+/// The locale's number format, as GNU sort's main() reads it from localeconv().
+fn numbers(handle: &Handle) -> Numbers {
+    let item = |item| {
+        // SAFETY: `handle` is a live locale; nl_langinfo_l returns a NUL-terminated string it owns.
+        unsafe { CStr::from_ptr(libc::nl_langinfo_l(item, handle.0)) }.to_bytes().to_vec()
+    };
+    let (point, sep) = (item(libc::RADIXCHAR), item(libc::THOUSEP));
+    let single = |s: &[u8]| (s.len() == 1).then(|| s[0]);
+    Numbers {
+        decimal: single(&point).unwrap_or(b'.'),
+        group: single(&sep).unwrap_or(0x80),
+        unit_group: single(&sep),
+        group_ignored: sep.len() > 1,
+    }
+}
+
+/// The locale's abbreviated month names as GNU's inittables keeps them: blanks dropped, each byte
+/// upper-cased, sorted by name.
+fn months(handle: &Handle) -> Vec<(Vec<u8>, u8)> {
+    let mut table: Vec<(Vec<u8>, u8)> = (0..12)
+        .map(|m| {
+            // SAFETY: `handle` is a live locale; nl_langinfo_l returns a NUL-terminated string.
+            let name = unsafe { CStr::from_ptr(libc::nl_langinfo_l(libc::ABMON_1 + m, handle.0)) }.to_bytes();
+            let name = name.iter().filter(|&&c| !(c == b' ' || c == b'\t')).map(|&c| super::TOUPPER[c as usize]).collect();
+            (name, m as u8 + 1)
+        })
+        .collect();
+    table.sort();
+    table
+}
+
+/// The C locale's month table.
+fn c_months() -> &'static [(Vec<u8>, u8)] {
+    static TABLE: std::sync::OnceLock<Vec<(Vec<u8>, u8)>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        const NAMES: [&[u8; 3]; 12] = [b"JAN", b"FEB", b"MAR", b"APR", b"MAY", b"JUN", b"JUL", b"AUG", b"SEP", b"OCT", b"NOV", b"DEC"];
+        let mut table: Vec<(Vec<u8>, u8)> = NAMES.iter().zip(1..).map(|(n, m)| (n.to_vec(), m)).collect();
+        table.sort();
+        table
+    })
+}
+
+/// GNU's getmonth over `table` (see [`Locale::month_at`]).
+fn month_in(table: &[(Vec<u8>, u8)], s: &[u8]) -> (u8, usize) {
+    let skip = s.iter().position(|&c| !super::BLANK[c as usize]).unwrap_or(s.len());
+    let at = |i: usize| s.get(skip + i).copied().unwrap_or(0);
+    let (mut lo, mut hi) = (0, table.len());
+    while lo < hi {
+        let ix = (lo + hi) / 2;
+        let (name, month) = &table[ix];
+        let mut i = 0;
+        loop {
+            let Some(&n) = name.get(i) else { return (*month, skip + i) };
+            let m = super::TOUPPER[at(i) as usize];
+            if m < n {
+                hi = ix;
+                break;
+            }
+            if m > n {
+                lo = ix + 1;
+                break;
+            }
+            i += 1;
+        }
+    }
+    (0, skip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Ordering::*;
+
+    fn installed(name: &str) -> Locale {
+        Locale::named(name).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_c_locale_orders_bytes_and_english_months() {
+        let c = Locale::C;
+        assert!(!c.collates() && c.is_c() && c.name() == "C");
+        assert_eq!(c.collate(b"B", b"a"), Less);
+        assert_eq!(c.collate(b"", b"\0"), Less);
+        for (s, m) in [(&b"jan"[..], 1), (b"  DeCember", 12), (b"\tfeb", 2), (b"ja", 0), (b"xjan", 0), (b"", 0), (b"ja\0n", 0)] {
+            assert_eq!(c.month_at(s).0, m, "{s:?}");
+        }
+        assert_eq!(c.month_at(b" mar x"), (3, 4));
+        assert_eq!(c.debug_width("a\té\x01".as_bytes()), 4);
+    }
+
+    #[test]
+    fn names_resolve_as_setlocale_does() {
+        let err = Locale::named("xx_XX.UTF-8").unwrap_err().to_string();
+        assert!(err.contains("'xx_XX.UTF-8' is not installed"), "{err}");
+        let env = |pairs: &'static [(&'static str, &'static str)]| move |v: &str| pairs.iter().find(|p| p.0 == v).map(|p| p.1.to_owned());
+        let missing = Locale::from_env(env(&[("LANG", "xx_XX.UTF-8")])).unwrap();
+        assert!(missing.failed() && missing.is_c());
+        let c = Locale::from_env(env(&[("LANG", ""), ("LC_ALL", "POSIX")])).unwrap();
+        assert!(!c.failed() && c.is_c());
+        let utf8 = Locale::from_env(env(&[("LC_ALL", "C.UTF-8"), ("LANG", "xx")])).unwrap();
+        assert!(!utf8.failed() && utf8.is_c() && utf8.hard_collation() && !utf8.collates());
+        assert_eq!(utf8.quote(b"."), "\u{2018}.\u{2019}");
+    }
+
+    #[test]
+    fn collation_numbers_and_months_follow_the_locale() {
+        if !xsort_testkit::locales(&xsort_testkit::TEST_LOCALES) {
+            return;
+        }
+        let en = installed("en_US.UTF-8");
+        assert!(en.collates() && !en.is_c());
+        let ordered = |loc: &Locale, words: &[&str]| {
+            for w in words.windows(2) {
+                assert_eq!(loc.collate(w[0].as_bytes(), w[1].as_bytes()), Less, "{} {w:?}", loc.name());
+                assert_eq!(loc.collate(w[1].as_bytes(), w[0].as_bytes()), Greater, "{} {w:?}", loc.name());
+            }
+        };
+        ordered(&en, &["a", "B", "c", "e", "é", "f", "Z"]);
+        ordered(&installed("sv_SE.UTF-8"), &["a", "z", "å", "ä", "ö"]);
+        ordered(&installed("de_DE.UTF-8"), &["a", "ä", "b", "o", "ö", "p"]);
+        assert_eq!(en.numbers(), Numbers { decimal: b'.', group: b',', unit_group: Some(b','), group_ignored: false });
+        let de = installed("de_DE.UTF-8");
+        assert_eq!(de.numbers(), Numbers { decimal: b',', group: b'.', unit_group: Some(b'.'), group_ignored: false });
+        let sv = installed("sv_SE.UTF-8").numbers();
+        assert!(sv.decimal == b',' && sv.group == 0x80 && sv.unit_group.is_none() && sv.group_ignored);
+        assert_eq!(de.month_at("  mär x".as_bytes()), (3, 6));
+        assert_eq!(de.month_at(b"dez"), (12, 3));
+        assert_eq!(de.month_at(b"dec"), (0, 0));
+        assert_eq!(en.debug_width("é\te\u{301}".as_bytes()), 3);
+        assert_eq!(en.debug_width(b"a\xff\xfeb\xe2\x82"), 5);
+    }
+
+    /// Keys that collate equal have equal prefixes and transforms, and the prefixes never
+    /// contradict the collation (the transforms may: glibc's strxfrm and strcoll disagree on some
+    /// strings; `-R`, which GNU also hashes by strxfrm, uses them only to group equal keys).
+    #[test]
+    fn prefixes_and_transforms_agree_with_the_collation() {
+        if !xsort_testkit::locales(&xsort_testkit::TEST_LOCALES) {
+            return;
+        }
+        const PIECES: [&str; 22] = ["a", "A", "e", "é", "É", "f", "z", "å", "ä", "ö", "-", " ", "1", "\0", "\u{301}", "\u{ff}", "ß", "ss", "Æ", "\u{3b1}", "\u{4e2d}", "\u{308}"];
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        for name in xsort_testkit::TEST_LOCALES {
+            let loc = installed(name);
+            let keys: Vec<Vec<u8>> = (0..600)
+                .map(|_| {
+                    let mut k: Vec<u8> = (0..next(7)).flat_map(|_| PIECES[next(PIECES.len())].bytes()).collect();
+                    if next(10) == 0 {
+                        k.push(0xff);
+                    }
+                    k
+                })
+                .collect();
+            let (mut xa, mut xb) = (Vec::new(), Vec::new());
+            for a in &keys {
+                for b in &keys {
+                    let c = loc.collate(a, b);
+                    assert_eq!(c, loc.collate(b, a).reverse(), "{name} {a:?} {b:?}");
+                    let (pa, pb) = (loc.xfrm_prefix(None, false, a), loc.xfrm_prefix(None, false, b));
+                    if pa < pb {
+                        assert_eq!(c, Less, "{name} {a:?} {b:?}");
+                    }
+                    if c == Equal {
+                        assert_eq!(pa, pb, "{name} {a:?} {b:?}");
+                    }
+                    loc.xfrm_into(None, false, a, &mut xa);
+                    loc.xfrm_into(None, false, b, &mut xb);
+                    if c == Equal {
+                        assert_eq!(xa, xb, "{name} {a:?} {b:?}");
+                    }
+                }
+            }
+        }
+    }
+}
