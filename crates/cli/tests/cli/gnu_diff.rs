@@ -1,4 +1,5 @@
-//! Differential test of xsort's text-line mode against GNU sort (`LC_ALL=C sort`, 9.1) through the
+//! Differential test of xsort's text-line mode against GNU sort 9.1, in the C locale and in three
+//! UTF-8 locales (`en_US`, `de_DE`, `sv_SE`, whose words are then UTF-8 text), through the
 //! real binary: seeded random input files (fields of numbers in every notation GNU parses, month
 //! names, versions, words, non-ASCII bytes, CRLF, missing final newlines, duplicates, long lines,
 //! NUL-terminated records) under seeded random option sets (ordering flags, keys, -t, -s, -u, -r,
@@ -42,7 +43,9 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 // ------------------------------------------------------------------------------------------------
 // Random helpers
 
-struct Gen(Rng);
+/// The random source, and whether words are UTF-8 text for a locale's collation (accents, case,
+/// punctuation, digits, other scripts) rather than mostly ASCII bytes.
+struct Gen(Rng, bool);
 
 impl Gen {
     fn below(&mut self, n: usize) -> usize {
@@ -193,6 +196,10 @@ fn number(g: &mut Gen) -> String {
 }
 
 fn month(g: &mut Gen) -> String {
+    if g.1 && g.pct(30) {
+        // Names of the locales' months, with their non-ASCII letters.
+        return g.pick(&["mär", "Mär", "MÄR", "März", "mai", "Mai", "okt", "Okt", "dez", "DEZ", "maj", "jan", "jun"]).to_string();
+    }
     let m = *g.pick(&MONTHS);
     let s = match g.below(10) {
         0 => format!("{}{}", m, g.pick(&["uary", "ch", "tember", "x", "."])),
@@ -221,7 +228,27 @@ fn version(g: &mut Gen) -> String {
     s
 }
 
+/// A word of UTF-8 text as people write it, with now and then a byte that is not UTF-8.
+fn text_word(g: &mut Gen) -> Vec<u8> {
+    const PIECES: &[&str] = &[
+        "a", "b", "e", "o", "s", "z", "A", "E", "O", "Z", "é", "É", "è", "ê", "ë", "ö", "Ö", "å", "Å", "ä", "Ä", "ß", "ss", "æ",
+        "ø", "ñ", "ç", "œ", "ı", "İ", "-", "'", ".", "_", ",", " ", "1", "2", "0", "9", "\u{301}", "α", "Ω", "я", "中", "½", "\u{a0}",
+    ];
+    let mut v = Vec::new();
+    for _ in 0..g.range(0, 7) {
+        if g.pct(2) {
+            v.push(*g.pick(&[0x80u8, 0xc3, 0xff, 0xe2, 1, 0x7f]));
+        } else {
+            v.extend_from_slice(g.pick(PIECES).as_bytes());
+        }
+    }
+    v
+}
+
 fn word(g: &mut Gen) -> Vec<u8> {
+    if g.1 && g.pct(70) {
+        return text_word(g);
+    }
     const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789aeAE-_.!@#~";
     let n = g.range(0, 8);
     let mut v = Vec::with_capacity(n);
@@ -547,6 +574,8 @@ fn order_args(g: &mut Gen, sep: Sep) -> Vec<String> {
 struct Case {
     seed: u64,
     kind: &'static str,
+    /// The locale both programs run in (`LC_ALL`).
+    locale: &'static str,
     /// Files created in the run directory before the command.
     files: Vec<(String, Vec<u8>)>,
     stdin: Option<Vec<u8>>,
@@ -589,8 +618,8 @@ fn tuning_args(g: &mut Gen, a: &mut Vec<String>) {
     }
 }
 
-fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
-    let mut g = Gen(Rng::new(seed));
+fn gen_case(seed: u64, gnu: &GnuSort, locale: &'static str) -> Case {
+    let mut g = Gen(Rng::new(seed), locale != "C");
     let kind = match g.below(100) {
         0..=39 => "sort",
         40..=49 => "multi",
@@ -604,8 +633,17 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
         90..=97 => "error",
         _ => "long",
     };
-    let mut c =
-        Case { seed, kind, files: Vec::new(), stdin: None, args: Vec::new(), compare_files: Vec::new(), random: None, shrink: Vec::new() };
+    let mut c = Case {
+        seed,
+        kind,
+        locale,
+        files: Vec::new(),
+        stdin: None,
+        args: Vec::new(),
+        compare_files: Vec::new(),
+        random: None,
+        shrink: Vec::new(),
+    };
     match kind {
         "sort" | "multi" | "zero" | "long" | "spill" => {
             let zero = kind == "zero" || g.pct(3);
@@ -646,7 +684,8 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
             if zero {
                 c.args.push(if g.pct(50) { "-z".into() } else { "--zero-terminated".into() });
             }
-            if g.pct(6) {
+            // GNU says --debug's words in the locale's language, xsort in English.
+            if g.pct(6) && matches!(locale, "C" | "en_US.UTF-8") {
                 c.args.push("--debug".into());
             }
             if zero && g.pct(10) {
@@ -689,7 +728,7 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
                 // -m wants sorted inputs.
                 let order = c.args.clone();
                 for f in &mut c.files {
-                    f.1 = gnu.sort_bytes(&order, &f.1);
+                    f.1 = gnu.sort_bytes(&order, &f.1, locale);
                 }
             }
             if g.pct(20) {
@@ -717,7 +756,7 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
                 a.push("-u".into());
             }
             if g.pct(55) {
-                data = gnu.sort_bytes(&a, &data);
+                data = gnu.sort_bytes(&a, &data, locale);
                 if g.pct(15) && data.len() > 2 {
                     // Nearly sorted: swap two adjacent lines.
                     let lines: Vec<&[u8]> = data.split_inclusive(|&b| b == b'\n').collect();
@@ -761,7 +800,7 @@ fn gen_case(seed: u64, gnu: &GnuSort) -> Case {
                 s.sep = spec.sep;
                 s.profile = spec.profile;
                 s.lines = s.lines.min(300);
-                let mut data = gnu.sort_bytes(&presort, &file_bytes(&mut g, &s));
+                let mut data = gnu.sort_bytes(&presort, &file_bytes(&mut g, &s), locale);
                 if g.pct(15) && data.last() == Some(&b'\n') {
                     data.pop();
                 }
@@ -1050,11 +1089,11 @@ struct GnuSort {
 }
 
 impl GnuSort {
-    /// `data` sorted by GNU sort with `args` (ordering options).
-    fn sort_bytes(&self, args: &[String], data: &[u8]) -> Vec<u8> {
+    /// `data` sorted by GNU sort with `args` (ordering options) in `locale`.
+    fn sort_bytes(&self, args: &[String], data: &[u8], locale: &str) -> Vec<u8> {
         let p = self.scratch.join("presort");
         std::fs::write(&p, data).unwrap();
-        let out = Command::new("sort").env("LC_ALL", "C").args(args).arg(&p).output().expect("run GNU sort");
+        let out = Command::new("sort").env("LC_ALL", locale).args(args).arg(&p).output().expect("run GNU sort");
         if out.status.success() {
             out.stdout
         } else {
@@ -1084,7 +1123,7 @@ fn run_in(prog: &Path, case: &Case, dir: &Path) -> RunResult {
     let mut cmd = Command::new(prog);
     cmd.args(&case.args)
         .current_dir(dir)
-        .env("LC_ALL", "C")
+        .env("LC_ALL", case.locale)
         .env("TMPDIR", dir.join("tmp"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -1340,7 +1379,11 @@ impl Runner {
         let dir = self.work.join("library");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let mut sort = match xsort_core::Sort::lines().gnu_args(&options) {
+        let locale = match xsort_core::Locale::named(case.locale) {
+            Ok(l) => l,
+            Err(e) => return Some(format!("the library refused the locale: {e}")),
+        };
+        let mut sort = match xsort_core::Sort::lines().locale(locale).gnu_args(&options) {
             Ok(s) => s.temp_dir(&dir).memory(64 << 20).output_path(dir.join("out")),
             Err(e) => return Some(format!("the library refused {options:?}: {e}")),
         };
@@ -1473,8 +1516,8 @@ fn reproduction(case: &Case) -> String {
         Some(d) => format!("# stdin: {} bytes (long)\n", d.len()),
         None => "</dev/null ".into(),
     };
-    s += &format!("{stdin}LC_ALL=C sort {}; echo $?\n", args.join(" "));
-    s += &format!("{stdin}xsort {}; echo $?", args.join(" "));
+    s += &format!("{stdin}LC_ALL={} sort {}; echo $?\n", case.locale, args.join(" "));
+    s += &format!("{stdin}LC_ALL={} xsort {}; echo $?", case.locale, args.join(" "));
     s
 }
 
@@ -1487,7 +1530,31 @@ fn case_seed(base: u64, i: usize) -> u64 {
 
 #[test]
 fn xsort_matches_gnu_sort() {
-    if !xsort_testkit::gnu_sort() {
+    differential("C", DEFAULT_CASES);
+}
+
+/// Cases per run in each UTF-8 locale by default: the cases of the C locale's run mostly check
+/// what does not depend on the locale.
+const LOCALE_CASES: usize = 150;
+
+#[test]
+fn xsort_matches_gnu_sort_in_en_us() {
+    differential("en_US.UTF-8", LOCALE_CASES);
+}
+
+#[test]
+fn xsort_matches_gnu_sort_in_de_de() {
+    differential("de_DE.UTF-8", LOCALE_CASES);
+}
+
+#[test]
+fn xsort_matches_gnu_sort_in_sv_se() {
+    differential("sv_SE.UTF-8", LOCALE_CASES);
+}
+
+/// Runs the random cases (see the module documentation) with both programs in `locale`.
+fn differential(locale: &'static str, default_cases: usize) {
+    if !xsort_testkit::gnu_sort() || (locale != "C" && !xsort_testkit::locales(&[locale])) {
         return;
     }
     let fixture = crate::common::Fixture::new();
@@ -1496,7 +1563,7 @@ fn xsort_matches_gnu_sort() {
         PathBuf::from(String::from_utf8(Command::new("sh").arg("-c").arg("command -v sort").output().unwrap().stdout).unwrap().trim());
     let runner = Runner { xsort: PathBuf::from(bin()), gnu: gnu_path, work: work.clone(), library_cases: Default::default() };
     let gnu = GnuSort { scratch: fixture.mkdir("scratch") };
-    let n = env_num("XSORT_GNU_DIFF_CASES").map_or(DEFAULT_CASES, |n| n as usize);
+    let n = env_num("XSORT_GNU_DIFF_CASES").map_or(default_cases, |n| n as usize);
     let base = env_num("XSORT_GNU_DIFF_SEED").unwrap_or(DEFAULT_SEED);
     let max_min = env_num("XSORT_GNU_DIFF_MINIMIZE").map_or(40, |n| n as usize);
     let seeds: Vec<u64> = match env_num("XSORT_GNU_DIFF_ONLY") {
@@ -1508,7 +1575,7 @@ fn xsort_matches_gnu_sort() {
     let mut kinds: HashMap<&str, (usize, Duration)> = HashMap::new();
     for &seed in &seeds {
         let t = Instant::now();
-        let case = gen_case(seed, &gnu);
+        let case = gen_case(seed, &gnu, locale);
         let verdict = runner.evaluate(&case);
         let e = kinds.entry(case.kind).or_default();
         e.0 += 1;
@@ -1522,7 +1589,7 @@ fn xsort_matches_gnu_sort() {
     kinds.sort();
     let library = runner.library_cases.get();
     eprintln!(
-        "gnu_diff: {} cases {:?} ({library} also through the library) in {:.1?}: {} mismatches",
+        "gnu_diff in {locale}: {} cases {:?} ({library} also through the library) in {:.1?}: {} mismatches",
         seeds.len(),
         kinds,
         start.elapsed(),
