@@ -9,7 +9,9 @@
 #   tools), python3 with its venv module
 #   (scripts/check-msrv.sh, the Python package's tests);
 # - Open MPI with its headers, and libclang for the bindings the mpi crate generates (cluster mode,
-#   crates/mpi: its tests run mpirun on this one machine).
+#   crates/mpi: its tests run mpirun on this one machine);
+# - Debian's locales, and from them the UTF-8 locales en_US, de_DE and sv_SE (the locale tests sort
+#   in them beside GNU sort), generated with localedef into the system's locale archive.
 set -euo pipefail
 missing=()
 for tool in sort:coreutils setpriv:util-linux script:bsdutils mount:mount ip:iproute2 gzip:gzip zstd:zstd bzip2:bzip2 xz:xz-utils python3:python3; do
@@ -19,6 +21,11 @@ for pkg in openmpi-bin libopenmpi-dev libclang-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+command -v localedef >/dev/null 2>&1 && [ -d /usr/share/i18n/locales ] || missing+=(locales)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q && apt-get install -y -q "${missing[@]}"
 fi
+installed_locales=$(locale -a 2>/dev/null || true)
+for name in en_US de_DE sv_SE; do
+  grep -qx "$name.utf8" <<<"$installed_locales" || localedef -i "$name" -f UTF-8 "$name.UTF-8"
+done
