@@ -14,7 +14,7 @@ use pyo3::types::PyBytes;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
-use xsort_core::{CsvDialect, OutputCompression, Sort, SortError, SortStats, Sorting};
+use xsort_core::{CsvDialect, Locale, OutputCompression, Sort, SortError, SortStats, Sorting};
 
 /// Bytes pulled at a time (rounded down to whole records).
 const PULL_BYTES: usize = 4 << 20;
@@ -37,6 +37,8 @@ struct Options {
     header: usize,
     /// Lines are JSON values.
     jsonl: bool,
+    /// The locale lines order in: None the C locale (bytes), "" the environment's, else a name.
+    locale: Option<String>,
 }
 
 impl Options {
@@ -59,6 +61,11 @@ impl Options {
         }
         if self.jsonl {
             sort = sort.jsonl();
+        }
+        match self.locale.as_deref() {
+            None => {}
+            Some("") => sort = sort.locale(Locale::from_env(|var| std::env::var(var).ok())?),
+            Some(name) => sort = sort.locale(Locale::named(name)?),
         }
         if let Some(args) = self.args {
             sort = sort.gnu_args(args)?;
@@ -85,7 +92,7 @@ impl Options {
 
 /// Sorts `inputs` into `output`; returns the statistics as JSON (the `--stats-json` content).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true, csv=None, header=0, jsonl=false))]
+#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true, csv=None, header=0, jsonl=false, locale=None))]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments
 pub(crate) fn sort_file(
     py: Python<'_>,
@@ -103,8 +110,9 @@ pub(crate) fn sort_file(
     csv: Option<String>,
     header: usize,
     jsonl: bool,
+    locale: Option<String>,
 ) -> PyResult<String> {
-    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads, csv, header, jsonl };
+    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads, csv, header, jsonl, locale };
     let mut sort = options.sort().map_err(|e| crate::py_error(py, e))?;
     if let Some(c) = compress {
         let compression = OutputCompression::parse(&c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?;
@@ -177,7 +185,7 @@ impl Drop for Session {
 #[pymethods]
 impl Session {
     #[new]
-    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None, csv=None, header=0, jsonl=false))]
+    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None, csv=None, header=0, jsonl=false, locale=None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
@@ -192,8 +200,9 @@ impl Session {
         csv: Option<String>,
         header: usize,
         jsonl: bool,
+        locale: Option<String>,
     ) -> PyResult<Session> {
-        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads, csv, header, jsonl };
+        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads, csv, header, jsonl, locale };
         let sort = options.sort().map(|s| match expected_bytes {
             Some(bytes) => s.expected_input_bytes(bytes),
             None => s,

@@ -353,3 +353,29 @@ def test_sort_file_reads_and_writes_compressed_files(tmp_path):
         xsort.sort_file(tmp_path / "cut.gz", tmp_path / "y")
     assert err.value.path.endswith("cut.gz") and err.value.offset is not None
     assert not (tmp_path / "y").exists()
+
+
+def test_lines_order_in_a_locale_as_gnu_sort_orders_them(tmp_path, monkeypatch):
+    # The locale comes from scripts/prerequisites.sh; a machine without it cannot run this test.
+    listed = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
+    assert "en_US.utf8" in listed, "needs the en_US.UTF-8 locale (scripts/prerequisites.sh generates it)"
+    words = ["b", "B", "a", "A", "é", "e", "École", "ecole", "f", "-x", " x", "1,000.5 kg", "999 kg", "Ärger"]
+    text = "".join(w + "\n" for w in words * 50)
+    (tmp_path / "in").write_text(text)
+    env = dict(os.environ, LC_ALL="en_US.UTF-8")
+    for args in ([], ["-f", "-u"], ["-n", "-s"]):
+        gnu = subprocess.run(["sort", *args, tmp_path / "in"], capture_output=True, env=env, check=True).stdout
+        xsort.sort_file(tmp_path / "in", tmp_path / "out", args=args, locale="en_US.UTF-8")
+        assert (tmp_path / "out").read_bytes() == gnu, args
+        with xsort.Sorter(args=args, locale="en_US.UTF-8") as sorter:
+            sorter.release(text.encode())
+            sorter.finish()
+            assert b"".join(sorter) == gnu, args
+    # None (the default) orders bytes; "" follows the environment.
+    monkeypatch.setenv("LC_ALL", "en_US.UTF-8")
+    xsort.sort_file(tmp_path / "in", tmp_path / "out")
+    assert (tmp_path / "out").read_bytes() == b"".join(sorted(line.encode() + b"\n" for line in words * 50))
+    xsort.sort_file(tmp_path / "in", tmp_path / "out", locale="")
+    assert (tmp_path / "out").read_bytes() == gnu
+    with pytest.raises(xsort.UsageError, match="not installed"):
+        xsort.sort_file(tmp_path / "in", tmp_path / "out", locale="xx_XX.UTF-8")

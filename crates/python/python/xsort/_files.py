@@ -59,6 +59,13 @@ def _csv(csv) -> Optional[str]:
     raise TypeError(f"csv must be True, False or a separator str, not {type(csv).__name__}")
 
 
+def _locale(locale) -> Optional[str]:
+    """The locale of ``locale=``: None the C locale, "" the environment's, else its name."""
+    if locale is None or isinstance(locale, str):
+        return locale
+    raise TypeError(f"locale must be a locale's name, '' or None, not {type(locale).__name__}")
+
+
 def _header(header) -> int:
     """The records of ``header=``: True is one, False none."""
     if isinstance(header, bool):
@@ -68,14 +75,16 @@ def _header(header) -> int:
     return header
 
 
-def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False) -> Dict[str, Any]:
+def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False, locale: Optional[str] = None) -> Dict[str, Any]:
     """Sorts the files ``inputs`` (one path or a list, read in order) into the file ``output``;
     returns the statistics (the ``xsort --stats-json`` content) as a dict.
 
     Records of ``record_size`` bytes when given, sorted by ``keys``: ``--key-bytes`` strings
     (``"0:10"``, ``"8:8:i64le:r"``; the whole record without keys). Text lines otherwise,
     ordered by ``args``: GNU sort's ordering options (``["-t,", "-k2,2n"]``), as ``sort``
-    takes them under ``LC_ALL=C``. Past ``memory`` bytes (default: half the memory the process may use, within its memory cgroup)
+    takes them under ``LC_ALL=C``, or in ``locale`` when given: a locale's name
+    (``"en_US.UTF-8"``: its collation, decimal point and month names, as GNU sort orders there) or
+    ``""`` for the one the environment names (``LC_ALL``, ``LC_COLLATE``, ``LANG``). Past ``memory`` bytes (default: half the memory the process may use, within its memory cgroup)
     the sort spills sorted runs to ``temp_dirs`` (default: the system's temp directory) and
     merges them. ``sync`` makes the output durable before returning.
 
@@ -110,6 +119,7 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
         csv=_csv(csv),
         header=_header(header),
         jsonl=bool(jsonl),
+        locale=_locale(locale),
     )
     return json.loads(stats)
 
@@ -139,13 +149,13 @@ class Sorter:
     ``Sorter(record_size=100, keys=["0:10"])`` sorts records; ``Sorter(args=["-k2,2n"])`` (or
     ``Sorter()``) text lines; ``Sorter(spec="-format=size:100 -key=...")`` whatever Nsort
     statements describe; ``csv=True, header=True, keys=["price:n"]`` CSV records by a column,
-    ``jsonl=True, keys=[".user.age"]`` JSON lines (see ``sort_file``). As a context manager it closes on exit; closing (or dropping) an
+    ``jsonl=True, keys=[".user.age"]`` JSON lines, ``locale="en_US.UTF-8"`` lines in a locale's order (see ``sort_file``). As a context manager it closes on exit; closing (or dropping) an
     unfinished sorter cancels its sort and removes its temp files. Ctrl-C during ``release`` or
     a read raises KeyboardInterrupt and cancels the sort. ``expected_bytes``, the input's length
     when known, lets the sort plan its memory for that much rather than for its whole budget.
     """
 
-    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False) -> None:
+    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False, locale: Optional[str] = None) -> None:
         if spec is not None and not isinstance(spec, str):
             raise TypeError(f"spec must be a str, not {type(spec).__name__}")
         self._session = _xsort.Session(
@@ -160,6 +170,7 @@ class Sorter:
             csv=_csv(csv),
             header=_header(header),
             jsonl=bool(jsonl),
+            locale=_locale(locale),
         )
 
     @property
