@@ -42,6 +42,12 @@ pub(crate) trait Tied: Sync {
     fn compare(&self, a: u128, b: u128) -> Ordering;
     /// Asks the CPU for `e`'s record, which is read soon.
     fn prefetch(&self, e: u128);
+    /// Appends to `out` bytes of `e`'s record whose order never contradicts `level`'s (see
+    /// [`crate::framing::RecordOrder::level_transform`]); whether they are reversed, or None.
+    fn level_transform(&self, e: u128, level: usize, out: &mut Vec<u8>) -> Option<bool> {
+        let _ = (e, level, out);
+        None
+    }
 }
 
 /// Groups of tied entries at most this long are put in order by comparing their records.
@@ -105,13 +111,12 @@ fn sort_groups<T: Tied>(t: &T, entries: &mut [u128], scratch: &mut [u128], level
 /// equals the first at this level and re-keys it with the next level's prefix.
 fn refine<T: Tied>(t: &T, group: &mut [u128], work: &mut [u128], level: usize) {
     let location = |e: u128| e & t.location_mask();
-    let by_record = |a: &u128, b: &u128| t.compare(*a, *b).then(location(*a).cmp(&location(*b)));
     let big = group.len() >= PAR_MIN;
     if t.stop().load(Atomic::Relaxed) {
         return;
     }
     if group.len() <= COMPARE_MAX {
-        group.sort_unstable_by(by_record);
+        sort_by_record(t, group, level);
         return;
     }
     let next = level + 1;
@@ -124,16 +129,19 @@ fn refine<T: Tied>(t: &T, group: &mut [u128], work: &mut [u128], level: usize) {
     }
     let common = group[0] & !t.location_mask();
     let visit_all = |part: &mut [u128]| {
-        // Every entry is visited (it is re-keyed), so no short-circuiting `all`.
+        // Every entry is visited (it is re-keyed) unless this is the last level, but the matcher
+        // (which may be costly: a locale's collation) only until one record differs.
         let mut equal = true;
         for i in 0..part.len() {
             if let Some(&ahead) = part.get(i + PREFETCH_AHEAD) {
                 t.prefetch(ahead);
             }
             let e = part[i];
-            equal &= matcher.as_ref().is_none_or(|m| m(e));
+            equal = equal && matcher.as_ref().is_none_or(|m| m(e));
             if !last {
                 part[i] = t.level_prefix(e, next) | location(e);
+            } else if !equal {
+                break;
             }
         }
         equal
@@ -143,11 +151,7 @@ fn refine<T: Tied>(t: &T, group: &mut [u128], work: &mut [u128], level: usize) {
         if !last {
             group.iter_mut().for_each(|e| *e = common | location(*e));
         }
-        if big {
-            group.par_sort_unstable_by(by_record);
-        } else {
-            group.sort_unstable_by(by_record);
-        }
+        sort_by_record(t, group, level);
         return;
     }
     if last {
@@ -162,6 +166,47 @@ fn refine<T: Tied>(t: &T, group: &mut [u128], work: &mut [u128], level: usize) {
         group.sort_unstable();
     }
     sort_groups(t, group, work, next);
+}
+
+/// Groups of ties at least this long are ordered by the level's transform, where it has one.
+const TRANSFORM_MIN: usize = 4;
+
+/// Puts a group of entries, equal at the levels before `level`, in order by their records (ties in
+/// input order). Where `level` has a transform ([`Tied::level_transform`]), each record's is made
+/// once and the group is sorted by the transforms, comparing records only where they are equal.
+fn sort_by_record<T: Tied>(t: &T, group: &mut [u128], level: usize) {
+    let location = |e: u128| e & t.location_mask();
+    let by_record = |a: &u128, b: &u128| t.compare(*a, *b).then(location(*a).cmp(&location(*b)));
+    if group.len() >= TRANSFORM_MIN {
+        let (mut bytes, mut keyed) = (Vec::new(), Vec::with_capacity(group.len()));
+        let mut reversed = None;
+        for &e in group.iter() {
+            let start = bytes.len();
+            reversed = t.level_transform(e, level, &mut bytes);
+            if reversed.is_none() {
+                break;
+            }
+            keyed.push((start, bytes.len(), e));
+        }
+        if let Some(reversed) = reversed {
+            let by_transform = |a: &(usize, usize, u128), b: &(usize, usize, u128)| {
+                let o = bytes[a.0..a.1].cmp(&bytes[b.0..b.1]);
+                if reversed { o.reverse() } else { o }.then_with(|| by_record(&a.2, &b.2))
+            };
+            if group.len() >= PAR_MIN {
+                keyed.par_sort_unstable_by(by_transform);
+            } else {
+                keyed.sort_unstable_by(by_transform);
+            }
+            group.iter_mut().zip(&keyed).for_each(|(e, k)| *e = k.2);
+            return;
+        }
+    }
+    if group.len() >= PAR_MIN {
+        group.par_sort_unstable_by(by_record);
+    } else {
+        group.sort_unstable_by(by_record);
+    }
 }
 
 /// The `groups` (ascending, disjoint index ranges) of `entries`, each with the same range of

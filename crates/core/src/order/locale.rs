@@ -331,26 +331,37 @@ impl Locale {
         });
     }
 
-    /// The first 12 bytes of the primary weights of `s`'s first NUL-separated part (after
-    /// `-d`/`-i`/`-f` when given), zero-padded, big-endian in the top 96 bits: a smaller prefix
-    /// means a key that collates first, and keys that collate equal have equal prefixes.
+    /// The first 12 bytes of [`Self::primary_weights`] of `s`, zero-padded, big-endian in the top
+    /// 96 bits: a smaller prefix means a key that collates first, and keys that collate equal have
+    /// equal prefixes.
+    pub(crate) fn xfrm_prefix(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128 {
+        PRIMARY.with(|cell| {
+            let mut out = cell.borrow_mut();
+            out.clear();
+            self.primary_weights(ignore, fold, s, &mut out);
+            super::prefix::bytes(&out)
+        })
+    }
+
+    /// Appends the primary collation weights of `s`'s first NUL-separated part (after `-d`/`-i`/`-f`
+    /// when given) to `out`: their byte order never contradicts the collation (keys with smaller
+    /// weights collate first; keys that collate equal have equal weights). Nothing in the C locale.
     ///
     /// glibc's `strxfrm` writes the weights of each level in turn, separated by byte 1. Only the
     /// first level is kept: glibc's `strcoll` and `strxfrm` can disagree on later levels (a string
     /// that starts with a combining accent), never on the first, which `strcoll` compares first.
-    pub(crate) fn xfrm_prefix(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128 {
-        let Some(inner) = &self.inner else { return 0 };
+    pub(crate) fn primary_weights(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], out: &mut Vec<u8>) {
+        let Some(inner) = &self.inner else { return };
         XFRM.with(|cell| {
-            let mut bufs = cell.borrow_mut();
-            let (src, out) = &mut *bufs;
-            super::transform_into(ignore, fold, s, src);
-            let first = memchr::memchr(0, src).unwrap_or(src.len());
+            let mut src = cell.borrow_mut();
+            super::transform_into(ignore, fold, s, &mut src);
+            let first = memchr::memchr(0, &src).unwrap_or(src.len());
             src.truncate(first);
             src.push(0);
-            out.clear();
-            xfrm_append(src, inner.handle.0, out);
-            let primary = memchr::memchr(1, out).unwrap_or(out.len());
-            super::prefix::bytes(&out[..primary])
+            let start = out.len();
+            xfrm_append(&src, inner.handle.0, out);
+            let primary = memchr::memchr(1, &out[start..]).map_or(out.len(), |n| start + n);
+            out.truncate(primary);
         })
     }
 }
@@ -358,8 +369,10 @@ impl Locale {
 thread_local! {
     /// NUL-terminated copies of the two keys a comparison collates.
     static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-    /// The source and transform of a prefix.
-    static XFRM: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// The key a transform is made of, NUL-terminated.
+    static XFRM: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The primary weights a prefix is taken from.
+    static PRIMARY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `s` with a NUL after it, into `buf`.
@@ -390,7 +403,9 @@ fn strcoll_parts(mut a: &[u8], mut b: &[u8], loc: libc::locale_t) -> Ordering {
 /// Appends `strxfrm` of the NUL-terminated `part` (no NUL inside) to `out`.
 fn xfrm_append(part: &[u8], loc: libc::locale_t, out: &mut Vec<u8>) {
     let start = out.len();
-    let mut room = 3 * part.len() + 16;
+    // glibc writes about 8 bytes a character (four levels of weights): room for that at once
+    // spares most strings a second call.
+    let mut room = 10 * part.len() + 32;
     loop {
         out.resize(start + room, 0);
         // SAFETY: `part` is NUL-terminated and `out` has `room` writable bytes after `start`.

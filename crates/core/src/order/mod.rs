@@ -537,6 +537,26 @@ impl LineOrder {
         Some((&line[b..e], key.flags.reverse))
     }
 
+    /// For a level that compares text in a collating locale: appends the primary collation
+    /// weights of the line's key at that level to `out` (their byte order never contradicts the
+    /// collation's) and returns whether the level is reversed. None for other levels.
+    pub fn level_transform(&self, line: &[u8], level: usize, out: &mut Vec<u8>) -> Option<bool> {
+        if !self.locale.collates() {
+            return None;
+        }
+        match self.keys.get(level) {
+            Some(key) if key.kind == Kind::Text && key.json.is_none() => {
+                self.locale.primary_weights(key.ignore, key.fold, &self.key_text(key, line), out);
+                Some(key.flags.reverse)
+            }
+            Some(_) => None,
+            None => {
+                self.locale.primary_weights(None, false, line, out);
+                Some(self.reverse)
+            }
+        }
+    }
+
     /// Whether two lines are equal at one comparison level.
     #[inline]
     pub fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {

@@ -339,6 +339,10 @@ impl<O: RecordOrder> Tied for LineTies<'_, O> {
     fn prefetch(&self, e: u128) {
         self.chunk.prefetch(e);
     }
+
+    fn level_transform(&self, e: u128, level: usize, out: &mut Vec<u8>) -> Option<bool> {
+        self.order.level_transform(self.chunk.line(e), level, out)
+    }
 }
 
 /// Lays out the output of the sorted `entries` in `locs` (same length): the line's offset in the
@@ -569,6 +573,39 @@ mod tests {
             let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
             let chunk = Chunk { data: &data, splitter: Splitter::lines(b'\n') };
             prop_assert_eq!(sort_whole(&order, chunk, unique, Method::Radix, 1 << 20), order_reference(&order, &lines, unique));
+        }
+    }
+
+    /// In a collating locale, tie groups are ordered by their primary weights and then by the
+    /// collation: the sort equals the stable sort by the order's comparison, for whole lines, a
+    /// reversed key, a folded key and unique lines, in big groups and small.
+    #[test]
+    fn sorts_in_a_collating_locale_match_the_order() {
+        if !xsort_testkit::locales(&["sv_SE.UTF-8"]) {
+            return;
+        }
+        const PIECES: [&str; 14] = ["a", "A", "å", "Å", "ä", "e", "é", "É", "z", "-", " ", "\u{301}", "x", "ß"];
+        let mut x = 11u64;
+        let lines: Vec<Vec<u8>> = (0..30_000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let n = 1 + (x >> 61) as usize;
+                (0..n).flat_map(|k| PIECES[(x >> (8 + 4 * k)) as usize % PIECES.len()].bytes()).collect()
+            })
+            .collect();
+        let locale = crate::order::Locale::named("sv_SE.UTF-8").unwrap();
+        for args in [&[][..], &["-r"], &["-k1,1fr", "-s"], &["-u"], &["-d", "-u"]] {
+            let order = match crate::Sort::lines().locale(locale.clone()).gnu_args(args).unwrap().order().unwrap() {
+                crate::Order::Lines(order, _) => order,
+                crate::Order::Records(..) => unreachable!("lines"),
+            };
+            let unique = args.contains(&"-u");
+            for lines in [&lines[..], &lines[..40]] {
+                let data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+                let chunk = Chunk { data: &data, splitter: Splitter::lines(b'\n') };
+                let sorted = sort_whole(&order, chunk, unique, Method::Radix, 1 << 24);
+                assert!(sorted == order_reference(&order, lines, unique), "{args:?}");
+            }
         }
     }
 

@@ -412,4 +412,9 @@ impl RecordOrder for crate::order::LineOrder {
     fn level_matcher<'a>(&'a self, first: &'a [u8], level: usize) -> crate::framing::Matcher<'a> {
         crate::order::LineOrder::level_matcher(self, first, level)
     }
+
+    #[inline]
+    fn level_transform(&self, rec: &[u8], level: usize, out: &mut Vec<u8>) -> Option<bool> {
+        crate::order::LineOrder::level_transform(self, rec, level, out)
+    }
 }
