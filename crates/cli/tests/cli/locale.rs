@@ -74,7 +74,9 @@ fn bytes_when_asked_or_when_the_locale_is_missing() {
     let mut lines: Vec<&[u8]> = WORDS.split_inclusive(|&b| b == b'\n').collect();
     lines.sort();
     let expect = lines.concat();
-    for vars in [&[("LANG", "en_US.UTF-8"), ("LC_ALL", "C")][..], &[("LANG", "POSIX")], &[("LC_ALL", "C.UTF-8")], &[("LANG", "xx_XX.UTF-8")], &[]] {
+    for vars in
+        [&[("LANG", "en_US.UTF-8"), ("LC_ALL", "C")][..], &[("LANG", "POSIX")], &[("LC_ALL", "C.UTF-8")], &[("LANG", "xx_XX.UTF-8")], &[]]
+    {
         assert_eq!(sorted(&f, vars, &[], WORDS), expect, "{vars:?}");
     }
     assert_eq!(sorted(&f, &[("LANG", "en_US.UTF-8")], &["--locale-order=bytes"], WORDS), expect);

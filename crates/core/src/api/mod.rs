@@ -351,9 +351,7 @@ impl Sort {
     pub fn locale(mut self, locale: Locale) -> Sort {
         match &mut self.format {
             Format::Lines { order, .. } => order.locale = locale,
-            Format::Records { .. } => {
-                self.refused = Some("a locale orders text lines; records compare bytes and typed numbers".into())
-            }
+            Format::Records { .. } => self.refused = Some("a locale orders text lines; records compare bytes and typed numbers".into()),
         }
         self
     }

@@ -126,9 +126,8 @@ impl Locale {
     /// The locale `name` for every category, as `LC_ALL=name` gives it. A name that is not an
     /// installed locale is an error.
     pub fn named(name: &str) -> Result<Locale, SortError> {
-        Locale::build(&|_| name.to_owned())?.ok_or_else(|| {
-            SortError::BadOption(format!("locale '{name}' is not installed here ('locale -a' lists those that are)"))
-        })
+        Locale::build(&|_| name.to_owned())?
+            .ok_or_else(|| SortError::BadOption(format!("locale '{name}' is not installed here ('locale -a' lists those that are)")))
     }
 
     /// The locale the environment asks for, each category from the first of `LC_ALL`, its own
@@ -139,10 +138,7 @@ impl Locale {
     /// 8-bit one) is an error.
     pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Locale, SortError> {
         let pick = |category: &str| {
-            ["LC_ALL", category, "LANG"]
-                .into_iter()
-                .find_map(|var| env(var).filter(|v| !v.is_empty()))
-                .unwrap_or_else(|| "C".to_owned())
+            ["LC_ALL", category, "LANG"].into_iter().find_map(|var| env(var).filter(|v| !v.is_empty())).unwrap_or_else(|| "C".to_owned())
         };
         Ok(Locale::build(&pick)?.unwrap_or(Locale { inner: None, failed: true }))
     }
@@ -580,7 +576,10 @@ mod tests {
         if !xsort_testkit::locales(&xsort_testkit::TEST_LOCALES) {
             return;
         }
-        const PIECES: [&str; 22] = ["a", "A", "e", "é", "É", "f", "z", "å", "ä", "ö", "-", " ", "1", "\0", "\u{301}", "\u{ff}", "ß", "ss", "Æ", "\u{3b1}", "\u{4e2d}", "\u{308}"];
+        const PIECES: [&str; 22] = [
+            "a", "A", "e", "é", "É", "f", "z", "å", "ä", "ö", "-", " ", "1", "\0", "\u{301}", "\u{ff}", "ß", "ss", "Æ", "\u{3b1}",
+            "\u{4e2d}", "\u{308}",
+        ];
         let mut rng = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |n: usize| {
             rng ^= rng << 13;

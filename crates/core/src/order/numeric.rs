@@ -348,5 +348,4 @@ mod tests {
         assert_eq!(human_numcompare(b"1m", b"1M", true, C), Equal);
         assert_eq!(human_numcompare(b"1.K", b"1K", false, C), Equal);
     }
-
 }
