@@ -158,10 +158,10 @@ impl Engine {
     /// The sort of an opened format, from the destination to the statistics.
     fn drive<F: FormatSort>(&self, mut format: F, t0: f64, cpu0: ((f64, f64), u64)) -> Result<SortStats> {
         let cfg = &self.cfg;
-        // The temp directories are checked even by a sort that will fit in memory (GNU sort notices
-        // only when it spills), so that a command that works on small inputs does not fail later on
-        // big ones.
-        let temp = TempSpace::new(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
+        // As in GNU sort, the temp directories matter only to a sort that spills: one is made in
+        // them when needed, and fails then. An input known to spill has them checked before it is
+        // read.
+        let temp = TempSpace::unchecked(cfg.temp_dirs.clone(), cfg.temp_io.direct)?;
         // Every writer of the sort (runs, merges, the output) takes its buffers from one pool and
         // gives them back, so that each one's are the last one's, faulted in once.
         let buffers = Arc::new(BufferPool::default());
@@ -177,6 +177,9 @@ impl Engine {
             plan = MemoryPlan::new(budget, input.plan_record_size, None, input.files, cfg.output_io)?;
         }
         let plan = plan.with_max_fan_in(cfg.max_fan_in);
+        if input.known_len.is_some() && !plan.one_pass {
+            temp.check()?;
+        }
         self.counters.input_total.store(input.known_len.unwrap_or(0), Ordering::Relaxed);
         let sampler = Sampler::start(self.counters.clone());
         let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone(), buffers);

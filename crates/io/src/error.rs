@@ -35,8 +35,8 @@ pub enum IoError {
     /// The `--stats-json` file cannot be opened or written.
     #[error("{path}: cannot write statistics: {}", os_text(.cause))]
     Statistics { path: PathBuf, cause: std::io::Error },
-    /// A temp directory is missing, not a directory, or not writable.
-    #[error("{path}: unusable temporary directory: {reason}")]
+    /// A temp directory is missing, not a directory, or not writable (GNU sort's words).
+    #[error("cannot create temporary file in '{}': {reason}", path.display())]
     TempDir { path: PathBuf, reason: String },
     /// Memory for a buffer could not be obtained.
     #[error("cannot allocate {bytes} bytes of buffer memory: {}", os_text(.cause))]

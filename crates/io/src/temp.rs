@@ -27,13 +27,23 @@ pub struct TempSpace {
 impl TempSpace {
     /// Checks that every directory exists, is a directory and is writable; creates nothing.
     pub fn new(dirs: Vec<PathBuf>, direct: bool) -> Result<Self> {
+        let space = TempSpace::unchecked(dirs, direct)?;
+        space.check()?;
+        Ok(space)
+    }
+
+    /// The directories, checked only when a file is made in one (as GNU sort, which looks at them
+    /// only when it spills); at least one must be given.
+    pub fn unchecked(dirs: Vec<PathBuf>, direct: bool) -> Result<Self> {
         if dirs.is_empty() {
             return Err(IoError::TempDir { path: PathBuf::from("(none)"), reason: "no temporary directory given".into() });
         }
-        for d in &dirs {
-            check_dir(d)?;
-        }
         Ok(TempSpace { dirs, direct, next_dir: AtomicUsize::new(0), naming: Naming::Unnamed })
+    }
+
+    /// Checks that every directory exists, is a directory and is writable.
+    pub fn check(&self) -> Result<()> {
+        self.dirs.iter().try_for_each(|d| check_dir(d))
     }
 
     /// The directories.
@@ -134,7 +144,7 @@ mod tests {
     #[test]
     fn rejects_missing_and_non_dirs() {
         let e = TempSpace::new(vec!["/nonexistent-xsort".into()], false).unwrap_err();
-        assert!(e.to_string().contains("/nonexistent-xsort: unusable temporary directory"), "{e}");
+        assert!(e.to_string().contains("cannot create temporary file in '/nonexistent-xsort'"), "{e}");
         let f = tempfile::NamedTempFile::new().unwrap();
         let e = TempSpace::new(vec![f.path().into()], false).unwrap_err();
         assert!(e.to_string().contains("not a directory"), "{e}");

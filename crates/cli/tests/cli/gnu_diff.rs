@@ -950,9 +950,6 @@ const KNOWN_ERROR_ARGS: &[&[&str]] = &[
     // size_t ("-k 1.18446744073709551616") makes GNU's key start before the line (pointer
     // wrap-around): printf 'b\na\n' | sort -k 1.18446744073709551616 gives "b a", xsort "a b".
     &["-k", "1.18446744073709551616", "f0"],
-    // KNOWN (on purpose): xsort refuses an unusable -T before reading, whether or not the sort
-    // would spill; GNU sort only notices when it creates a temp file, so it sorts a small f0.
-    &["-T", "nosuch", "f0"],
 ];
 
 /// Temporarily avoids classes of known mismatches so the rest of the suite stays useful.
