@@ -191,14 +191,17 @@ pub fn memory_size(s: &str) -> Result<MemorySize> {
 pub fn batch_size(s: &str) -> Result<usize> {
     let Ok(n) = s.parse::<u128>() else { bail!("invalid --batch-size argument '{s}'") };
     if n < 2 {
-        bail!("invalid --batch-size argument '{s}'\nminimum --batch-size argument is '2'");
+        bail!("invalid --batch-size argument '{s}'\n{}: minimum --batch-size argument is '2'", crate::exit::program());
     }
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes into the struct we pass.
     let max =
         if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 { (lim.rlim_cur as u128).saturating_sub(3) } else { u128::MAX };
     if n > max {
-        bail!("--batch-size argument '{s}' too large\nmaximum --batch-size argument with current rlimit is {max}");
+        bail!(
+            "--batch-size argument '{s}' too large\n{}: maximum --batch-size argument with current rlimit is {max}",
+            crate::exit::program()
+        );
     }
     Ok(n as usize)
 }
@@ -226,7 +229,11 @@ pub fn operands(args: &Args) -> Result<Vec<PathBuf>> {
         return Ok(args.inputs.clone());
     };
     if let Some(first) = args.inputs.first() {
-        bail!("extra operand '{}'\nfile operands cannot be combined with --files0-from", first.display());
+        bail!(
+            "extra operand '{}'\nfile operands cannot be combined with --files0-from\nTry '{} --help' for more information.",
+            first.display(),
+            crate::exit::program()
+        );
     }
     let text = if list.as_os_str() == "-" {
         xsort_io::stdio::stdin_input()?;
@@ -234,7 +241,7 @@ pub fn operands(args: &Args) -> Result<Vec<PathBuf>> {
         std::io::stdin().read_to_end(&mut b).context("-: read failed")?;
         b
     } else {
-        std::fs::read(list).map_err(|e| anyhow!("cannot open '{}' for reading: {}", list.display(), xsort_io::error::os_text(&e)))?
+        std::fs::read(list).map_err(|e| anyhow!("open failed: {}: {}", list.display(), xsort_io::error::os_text(&e)))?
     };
     let names: Vec<&[u8]> = text.split(|&b| b == 0).collect();
     let names = if names.last().is_some_and(|n| n.is_empty()) { &names[..names.len() - 1] } else { &names[..] };

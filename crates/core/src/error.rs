@@ -10,7 +10,7 @@ pub enum SortError {
     /// An input file is malformed (for example its length is not a multiple of the record size).
     /// `offset` is the byte of the input where the problem starts, when one place is to blame
     /// (where a partial last record starts); the message names the file and the problem.
-    #[error("{path}: {problem}")]
+    #[error("{}", bad_input_text(path, problem))]
     BadInput { path: PathBuf, offset: Option<u64>, problem: String },
     /// An option or setting that cannot work, worded as GNU sort or Nsort word it (a key beyond
     /// the record, a zero record size, incompatible ordering options, an unreadable
@@ -74,3 +74,15 @@ impl From<xsort_io::IoError> for SortError {
 
 /// Result alias of the core.
 pub type Result<T, E = SortError> = std::result::Result<T, E>;
+
+/// The start of [`SortError::BadInput`]'s problem for an input that cannot be opened.
+pub(crate) const UNREADABLE: &str = "cannot read: ";
+
+/// [`SortError::BadInput`]'s message: "FILE: PROBLEM", or as GNU sort words an input it cannot
+/// open, "cannot read: FILE: REASON".
+fn bad_input_text(path: &std::path::Path, problem: &str) -> String {
+    match problem.strip_prefix(UNREADABLE) {
+        Some(reason) => format!("{UNREADABLE}{}: {reason}", path.display()),
+        None => format!("{}: {problem}", path.display()),
+    }
+}

@@ -213,7 +213,7 @@ fn open_source(input: &Input, r: usize, direct: bool, decompress: bool, first: b
 fn cannot_read(e: xsort_io::IoError) -> SortError {
     match e {
         xsort_io::IoError::Open { path, cause } if cause.raw_os_error() == Some(libc::EISDIR) => bad(&path, "is a directory".into()),
-        xsort_io::IoError::Open { path, cause } => bad(&path, format!("cannot read: {}", os_text(&cause))),
+        xsort_io::IoError::Open { path, cause } => bad(&path, format!("{}{}", crate::error::UNREADABLE, os_text(&cause))),
         other => other.into(),
     }
 }

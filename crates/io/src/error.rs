@@ -16,8 +16,8 @@ pub enum IoError {
     /// An input's compressed data is corrupt or truncated (see [`crate::codec::Corrupt`]).
     #[error("{path}: {corrupt}")]
     Corrupt { path: PathBuf, corrupt: crate::codec::Corrupt },
-    /// The output's new file could not be created in the target's directory.
-    #[error("{path}: cannot create a file in directory '{dir}': {}", os_text(.cause))]
+    /// The output's new file could not be created in the target's directory (GNU sort's words).
+    #[error("open failed: {}: {}", path.display(), os_text(.cause))]
     CreateIn { path: PathBuf, dir: PathBuf, cause: std::io::Error },
     /// A write failed for a reason other than a full disk.
     #[error("{path}: write error: {}", os_text(.cause))]

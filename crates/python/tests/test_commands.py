@@ -36,4 +36,4 @@ def test_gensort_xsort_valsort_round_trip(tmp_path):
 def test_xsort_errors_exit_2_with_one_line(tmp_path):
     done = run(sys.executable, "-m", "xsort", str(tmp_path / "missing"))
     assert done.returncode == 2
-    assert done.stderr.strip() == f"xsort: {tmp_path / 'missing'}: cannot read: No such file or directory"
+    assert done.stderr.strip() == f"xsort: cannot read: {tmp_path / 'missing'}: No such file or directory"

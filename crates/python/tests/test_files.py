@@ -68,8 +68,9 @@ def test_sort_file_lines_with_gnu_options(rng, tmp_path):
 
 def test_sort_file_errors_are_the_cli_messages(tmp_path):
     (tmp_path / "in").write_bytes(b"x" * 150)
+    (tmp_path / "big").write_bytes(b"x" * (1 << 20))
     cases = [
-        (dict(inputs=tmp_path / "missing", output=tmp_path / "o"), xsort.InputError, f"{tmp_path / 'missing'}: cannot read: No such file or directory"),
+        (dict(inputs=tmp_path / "missing", output=tmp_path / "o"), xsort.InputError, f"cannot read: {tmp_path / 'missing'}: No such file or directory"),
         (dict(inputs=tmp_path, output=tmp_path / "o"), xsort.InputError, f"{tmp_path}: read failed: Is a directory"),  # the core's words, as the CLI's
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=100), xsort.InputError, "is not a multiple of the record size 100"),
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=10, keys=["0:20"]), xsort.UsageError, "key 0:20 reaches beyond the 10-byte record"),
@@ -78,7 +79,8 @@ def test_sort_file_errors_are_the_cli_messages(tmp_path):
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", keys=["0:4"]), xsort.UsageError, "field number is zero"),  # lines: KEYDEFs
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", keys=["price:n"]), xsort.UsageError, "invalid count at start of 'price:n'"),  # a name needs a header
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", csv="ab"), xsort.UsageError, "csv takes True or a one-byte separator"),
-        (dict(inputs=tmp_path / "in", output=tmp_path / "o", temp_dirs=[tmp_path / "nowhere"], memory=256 << 10, record_size=10), xsort.SortOSError, "nowhere"),
+        # A temp directory matters to a sort that spills (as in GNU sort).
+        (dict(inputs=tmp_path / "big", output=tmp_path / "o", temp_dirs=[tmp_path / "nowhere"], memory=256 << 10, record_size=10), xsort.SortOSError, "cannot create temporary file in"),
         (dict(inputs=[], output=tmp_path / "o"), xsort.UsageError, "no input files"),
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", record_size=0), ValueError, "record_size must be positive"),
         (dict(inputs=tmp_path / "in", output=tmp_path / "o", keys=[3], record_size=10), TypeError, "keys must be a str or a list of str"),

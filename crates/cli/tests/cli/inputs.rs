@@ -180,18 +180,18 @@ fn an_input_that_cannot_be_opened_is_reported_before_its_size() {
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
     // Records: 2 bytes are not a multiple of 100, but the file cannot be read in the first place.
     let msg = fail(as_nobody(&fx).args(["--record-size=100", "f"]));
-    assert_eq!(msg, "xsort: f: cannot read: Permission denied");
+    assert_eq!(msg, "xsort: cannot read: f: Permission denied");
     let msg = fail(as_nobody(&fx).args(["--record-size=1", "f"]));
-    assert_eq!(msg, "xsort: f: cannot read: Permission denied");
+    assert_eq!(msg, "xsort: cannot read: f: Permission denied");
     // Lines.
     let msg = fail(as_nobody(&fx).arg("f"));
-    assert_eq!(msg, "xsort: f: cannot read: Permission denied");
+    assert_eq!(msg, "xsort: cannot read: f: Permission denied");
     // A directory nobody may not enter: the same, for the file inside it.
     let d = fx.mkdir("closed");
     std::fs::write(d.join("g"), b"xyz").unwrap();
     std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
     let msg = fail(as_nobody(&fx).args(["--record-size=2", "closed/g"]));
-    assert_eq!(msg, "xsort: closed/g: cannot read: Permission denied");
+    assert_eq!(msg, "xsort: cannot read: closed/g: Permission denied");
     fx.assert_clean();
 }
 

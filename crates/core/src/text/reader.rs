@@ -542,7 +542,7 @@ fn grow(buf: &mut AlignedBuf, _keep: usize, at_least: usize) -> Result<()> {
 }
 
 fn cannot_read(path: &Path, e: &std::io::Error) -> SortError {
-    SortError::BadInput { path: path.to_owned(), offset: None, problem: format!("cannot read: {}", os_text(e)) }
+    SortError::BadInput { path: path.to_owned(), offset: None, problem: format!("{}{}", crate::error::UNREADABLE, os_text(e)) }
 }
 
 /// An input that cannot be opened, in GNU's words for a directory.
@@ -703,6 +703,6 @@ mod tests {
     #[test]
     fn missing_input_is_named() {
         let e = LineReader::new(&[Input::Path("/nonexistent/x".into())], lines_of(0), Arc::default()).err().unwrap();
-        assert_eq!(e.to_string(), "/nonexistent/x: cannot read: No such file or directory");
+        assert_eq!(e.to_string(), "cannot read: /nonexistent/x: No such file or directory");
     }
 }
