@@ -68,7 +68,7 @@ def test_sort_file_lines_with_gnu_options(rng, tmp_path):
 
 def test_sort_file_errors_are_the_cli_messages(tmp_path):
     (tmp_path / "in").write_bytes(b"x" * 150)
-    (tmp_path / "big").write_bytes(b"x" * (1 << 20))
+    (tmp_path / "big").write_bytes(b"x" * 1_000_000)
     cases = [
         (dict(inputs=tmp_path / "missing", output=tmp_path / "o"), xsort.InputError, f"cannot read: {tmp_path / 'missing'}: No such file or directory"),
         (dict(inputs=tmp_path, output=tmp_path / "o"), xsort.InputError, f"{tmp_path}: read failed: Is a directory"),  # the core's words, as the CLI's
