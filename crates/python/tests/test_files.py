@@ -98,7 +98,7 @@ def test_sort_file_errors_are_the_cli_messages(tmp_path):
             assert (e.value.path, e.value.offset) == (str(tmp_path / "in"), 100)
         assert "\n" not in str(e.value) and "os error" not in str(e.value)
         assert not (tmp_path / "o").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "in"]
 
 
 def test_failed_sort_leaves_an_existing_output_as_it_was(tmp_path):
