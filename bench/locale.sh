@@ -12,7 +12,7 @@
 #   gnu        `LC_ALL=NAME sort --parallel=CORES -S 50% -o OUT IN`   (target: xsort at least 8x faster)
 #   floor      bench/c/collate_floor.c on CORES threads: strxfrm of every line once, and strcoll of
 #              each line of the sorted output with the next: what the C library's collation costs
-#              any sort that orders exactly as strcoll does, before any sorting
+#              a sort that summarizes each line once and confirms the order, before any sorting
 #   bytes      for context, xsort in the C locale: `LC_ALL=C xsort -o OUT IN`
 #   gnu-bytes  for context, GNU sort in the C locale
 # xsort's output must equal GNU's byte for byte in both locales. --xsort PATH times that binary
@@ -103,7 +103,7 @@ fi
 if num "$xfrm" && num "$coll" && num "$x" && num "$xb"; then
   floor=$(python3 -c "print(f'{$xfrm + $coll + $xb:.3f}')")
   echo "- floor: the collation's share ($xfrm s + $coll s) plus xsort's sort of the same lines by bytes ($xb s) = $floor s; xsort / floor: $(ratio "$x" "$floor")x"
-  if num "$g"; then echo "- GNU sort / floor: $(ratio "$g" "$floor")x (the most any exact sort could beat GNU sort by here)"; fi
+  if num "$g"; then echo "- GNU sort / floor: $(ratio "$g" "$floor")x (the most a sort paying that floor could beat GNU sort by here)"; fi
 fi
 echo "- load average after the timed runs: $load_after"
 if [[ ${#failed[@]} -gt 0 ]]; then

@@ -1,8 +1,8 @@
-/* The least any sort that orders lines exactly as strcoll does must spend in the C library's
- * collation, measured beside bench/locale.sh's sorts: every line transformed once by strxfrm (what
- * an order-preserving summary of each line costs) and, over the sorted output, each line compared
- * once with the next by strcoll (what confirming that order costs, the fewest comparisons any
- * exact sort makes). Both passes run on THREADS threads, each over its share of the lines, in the
+/* What the C library's collation costs a sort that summarizes each line once and confirms the
+ * order, measured beside bench/locale.sh's sorts: every line transformed once by strxfrm (one
+ * order-preserving summary a line, as xsort's prefixes are) and, over the sorted output, each line
+ * compared once with the next by strcoll (the fewest comparisons that confirm an order; a sort
+ * that compares only with strcoll, as GNU's does, makes about log2(lines) times more). Both passes run on THREADS threads, each over its share of the lines, in the
  * locale the environment names (LC_ALL).
  *
  *   collate_floor THREADS INPUT SORTED

@@ -279,6 +279,7 @@ pub fn line_only_option(args: &Args) -> Option<&'static str> {
         (args.csv || args.tsv || args.csv_separator.is_some(), "--csv"),
         (args.jsonl, "--jsonl"),
         (args.header.is_some(), "--header"),
+        (args.locale_order.is_some(), "--locale-order"),
     ];
     used.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }

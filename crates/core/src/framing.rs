@@ -156,11 +156,12 @@ pub trait RecordOrder: Sync {
         Box::new(move |rec| self.level_equal(first, rec, level))
     }
 
-    /// Appends to `out` bytes of `rec` whose byte order never contradicts `level`'s order (records
-    /// with smaller bytes are smaller there, or equal), and returns whether the level reverses
-    /// them; None (the default) when the level has no such transform worth its cost. Records with
-    /// equal bytes may still differ at the level. Lets a sorter order a group of ties by one
-    /// transform per record instead of many costly comparisons (a locale's collation).
+    /// Appends to `out` bytes of `rec` that order it at `level`: records with smaller bytes are
+    /// smaller there (larger when the returned bool says the level is reversed), and records equal
+    /// there have equal bytes; records with equal bytes may still differ at the level. None (the
+    /// default) when the level has no such transform worth its cost, or not for this record. Lets
+    /// a sorter order a group of ties by one transform per record instead of many costly
+    /// comparisons (a locale's collation).
     fn level_transform(&self, rec: &[u8], level: usize, out: &mut Vec<u8>) -> Option<bool> {
         let _ = (rec, level, out);
         None

@@ -171,28 +171,23 @@ fn refine<T: Tied>(t: &T, group: &mut [u128], work: &mut [u128], level: usize) {
 /// Groups of ties at least this long are ordered by the level's transform, where it has one.
 const TRANSFORM_MIN: usize = 4;
 
+/// The most bytes of transforms one group of ties holds (beside the budget): a bigger group is
+/// ordered by comparing records.
+const TRANSFORM_BYTES: usize = 8 << 20;
+
 /// Puts a group of entries, equal at the levels before `level`, in order by their records (ties in
 /// input order). Where `level` has a transform ([`Tied::level_transform`]), each record's is made
 /// once and the group is sorted by the transforms, comparing records only where they are equal.
 fn sort_by_record<T: Tied>(t: &T, group: &mut [u128], level: usize) {
     let location = |e: u128| e & t.location_mask();
     let by_record = |a: &u128, b: &u128| t.compare(*a, *b).then(location(*a).cmp(&location(*b)));
-    if group.len() >= TRANSFORM_MIN {
-        let (mut bytes, mut keyed) = (Vec::new(), Vec::with_capacity(group.len()));
-        let mut reversed = None;
-        for &e in group.iter() {
-            let start = bytes.len();
-            reversed = t.level_transform(e, level, &mut bytes);
-            if reversed.is_none() {
-                break;
-            }
-            keyed.push((start, bytes.len(), e));
-        }
-        if let Some(reversed) = reversed {
+    if group.len() >= TRANSFORM_MIN && group.len() * 24 < TRANSFORM_BYTES {
+        if let Some((keyed, bytes, reversed)) = transforms(t, group, level) {
             let by_transform = |a: &(usize, usize, u128), b: &(usize, usize, u128)| {
                 let o = bytes[a.0..a.1].cmp(&bytes[b.0..b.1]);
                 if reversed { o.reverse() } else { o }.then_with(|| by_record(&a.2, &b.2))
             };
+            let mut keyed = keyed;
             if group.len() >= PAR_MIN {
                 keyed.par_sort_unstable_by(by_transform);
             } else {
@@ -207,6 +202,26 @@ fn sort_by_record<T: Tied>(t: &T, group: &mut [u128], level: usize) {
     } else {
         group.sort_unstable_by(by_record);
     }
+}
+
+/// Each entry of `group` with its record's transform at `level` (a range of the returned bytes),
+/// and whether the level is reversed; None when the level has none for some record, or when the
+/// transforms outgrow [`TRANSFORM_BYTES`].
+type Keyed = (Vec<(usize, usize, u128)>, Vec<u8>, bool);
+fn transforms<T: Tied>(t: &T, group: &[u128], level: usize) -> Option<Keyed> {
+    let mut bytes = Vec::new();
+    let reversed = t.level_transform(group[0], level, &mut bytes)?;
+    let mut keyed = Vec::with_capacity(group.len());
+    keyed.push((0, bytes.len(), group[0]));
+    for &e in &group[1..] {
+        let start = bytes.len();
+        t.level_transform(e, level, &mut bytes)?;
+        if bytes.len() + keyed.capacity() * 24 > TRANSFORM_BYTES {
+            return None;
+        }
+        keyed.push((start, bytes.len(), e));
+    }
+    Some((keyed, bytes, reversed))
 }
 
 /// The `groups` (ascending, disjoint index ranges) of `entries`, each with the same range of

@@ -64,7 +64,7 @@ impl Options {
         }
         match self.locale.as_deref() {
             None => {}
-            Some("") => sort = sort.locale(Locale::from_env(|var| std::env::var(var).ok())?),
+            Some("") => sort = sort.locale(Locale::from_env(|var| std::env::var_os(var).map(|v| v.to_string_lossy().into_owned()))?),
             Some(name) => sort = sort.locale(Locale::named(name)?),
         }
         if let Some(args) = self.args {

@@ -255,7 +255,7 @@ impl Sort {
     }
 
     /// Orders lines by GNU sort's ordering options, given as `sort` takes them on its command line
-    /// (in the C locale): keys (`-k2,2n`, `--key=1.3,1.5`), the field separator (`-t,`), the
+    /// (in the sort's [`Locale`], the C locale unless [`Sort::locale`] says otherwise): keys (`-k2,2n`, `--key=1.3,1.5`), the field separator (`-t,`), the
     /// global ordering letters `-b -d -f -g -h -i -M -n -R -r -V` (also grouped, as `-nr`, and in
     /// their long forms), `-s`, `-u`, `-z`, `-m` (merge inputs already sorted) and
     /// `--random-source=FILE`. Other options have builder methods of their own and are refused

@@ -6,14 +6,16 @@
 //! so sorts in different locales can run side by side in one process. Where `LC_COLLATE` names a
 //! real locale, text compares as GNU's `xmemcoll0` does: `strcoll` on NUL-terminated copies, one
 //! NUL-separated part after another. So that only ties reach `strcoll`, [`Locale::xfrm_prefix`]
-//! gives the first bytes of `strxfrm`'s transform, whose byte order is `strcoll`'s order.
+//! gives the first bytes of the primary weights of `strxfrm`'s transform, whose byte order never
+//! contradicts `strcoll`'s (the whole transforms sometimes do: see [`Locale::primary_weights`]).
 //!
 //! `C`, `POSIX` and `C.<codeset>` (whose collation is code point order, the same as UTF-8's byte
 //! order) collate as bytes, and xsort compares them as bytes.
 //!
-//! Only locales whose single bytes classify as the C locale's do are taken: every UTF-8 locale.
-//! GNU reads `-b -d -f -i` and field blanks from single-byte tables; in a UTF-8 locale those are
-//! the C locale's, which xsort's tables are. An 8-bit locale (`de_DE.ISO-8859-1`) is refused.
+//! Only locales whose single bytes classify as the C locale's do are taken, as in UTF-8 locales:
+//! GNU reads `-b -d -f -i -M` and field blanks from single-byte tables, which in a UTF-8 locale are
+//! the C locale's, xsort's. An 8-bit locale (`de_DE.ISO-8859-1`) is refused; a UTF-8 locale whose
+//! upper case of a single byte differs (tr_TR's 'i') is taken, but not for `-f` or `-M`.
 
 use std::cmp::Ordering;
 use std::ffi::{CStr, CString};
@@ -106,6 +108,8 @@ struct Inner {
     months: Vec<(Vec<u8>, u8)>,
     /// The character set is UTF-8.
     utf8: bool,
+    /// LC_CTYPE's name when its upper case of single bytes differs from the C locale's (tr_TR).
+    own_upper_case: Option<String>,
     handle: Handle,
 }
 
@@ -118,14 +122,12 @@ impl Locale {
     /// The C locale: bytes, '.' and English month names.
     pub const C: Locale = Locale { inner: None, failed: false };
 
-    /// The C locale (as [`Locale::C`]).
-    pub fn c() -> Locale {
-        Locale::C
-    }
-
     /// The locale `name` for every category, as `LC_ALL=name` gives it. A name that is not an
     /// installed locale is an error.
     pub fn named(name: &str) -> Result<Locale, SortError> {
+        if name.is_empty() {
+            return Err(SortError::BadOption("a locale's name is empty (Locale::from_env reads the environment's)".into()));
+        }
         Locale::build(&|_| name.to_owned())?
             .ok_or_else(|| SortError::BadOption(format!("locale '{name}' is not installed here ('locale -a' lists those that are)")))
     }
@@ -148,7 +150,7 @@ impl Locale {
     fn build(name_of: &dyn Fn(&str) -> String) -> Result<Option<Locale>, SortError> {
         let names: Vec<String> = CATEGORIES.iter().map(|(var, _)| name_of(var)).collect();
         if names.iter().all(|n| n == "C" || n == "POSIX") {
-            return Ok(Some(Locale::c()));
+            return Ok(Some(Locale::C));
         }
         let mut loc: libc::locale_t = std::ptr::null_mut();
         for ((_, mask), name) in CATEGORIES.iter().zip(&names) {
@@ -166,7 +168,7 @@ impl Locale {
             loc = next;
         }
         let handle = Handle(loc);
-        check_single_bytes(&handle, &names[0])?;
+        let own_upper_case = check_single_bytes(&handle, &names[0])?;
         let collate_name = names[3].clone();
         // SAFETY: `handle` is a live locale; nl_langinfo_l returns a NUL-terminated string.
         let codeset = unsafe { CStr::from_ptr(libc::nl_langinfo_l(libc::CODESET, handle.0)) };
@@ -176,6 +178,7 @@ impl Locale {
             numbers: numbers(&handle),
             months: months(&handle),
             utf8: codeset.to_bytes() == b"UTF-8",
+            own_upper_case: own_upper_case.then(|| names[0].clone()),
             handle,
         };
         Ok(Some(Locale { inner: Some(Arc::new(inner)), failed: false }))
@@ -185,6 +188,17 @@ impl Locale {
     /// locale (GNU's `--debug` says "failed to set locale").
     pub fn failed(&self) -> bool {
         self.failed
+    }
+
+    /// An error when the locale upper-cases single bytes unlike the C locale (tr_TR's 'i'), which
+    /// xsort's `-f` and `-M` cannot follow; `what` names the option.
+    pub(crate) fn refuse_upper_case(&self, what: &str) -> Result<(), SortError> {
+        match self.inner.as_ref().and_then(|i| i.own_upper_case.as_deref()) {
+            Some(name) => Err(SortError::BadOption(format!(
+                "{what} folds case as the locale does, and '{name}' upper-cases single bytes unlike the C locale ('i'), which xsort does not follow: use --locale-order=bytes or another locale"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Whether GNU sort calls this locale's collation "hard" (any but C and POSIX, C.UTF-8 too,
@@ -304,8 +318,8 @@ impl Locale {
     }
 
     /// The collation transform of `s` (after `-d`/`-i`/`-f` when given): `strxfrm` of each
-    /// NUL-separated part, each followed by a NUL. Keys that collate equal transform equally, and
-    /// the transforms' byte order is the collation order.
+    /// NUL-separated part, each followed by a NUL, as GNU's `-R` hashes it: keys that collate equal
+    /// transform equally (their byte order is mostly, not always, the collation's).
     pub(crate) fn xfrm_into(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], out: &mut Vec<u8>) {
         out.clear();
         let Some(inner) = &self.inner else {
@@ -331,35 +345,74 @@ impl Locale {
     /// 96 bits: a smaller prefix means a key that collates first, and keys that collate equal have
     /// equal prefixes.
     pub(crate) fn xfrm_prefix(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128 {
-        PRIMARY.with(|cell| {
-            let mut out = cell.borrow_mut();
-            out.clear();
-            self.primary_weights(ignore, fold, s, &mut out);
-            super::prefix::bytes(&out)
+        let Some(inner) = &self.inner else { return 0 };
+        XFRM.with(|cell| {
+            let mut src = cell.borrow_mut();
+            first_part(ignore, fold, s, &mut src);
+            let mut out = [0u8; PREFIX_ROOM];
+            let primary = if src.len() <= LONGEST_TRANSFORMED {
+                PRIMARY.with(|cell| {
+                    let mut all = cell.borrow_mut();
+                    all.clear();
+                    xfrm_append(&src, inner.handle.0, &mut all);
+                    let n = all.len().min(PREFIX_ROOM);
+                    out[..n].copy_from_slice(&all[..n]);
+                });
+                &out[..]
+            } else {
+                // A long key's whole transform would take ten times its length. glibc writes the
+                // weights of each collating element in order while they fit and none after the
+                // first that does not, leaving the rest of the buffer as it was (zero): a buffer
+                // far longer than one element's weights holds the transform's first bytes.
+                // SAFETY: `src` is NUL-terminated and `out` has PREFIX_ROOM writable bytes.
+                unsafe { strxfrm_l(out.as_mut_ptr().cast(), src.as_ptr().cast(), PREFIX_ROOM, inner.handle.0) };
+                &out[..]
+            };
+            let end = primary.iter().position(|&b| b <= 1).unwrap_or(primary.len());
+            super::prefix::bytes(&primary[..end])
         })
     }
 
     /// Appends the primary collation weights of `s`'s first NUL-separated part (after `-d`/`-i`/`-f`
     /// when given) to `out`: their byte order never contradicts the collation (keys with smaller
     /// weights collate first; keys that collate equal have equal weights). Nothing in the C locale.
+    /// False, with nothing appended, for a key longer than [`LONGEST_TRANSFORMED`] bytes, whose
+    /// transform would take ten times its length.
     ///
     /// glibc's `strxfrm` writes the weights of each level in turn, separated by byte 1. Only the
     /// first level is kept: glibc's `strcoll` and `strxfrm` can disagree on later levels (a string
     /// that starts with a combining accent), never on the first, which `strcoll` compares first.
-    pub(crate) fn primary_weights(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], out: &mut Vec<u8>) {
-        let Some(inner) = &self.inner else { return };
+    pub(crate) fn primary_weights(&self, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some(inner) = &self.inner else { return true };
         XFRM.with(|cell| {
             let mut src = cell.borrow_mut();
-            super::transform_into(ignore, fold, s, &mut src);
-            let first = memchr::memchr(0, &src).unwrap_or(src.len());
-            src.truncate(first);
-            src.push(0);
+            first_part(ignore, fold, s, &mut src);
+            if src.len() > LONGEST_TRANSFORMED {
+                return false;
+            }
             let start = out.len();
             xfrm_append(&src, inner.handle.0, out);
             let primary = memchr::memchr(1, &out[start..]).map_or(out.len(), |n| start + n);
             out.truncate(primary);
+            true
         })
     }
+}
+
+/// Keys longer than this many bytes get no full transform (see [`Locale::primary_weights`]).
+pub(crate) const LONGEST_TRANSFORMED: usize = 4096;
+
+/// The buffer a long key's prefix is transformed into: the 12 bytes a prefix holds, and room for
+/// the weights of any collating element that starts in them (a ligature's are a few of its
+/// letters': tens of bytes).
+const PREFIX_ROOM: usize = 4096;
+
+/// The first NUL-separated part of `s` after `-d`/`-i`/`-f`, NUL-terminated, into `src`.
+fn first_part(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], src: &mut Vec<u8>) {
+    super::transform_into(ignore, fold, s, src);
+    let first = memchr::memchr(0, src).unwrap_or(src.len());
+    src.truncate(first);
+    src.push(0);
 }
 
 thread_local! {
@@ -416,24 +469,28 @@ fn xfrm_append(part: &[u8], loc: libc::locale_t, out: &mut Vec<u8>) {
 
 /// Refuses a locale whose single bytes classify unlike the C locale's (an 8-bit locale): xsort's
 /// blank, dictionary, printable and upper-case tables are the C locale's.
-fn check_single_bytes(handle: &Handle, ctype_name: &str) -> Result<(), SortError> {
+/// Refuses a locale whose single bytes classify unlike the C locale's (an 8-bit locale): xsort's
+/// blank, dictionary and printable tables are the C locale's. Returns whether its upper case of
+/// single bytes differs (tr_TR's 'i', whose upper case is not one byte), which only `-f` and `-M`
+/// use.
+fn check_single_bytes(handle: &Handle, ctype_name: &str) -> Result<bool, SortError> {
     let loc = handle.0;
-    let differs = (0..256).any(|c: c_int| {
+    let classes_differ = (0..256).any(|c: c_int| {
         let b = c as u8;
-        // SAFETY: `loc` is a live locale and `c` is in the range the is*/toupper functions take.
-        let (blank, alnum, print, upper) =
-            unsafe { (isblank_l(c, loc) != 0, isalnum_l(c, loc) != 0, isprint_l(c, loc) != 0, toupper_l(c, loc)) };
-        blank != (b == b' ' || b == b'\t')
-            || alnum != b.is_ascii_alphanumeric()
-            || print != (0x20..=0x7e).contains(&b)
-            || upper != c_int::from(b.to_ascii_uppercase())
+        // SAFETY: `loc` is a live locale and `c` is in the range the is* functions take.
+        let (blank, alnum, print) = unsafe { (isblank_l(c, loc) != 0, isalnum_l(c, loc) != 0, isprint_l(c, loc) != 0) };
+        blank != (b == b' ' || b == b'\t') || alnum != b.is_ascii_alphanumeric() || print != (0x20..=0x7e).contains(&b)
     });
-    if differs {
+    if classes_differ {
         return Err(SortError::BadOption(format!(
-            "the locale '{ctype_name}' classifies single bytes unlike UTF-8 locales; xsort orders text in UTF-8 locales and C (set LC_ALL=C or a UTF-8 locale)"
+            "the locale '{ctype_name}' is an 8-bit locale (its single bytes are letters, blanks or printable as in no UTF-8 locale); xsort orders text in UTF-8 locales and C: set a UTF-8 locale, or --locale-order=bytes"
         )));
     }
-    Ok(())
+    Ok((0..256).any(|c: c_int| {
+        // SAFETY: `loc` is a live locale and `c` is in the range toupper takes.
+        let upper = unsafe { toupper_l(c, loc) };
+        upper != c_int::from((c as u8).to_ascii_uppercase())
+    }))
 }
 
 /// The locale's number format, as GNU sort's main() reads it from localeconv().
@@ -566,6 +623,31 @@ mod tests {
         assert_eq!(de.month_at(b"dec"), (0, 0));
         assert_eq!(en.debug_width("é\te\u{301}".as_bytes()), 3);
         assert_eq!(en.debug_width(b"a\xff\xfeb\xe2\x82"), 5);
+    }
+
+    /// A key too long for a whole transform gets its prefix from a bounded buffer: the same
+    /// prefix the whole transform gives.
+    #[test]
+    fn long_keys_get_the_prefix_of_their_whole_transform() {
+        if !xsort_testkit::locales(&xsort_testkit::TEST_LOCALES) {
+            return;
+        }
+        const PIECES: [&str; 9] = ["a", "é", "B", "ß", "\u{fb03}", "\u{301}", "-", " ", "\u{fdfa}"];
+        for name in xsort_testkit::TEST_LOCALES {
+            let loc = installed(name);
+            let handle = loc.inner.as_ref().unwrap().handle.0;
+            for seed in 0..40usize {
+                let key: Vec<u8> =
+                    (0..LONGEST_TRANSFORMED + seed).flat_map(|i| PIECES[(i * 7 + seed * i / 5) % PIECES.len()].bytes()).collect();
+                assert!(key.len() > LONGEST_TRANSFORMED);
+                assert!(!loc.primary_weights(None, false, &key, &mut Vec::new()), "too long for a whole transform");
+                let (mut src, mut whole) = (key.clone(), Vec::new());
+                src.push(0);
+                xfrm_append(&src, handle, &mut whole);
+                let primary = whole.iter().position(|&b| b <= 1).unwrap_or(whole.len());
+                assert_eq!(loc.xfrm_prefix(None, false, &key), super::super::prefix::bytes(&whole[..primary]), "{name} {seed}");
+            }
+        }
     }
 
     /// Keys that collate equal have equal prefixes and transforms, and the prefixes never

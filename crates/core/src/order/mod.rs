@@ -355,6 +355,11 @@ impl LineOrder {
             keys.push(Key::new(NONE, 0, NONE, 0, global, false));
             gkey_only = true;
         }
+        for key in keys.iter().filter(|k| k.json.is_none()) {
+            if key.flags.fold || key.flags.month {
+                cfg.locale.refuse_upper_case(if key.flags.month { "-M" } else { "-f" })?;
+            }
+        }
         for key in &keys {
             let f = &key.flags;
             let count = f.numeric as u32
@@ -538,22 +543,19 @@ impl LineOrder {
     }
 
     /// For a level that compares text in a collating locale: appends the primary collation
-    /// weights of the line's key at that level to `out` (their byte order never contradicts the
-    /// collation's) and returns whether the level is reversed. None for other levels.
+    /// weights of the line's key at that level to `out` (keys with smaller weights are smaller
+    /// there, keys equal there have equal weights) and returns whether the level is reversed. None
+    /// for other levels, and for a key too long to transform.
     pub fn level_transform(&self, line: &[u8], level: usize, out: &mut Vec<u8>) -> Option<bool> {
         if !self.locale.collates() {
             return None;
         }
         match self.keys.get(level) {
             Some(key) if key.kind == Kind::Text && key.json.is_none() => {
-                self.locale.primary_weights(key.ignore, key.fold, &self.key_text(key, line), out);
-                Some(key.flags.reverse)
+                self.locale.primary_weights(key.ignore, key.fold, &self.key_text(key, line), out).then_some(key.flags.reverse)
             }
             Some(_) => None,
-            None => {
-                self.locale.primary_weights(None, false, line, out);
-                Some(self.reverse)
-            }
+            None => self.locale.primary_weights(None, false, line, out).then_some(self.reverse),
         }
     }
 

@@ -84,7 +84,8 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
     ordered by ``args``: GNU sort's ordering options (``["-t,", "-k2,2n"]``), as ``sort``
     takes them under ``LC_ALL=C``, or in ``locale`` when given: a locale's name
     (``"en_US.UTF-8"``: its collation, decimal point and month names, as GNU sort orders there) or
-    ``""`` for the one the environment names (``LC_ALL``, ``LC_COLLATE``, ``LANG``). Past ``memory`` bytes (default: half the memory the process may use, within its memory cgroup)
+    ``""`` for the one the environment names, as GNU sort reads it (``LC_ALL``, ``LC_COLLATE``
+    and the other categories' variables, ``LANG``). Past ``memory`` bytes (default: half the memory the process may use, within its memory cgroup)
     the sort spills sorted runs to ``temp_dirs`` (default: the system's temp directory) and
     merges them. ``sync`` makes the output durable before returning.
 
