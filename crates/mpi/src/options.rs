@@ -21,7 +21,8 @@ written in place).
 
 Records:  --record-size N   --key-bytes OFFSET:LENGTH[:TYPE][:r] (repeatable)   --spec STATEMENTS
 Lines:    GNU sort's ordering options: -b -d -f -g -h -i -M -n -R -r -V -k KEYDEF -t SEP -s -u -z
-          --sort=WORD --random-source=FILE (and their long forms)
+          --sort=WORD --random-source=FILE (and their long forms), in byte order (as LC_ALL=C):
+          unlike xsort, xsort-mpi does not follow the environment's locale
 Each rank: -S, --memory SIZE (default: half the available memory)   -T, --temporary-directory DIR
           --parallel N (threads)
 Output:   -o, --output FILE   --sync   --stats   --stats-json FILE (written by rank 0)
