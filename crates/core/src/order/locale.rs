@@ -281,11 +281,8 @@ impl Locale {
     /// GNU's xmemcoll0 on two keys, with keycompare's rule for empty ones: an empty key sorts
     /// first; equal bytes are equal; else `strcoll`, one NUL-separated part after another.
     pub(crate) fn collate(&self, a: &[u8], b: &[u8]) -> Ordering {
-        if a.is_empty() || b.is_empty() {
-            return (!a.is_empty()).cmp(&!b.is_empty());
-        }
-        if a == b {
-            return Ordering::Equal;
+        if let Some(o) = decided_without_strcoll(a, b) {
+            return o;
         }
         let Some(inner) = &self.inner else { return a.cmp(b) };
         SCRATCH.with(|cell| {
@@ -304,11 +301,8 @@ impl Locale {
             let (ta, tb) = &mut *bufs;
             super::transform_into(ignore, fold, a, ta);
             super::transform_into(ignore, fold, b, tb);
-            if ta.is_empty() || tb.is_empty() {
-                return (!ta.is_empty()).cmp(&!tb.is_empty());
-            }
-            if ta == tb {
-                return Ordering::Equal;
+            if let Some(o) = decided_without_strcoll(ta, tb) {
+                return o;
             }
             let Some(inner) = &self.inner else { return ta.cmp(&tb) };
             ta.push(0);
@@ -349,27 +343,22 @@ impl Locale {
         XFRM.with(|cell| {
             let mut src = cell.borrow_mut();
             first_part(ignore, fold, s, &mut src);
-            let mut out = [0u8; PREFIX_ROOM];
-            let primary = if src.len() <= LONGEST_TRANSFORMED {
-                PRIMARY.with(|cell| {
+            if src.len() <= LONGEST_TRANSFORMED {
+                return PRIMARY.with(|cell| {
                     let mut all = cell.borrow_mut();
                     all.clear();
                     xfrm_append(&src, inner.handle.0, &mut all);
-                    let n = all.len().min(PREFIX_ROOM);
-                    out[..n].copy_from_slice(&all[..n]);
+                    super::prefix::bytes(primary(&all))
                 });
-                &out[..]
-            } else {
-                // A long key's whole transform would take ten times its length. glibc writes the
-                // weights of each collating element in order while they fit and none after the
-                // first that does not, leaving the rest of the buffer as it was (zero): a buffer
-                // far longer than one element's weights holds the transform's first bytes.
-                // SAFETY: `src` is NUL-terminated and `out` has PREFIX_ROOM writable bytes.
-                unsafe { strxfrm_l(out.as_mut_ptr().cast(), src.as_ptr().cast(), PREFIX_ROOM, inner.handle.0) };
-                &out[..]
-            };
-            let end = primary.iter().position(|&b| b <= 1).unwrap_or(primary.len());
-            super::prefix::bytes(&primary[..end])
+            }
+            // A long key's whole transform would take ten times its length. glibc writes the
+            // weights of each collating element in order while they fit and none after the first
+            // that does not, leaving the rest of the buffer as it was (zero): a buffer far longer
+            // than one element's weights holds the transform's first bytes.
+            let mut out = [0u8; PREFIX_ROOM];
+            // SAFETY: `src` is NUL-terminated and `out` has PREFIX_ROOM writable bytes.
+            unsafe { strxfrm_l(out.as_mut_ptr().cast(), src.as_ptr().cast(), PREFIX_ROOM, inner.handle.0) };
+            super::prefix::bytes(primary(&out))
         })
     }
 
@@ -392,8 +381,8 @@ impl Locale {
             }
             let start = out.len();
             xfrm_append(&src, inner.handle.0, out);
-            let primary = memchr::memchr(1, &out[start..]).map_or(out.len(), |n| start + n);
-            out.truncate(primary);
+            let weights = primary(&out[start..]).len();
+            out.truncate(start + weights);
             true
         })
     }
@@ -406,6 +395,21 @@ pub(crate) const LONGEST_TRANSFORMED: usize = 4096;
 /// the weights of any collating element that starts in them (a ligature's are a few of its
 /// letters': tens of bytes).
 const PREFIX_ROOM: usize = 4096;
+
+/// The first level of a (possibly cut-off) `strxfrm` transform: up to the level separator, byte
+/// 1, or the first byte a cut-off transform left unwritten (zero); weights hold neither byte.
+fn primary(transform: &[u8]) -> &[u8] {
+    &transform[..transform.iter().position(|&b| b <= 1).unwrap_or(transform.len())]
+}
+
+/// What decides a collation before `strcoll` is asked, as gnulib's memcoll0 and GNU's keycompare
+/// decide it: an empty key first, equal bytes equal.
+fn decided_without_strcoll(a: &[u8], b: &[u8]) -> Option<Ordering> {
+    if a.is_empty() || b.is_empty() {
+        return Some((!a.is_empty()).cmp(&!b.is_empty()));
+    }
+    (a == b).then_some(Ordering::Equal)
+}
 
 /// The first NUL-separated part of `s` after `-d`/`-i`/`-f`, NUL-terminated, into `src`.
 fn first_part(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], src: &mut Vec<u8>) {
