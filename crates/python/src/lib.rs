@@ -6,7 +6,9 @@
 //! prints after "xsort: ".
 
 mod arrays;
+mod arrow;
 mod files;
+mod strings;
 mod wait;
 
 use pyo3::prelude::*;
@@ -50,6 +52,9 @@ pub(crate) fn raise(py: Python<'_>, class: &str, message: String) -> PyErr {
 fn _xsort(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(arrays::sort_records, m)?)?;
     m.add_function(wrap_pyfunction!(arrays::sorted_indices, m)?)?;
+    m.add_function(wrap_pyfunction!(strings::utf8_of_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::strings_of_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(strings::string_windows, m)?)?;
     m.add_function(wrap_pyfunction!(files::sort_file, m)?)?;
     m.add_class::<files::Session>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

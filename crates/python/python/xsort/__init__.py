@@ -26,9 +26,10 @@ directories past its memory budget, and answers Ctrl-C with KeyboardInterrupt. E
 installs the ``xsort``, ``gensort`` and ``valsort`` commands (``python -m xsort --help``).
 """
 
-from xsort._arrays import argsort, sort_array
+from xsort._arrays import sort_array
 from xsort._errors import Error, InputError, InternalError, SortOSError, UsageError
 from xsort._files import Sorter, sort_file
+from xsort._frames import argsort, sort
 from xsort._xsort import __version__
 
-__all__ = ["sort_array", "argsort", "sort_file", "Sorter", "Error", "InputError", "UsageError", "SortOSError", "InternalError", "__version__"]
+__all__ = ["sort", "argsort", "sort_array", "sort_file", "Sorter", "Error", "InputError", "UsageError", "SortOSError", "InternalError", "__version__"]
