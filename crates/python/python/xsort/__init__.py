@@ -1,9 +1,15 @@
-"""xsort: a fast sort for numpy record arrays, files and streams.
+"""xsort: a fast sort for numpy record arrays, pandas and Polars DataFrames, files and streams.
 
 Arrays (1-D numpy arrays, structured or plain; stable, by the named fields only)::
 
     xsort.sort_array(arr, order=["b", "a"], descending=[True, False])  # a sorted copy
     xsort.argsort(arr, order="key")                                     # the permutation (int64)
+
+DataFrames and Series of pandas or Polars (stable, by the named columns; numbers, booleans,
+datetimes and strings; missing values where the library puts them, or where ``nulls_last`` says)::
+
+    xsort.sort(df, ["name", "score"], descending=[False, True])  # as df.sort_values / df.sort
+    df.iloc[xsort.argsort(df, "score")]                            # pandas: the same rows
 
 Files (fixed-size records by byte-range keys, or text lines by GNU sort's options)::
 
