@@ -186,7 +186,10 @@ impl Array {
 /// strings or binaries: their bytes one after another, the offsets of each one's start and of the
 /// end (native int64), and one byte per row, 1 where the row is null (its string then empty).
 #[pyfunction]
-pub(crate) fn strings_of_arrow<'py>(py: Python<'py>, capsule: Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+pub(crate) fn strings_of_arrow<'py>(
+    py: Python<'py>,
+    capsule: Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let name = c"arrow_array_stream";
     // SAFETY: a capsule of that name holds an ArrowArrayStream (the interface's contract); a
     // wrong object or name returns null with an exception set.
@@ -216,7 +219,13 @@ pub(crate) fn strings_of_arrow<'py>(py: Python<'py>, capsule: Bound<'py, PyAny>)
             let valid = array.valid(i);
             if valid {
                 // SAFETY: the layout the schema named, and `i` below the array's length.
-                let bytes = unsafe { if view { array.view_bytes(i) } else { array.offset_bytes(i, wide) } };
+                let bytes = unsafe {
+                    if view {
+                        array.view_bytes(i)
+                    } else {
+                        array.offset_bytes(i, wide)
+                    }
+                };
                 data.extend_from_slice(bytes);
             }
             offsets.push(data.len() as i64);

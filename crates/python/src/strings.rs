@@ -58,8 +58,12 @@ pub(crate) fn utf8_of_objects<'py>(py: Python<'py>, objects: Bound<'py, PyAny>) 
         // SAFETY: an object array holds pointers to live objects (never null); the array keeps them.
         let is_str = !object.is_null() && unsafe { ffi::PyUnicode_Check(object) } != 0;
         if !is_str {
-            // SAFETY: a live object (or null, answered without touching it).
-            let name = if object.is_null() { "NULL".into() } else { unsafe { Bound::from_borrowed_ptr(py, object) }.get_type().name()?.to_string() };
+            let name = if object.is_null() {
+                "NULL".into()
+            } else {
+                // SAFETY: a live object, which the array keeps.
+                unsafe { Bound::from_borrowed_ptr(py, object) }.get_type().name()?.to_string()
+            };
             return Err(PyTypeError::new_err(format!("row {row} holds a {name}, not a str")));
         }
         // SAFETY: a live str object, kept alive by the array, which outlives `texts`.
@@ -113,7 +117,7 @@ pub(crate) fn string_windows(
 ) -> PyResult<()> {
     let usage = |message: String| crate::raise(py, "UsageError", message);
     let group_size = if groups.is_some() { 8 } else { 0 };
-    if width > 254 || record_size < group_size + width + 1 + 8 || record_size % 8 != 0 {
+    if width > 254 || record_size < group_size + width + 1 + 8 || !record_size.is_multiple_of(8) {
         return Err(usage(format!("no record of {record_size} bytes holds a window of {width}")));
     }
     let read = |array: &Bound<'_, PyAny>| -> PyResult<&[u8]> {
@@ -139,7 +143,10 @@ pub(crate) fn string_windows(
     };
     let mut group_numbers = groups.map(int64s);
     for (record, row) in out.chunks_exact_mut(record_size).zip(row_numbers) {
-        let row = usize::try_from(row).ok().filter(|&r| r < strings).ok_or_else(|| usage(format!("row {row} is not one of {strings} strings")))?;
+        let row = usize::try_from(row)
+            .ok()
+            .filter(|&r| r < strings)
+            .ok_or_else(|| usage(format!("row {row} is not one of {strings} strings")))?;
         let (begin, end) = (offset_at(row), offset_at(row + 1));
         if begin > end || end > data.len() {
             return Err(usage(format!("string {row} lies outside the data ({begin}..{end} of {} bytes)", data.len())));
