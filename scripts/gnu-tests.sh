@@ -31,25 +31,36 @@ build=$work/build
 rm -rf "$build" && mkdir -p "$build/src"
 ln -s "$root/target/release/xsort" "$build/src/sort"
 ln -s "$root/scripts/gnu-tests-getlimits" "$build/src/getlimits"
+ln -s "$(type -P printf)" "$build/src/printf"
+# What configure would have found: the tests that check for threads read it here.
+echo '#define HAVE_PTHREAD_T 1' > "$build/config.h"
 if [[ $# -gt 0 ]]; then
   tests=("$@")
 else
   tests=()
   for t in "$src"/tests/misc/sort*.pl "$src"/tests/misc/sort*.sh; do tests+=("$(basename "$t")"); done
+  # The tests of every program, run here for sort alone.
+  tests+=(invalid-opt.pl help-version.sh usage_vs_getopt.sh)
 fi
+# help-version.sh checks that the program run is the one built: the version it is to print.
+version=$("$build/src/sort" --version | sed -n '1s/.* //p;q')
 pass=0 failed=() skipped=0
 for t in "${tests[@]}"; do
   dir=$work/run/${t%.*}
   rm -rf "$dir" && mkdir -p "$dir/misc"
   log=$work/run/$t.log
+  # sort-debug-keys.sh also runs printf (GNU's); the other tests run only sort.
+  programs=sort
+  [[ $t == sort-debug-keys.sh ]] && programs="sort printf"
   set +e
   case $t in
     *.pl)
-      (cd "$dir" && env PATH="$build/src:$PATH" srcdir="$src" built_programs="sort" LC_ALL=C \
+      (cd "$dir" && env PATH="$build/src:$PATH" srcdir="$src" built_programs="$programs" RUN_EXPENSIVE_TESTS=yes RUN_VERY_EXPENSIVE_TESTS=yes LC_ALL=C \
         perl -w -I"$src/tests" -MCuSkip -MCoreutils "-MCuTmpdir qw(misc/$t)" -- "$src/tests/misc/$t") > "$log" 2>&1 ;;
     *.sh)
       (cd "$dir" && env abs_top_builddir="$build" abs_top_srcdir="$src" abs_srcdir="$src/tests" srcdir="$src" \
-        built_programs="sort getlimits" PATH="$build/src:$PATH" LC_ALL=C bash "$src/tests/misc/$t") > "$log" 2>&1 ;;
+        built_programs="$programs" VERSION="$version" CONFIG_HEADER="$build/config.h" RUN_EXPENSIVE_TESTS=yes RUN_VERY_EXPENSIVE_TESTS=yes \
+        PATH="$build/src:$PATH" LC_ALL=C bash "$src/tests/misc/$t") > "$log" 2>&1 ;;
   esac
   rc=$?
   set -e

@@ -436,9 +436,11 @@ those of gzip, zstd, bzip2 or xz data is decompressed as it is read, on a thread
     #[arg(long = "help", action = ArgAction::HelpShort)]
     pub help: Option<bool>,
 
+    // Not clap's long help, which prints where it stands: `--help-all --help` prints the summary,
+    // as any option followed by `--help` does in GNU's tools (main prints the full help).
     /// Print the full help: every option, key type and statement.
-    #[arg(long = "help-all", action = ArgAction::HelpLong)]
-    pub help_all: Option<bool>,
+    #[arg(long = "help-all")]
+    pub help_all: bool,
 
     /// Print the version.
     #[arg(long = "version", action = ArgAction::Version)]

@@ -15,7 +15,7 @@ mod spec_lines;
 mod usage;
 
 use anyhow::{Context, Result};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use exit::{OK as EXIT_OK, TROUBLE as EXIT_TROUBLE};
 use settings::Job;
 use std::io::Write;
@@ -42,22 +42,12 @@ fn main() -> ExitCode {
             eprintln!("Try '{} --help' for more information.", exit::program());
             return ExitCode::from(EXIT_TROUBLE);
         }
-        Err(e) => {
-            // --help and --version
-            if let Err(closed) = xsort_io::stdio::stdout_output() {
-                eprintln!("{}: {closed}", exit::program());
-                return ExitCode::from(EXIT_TROUBLE);
-            }
-            // Written and flushed here, so that a full or broken standard output is an error as in
-            // GNU (`xsort --version > /dev/full`: "write error", exit status 2).
-            let mut out = std::io::stdout().lock();
-            if let Err(failed) = write!(out, "{}", e.render()).and_then(|()| out.flush()) {
-                eprintln!("{}: write error: {}", exit::program(), xsort_io::error::os_text(&failed));
-                return ExitCode::from(EXIT_TROUBLE);
-            }
-            return ExitCode::from(EXIT_OK);
-        }
+        // --help and --version
+        Err(e) => return print_help(&e.render().to_string()),
     };
+    if args.help_all {
+        return print_help(&args::Args::command().render_long_help().to_string());
+    }
     // A panic is a bug in xsort; it must still end as one line and exit status 2. Unwinding drops the
     // partial output (removing it) before we get here.
     // The panic's report ("panicked at FILE:LINE:COL:\nMESSAGE") goes on the one line.
@@ -75,6 +65,22 @@ fn main() -> ExitCode {
         }
         Err(_) => ExitCode::from(EXIT_TROUBLE),
     }
+}
+
+/// Prints a help or the version (options written as GNU writes them); returns the exit status.
+fn print_help(text: &str) -> ExitCode {
+    if let Err(closed) = xsort_io::stdio::stdout_output() {
+        eprintln!("{}: {closed}", exit::program());
+        return ExitCode::from(EXIT_TROUBLE);
+    }
+    // Written and flushed here, so that a full or broken standard output is an error as in GNU
+    // (`xsort --version > /dev/full`: "write error", exit status 2).
+    let mut out = std::io::stdout().lock();
+    if let Err(failed) = write!(out, "{}", usage::gnu_option_style(text)).and_then(|()| out.flush()) {
+        eprintln!("{}: write error: {}", exit::program(), xsort_io::error::os_text(&failed));
+        return ExitCode::from(EXIT_TROUBLE);
+    }
+    ExitCode::from(EXIT_OK)
 }
 
 /// Runs the invocation; returns the exit status.

@@ -126,8 +126,8 @@ impl Compressor {
 /// Descriptors this process may still open (under the soft `RLIMIT_NOFILE`), when limited and known.
 pub(crate) fn free_descriptors() -> Option<usize> {
     let limit = open_file_limit()?;
-    // (The count includes the descriptor that reads the directory, which is closed again.)
-    let open = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    // The listing includes the descriptor that reads the directory, closed again after it.
+    let open = std::fs::read_dir("/proc/self/fd").ok()?.count().saturating_sub(1);
     Some(limit.saturating_sub(open))
 }
 

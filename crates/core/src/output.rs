@@ -1,11 +1,13 @@
 //! The sort's destination (a file replaced atomically, or standard output), and the writing of a
 //! one-pass sort's output while later parts of it are still being sorted.
 
-use crate::config::{Handoff, IoSettings, Output, SortConfig};
+use crate::config::{Format, Handoff, IoSettings, Output, SortConfig};
 use crate::error::{Result, SortError};
+use crate::text::TextMode;
 use std::fs::File;
 use std::os::unix::io::FromRawFd;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use xsort_io::{AtomicOutput, BlockWriter, BufferPool, Compression, Encoder, IoCounters, Sink, WriterConfig};
 
 /// An opened destination, and the sort's pool of write buffers, which its writer takes from.
@@ -17,8 +19,12 @@ pub struct Destination {
 }
 
 enum Target {
-    /// A file written beside its target and renamed over it on commit.
-    File(AtomicOutput),
+    /// A file written beside its target and renamed over it on commit. For a merge of presorted
+    /// inputs (`-m`), whose merges hold a descriptor for each input, an unnamed new file (the usual
+    /// case) is checked when the destination opens but made only when it is first needed (its
+    /// writer, or the commit of an empty output), as GNU sort opens its output only for the last
+    /// merge: the merges before it may then use every descriptor the limit allows.
+    File { path: PathBuf, direct: bool, spare_dir: Option<PathBuf>, opened: Mutex<Option<AtomicOutput>> },
     /// Standard output.
     Stdout,
     /// A caller's writer, handed to the output's writer when it starts.
@@ -43,7 +49,11 @@ impl Destination {
             Output::Path(p) => {
                 // A compressor writes its blocks in order, of any length: no direct transfers.
                 let direct = cfg.output_io.direct && compression.is_none();
-                Target::File(AtomicOutput::create(p, direct, cfg.temp_dirs.first().map(|d| d.as_path()))?)
+                let spare_dir = cfg.temp_dirs.first().cloned();
+                let output = AtomicOutput::create(p, direct, spare_dir.as_deref())?;
+                let merges_inputs = matches!(&cfg.format, Format::Lines(l) if l.mode == TextMode::Merge);
+                let opened = Mutex::new((!(merges_inputs && output.can_recreate())).then_some(output));
+                Target::File { path: p.clone(), direct, spare_dir, opened }
             }
             Output::Writer(w) => Target::Writer(w.clone()),
         };
@@ -66,17 +76,20 @@ impl Destination {
         counters: Arc<IoCounters>,
     ) -> Result<BlockWriter> {
         let sink = match &self.target {
-            // A compressed output is a stream of compressed blocks, into whatever the target is.
-            Target::File(o) if self.compression.is_some() => {
-                Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() }
-            }
-            // Devices and FIFOs take plain sequential writes: no positions, padding or truncation.
-            Target::File(o) if !o.is_regular() => Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() },
-            Target::File(o) => {
-                if let (true, Some(n)) = (preallocate, total) {
-                    o.reserve(n)?;
+            Target::File { .. } => {
+                let mut opened = self.file_output()?;
+                let o = opened.as_mut().expect("file_output makes it");
+                if self.compression.is_some() || !o.is_regular() {
+                    // A compressed output is a stream of compressed blocks, into whatever the target
+                    // is; devices and FIFOs take plain sequential writes: no positions, padding or
+                    // truncation.
+                    Sink::Stream { out: Box::new(o.file().try_clone_file()?), name: o.target().to_owned() }
+                } else {
+                    if let (true, Some(n)) = (preallocate, total) {
+                        o.reserve(n)?;
+                    }
+                    Sink::File(o.file().clone())
                 }
-                Sink::File(o.file().clone())
             }
             Target::Stdout => {
                 // SAFETY: dup returns a new descriptor (checked) that File then owns and closes.
@@ -107,10 +120,23 @@ impl Destination {
 
     /// Puts a complete output in place (synced first when asked).
     pub fn commit(self, sync: bool) -> Result<()> {
-        match self.target {
-            Target::File(o) => Ok(o.commit(sync)?),
-            Target::Stdout | Target::Writer(_) => Ok(()),
+        if let Target::File { .. } = self.target {
+            let output = self.file_output()?.take().expect("file_output makes it");
+            output.commit(sync)?;
         }
+        Ok(())
+    }
+
+    /// The file output, made now if it was not yet (see [`Target::File`]).
+    fn file_output(&self) -> Result<std::sync::MutexGuard<'_, Option<AtomicOutput>>> {
+        let Target::File { path, direct, spare_dir, opened } = &self.target else {
+            return Err(SortError::Internal("the output is not a file".into()));
+        };
+        let mut opened = opened.lock().map_err(|_| SortError::Internal("the output's lock is poisoned".into()))?;
+        if opened.is_none() {
+            *opened = Some(AtomicOutput::create(path, *direct, spare_dir.as_deref())?);
+        }
+        Ok(opened)
     }
 }
 

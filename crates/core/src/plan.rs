@@ -26,8 +26,11 @@ use crate::limits::MemoryLimits;
 use crate::size::format_bytes;
 use xsort_io::{align_down, align_up, IO_ALIGN};
 
-/// The smallest budget xsort works with; smaller requests are raised to it.
+/// The smallest budget xsort works with; smaller requests are raised to it for the buffers, but a
+/// chunk holds no more data than was asked for (see [`MemoryPlan::chunk_data_limit`]).
 pub const MIN_BUDGET: u64 = 256 << 10;
+/// The smallest chunk of data a plan sorts at once, however small the budget asked for.
+const MIN_CHUNK_DATA: u64 = 1 << 10;
 /// The largest budget a plan takes (4 EiB, beyond any machine): with budgets below it, no size the
 /// plan derives (a few times the budget at most) can overflow 64 bits.
 pub const MAX_BUDGET: u64 = 1 << 62;
@@ -62,6 +65,10 @@ pub const MIN_MERGE_BLOCK: usize = 16 << 10;
 pub struct MemoryPlan {
     /// The budget, after raising to [`MIN_BUDGET`] (and to a few records' worth for huge records).
     pub budget: u64,
+    /// Most bytes of data (with their entries) one chunk holds: the budget asked for, even below
+    /// [`MIN_BUDGET`] (at least 1 KiB). GNU's `-S` sizes the sort buffer so: `-S 1k` spills a
+    /// 10 KB input in many runs, and its tests count on that to exercise temp files.
+    pub chunk_data_limit: u64,
     /// Capacity of the sort buffer (records plus alignment slack).
     pub chunk_capacity: usize,
     /// Entries the sort buffer can hold.
@@ -87,8 +94,9 @@ impl MemoryPlan {
     /// what was allowed.
     /// The plan is made before the sort and not changed after it: what only the sort finds out
     /// (the longest line) is given to the merge's calls.
-    pub fn new(budget: u64, record_size: usize, known_len: Option<u64>, files: usize, out: IoSettings) -> Result<Self> {
-        let budget = check_budget(budget, record_size)?;
+    pub fn new(requested: u64, record_size: usize, known_len: Option<u64>, files: usize, out: IoSettings) -> Result<Self> {
+        let budget = check_budget(requested, record_size)?;
+        let chunk_data_limit = requested.clamp(MIN_CHUNK_DATA, budget);
         let write_buffers = out.count.clamp(2, 8);
         // Small budgets get small blocks so that the pool stays a small part of the budget.
         let write_block = align_up((out.transfer_size).min((budget / 16 / write_buffers as u64) as usize).max(IO_ALIGN));
@@ -98,7 +106,8 @@ impl MemoryPlan {
         let slack = (files.clamp(1, MAX_SLACK_FILES) * crate::input::SLACK_PER_FILE) as u64;
         let for_chunk = budget.saturating_sub(pool + slack + IO_ALIGN as u64);
         let per_record = (record_size + ENTRY_BYTES_PER_RECORD) as u64;
-        let max_records = (for_chunk / per_record).max(1);
+        // A small budget asked for still takes a few records a chunk, as the raised one allows.
+        let max_records = (for_chunk.min(chunk_data_limit.max(per_record * MIN_CHUNK_RECORDS)) / per_record).max(1);
         let mut spill_buffers = 1;
         let (records, one_pass) = match known_len {
             Some(len) if len / record_size as u64 <= max_records => (len / record_size as u64, true),
@@ -113,6 +122,7 @@ impl MemoryPlan {
         let chunk_capacity = align_up(chunk_records * record_size) + slack as usize;
         Ok(MemoryPlan {
             budget,
+            chunk_data_limit,
             chunk_capacity,
             chunk_records,
             write_block,

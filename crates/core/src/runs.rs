@@ -149,31 +149,20 @@ impl TempStore {
             let run = Run::temp(file, 0, bytes, Some(compressor.clone()));
             return Ok((run, RunWriter { writer, compressing: Some((child, compressor)) }));
         }
-        let slot = self.next % self.files.len();
-        self.next += 1;
-        if self.files[slot].is_none() {
-            self.files[slot] = Some((self.space.create()?, 0));
-        }
-        let (file, end) = self.files[slot].as_mut().expect("created above");
-        let offset = *end;
-        *end += align_up(bytes as usize) as u64;
+        let (_, file, offset) = self.extent(bytes)?;
         let run = Run::temp(file.clone(), offset, bytes, None);
-        let cfg = WriterConfig {
-            start_offset: offset,
-            cut_padding: false,
-            threads: self.io.count.clamp(1, buffers),
-            ..WriterConfig::new(block, buffers)
-        };
-        let writer = BlockWriter::pooled(Sink::File(file.clone()), cfg, self.buffers.clone(), self.counters.clone())?;
+        let writer = self.extent_writer(file, offset, block, buffers)?;
         Ok((run, RunWriter { writer, compressing: None }))
     }
 
-    /// Copies a stream to a temp file of its own and returns it as a run (for merging inputs that
-    /// cannot be read at offsets, such as pipes).
+    /// Copies a stream to the end of a temp file and returns it as a run (for merging inputs that
+    /// cannot be read at offsets, such as pipes). The temp file is the one runs share, so that a
+    /// merge under a low descriptor limit holds no descriptor for the copy (GNU's `-m` reads
+    /// standard input on descriptor 0). Nothing else may be writing runs meanwhile: the copy's
+    /// extent is its length, known only at its end.
     pub fn spool(&mut self, src: &mut dyn std::io::Read, name: &std::path::Path, block: usize, buffers: usize) -> Result<Run> {
-        let file = self.space.create()?;
-        let cfg = WriterConfig { cut_padding: false, threads: self.io.count.clamp(1, buffers), ..WriterConfig::new(block, buffers) };
-        let mut writer = BlockWriter::pooled(Sink::File(file.clone()), cfg, self.buffers.clone(), self.counters.clone())?;
+        let (slot, file, offset) = self.extent(0)?;
+        let mut writer = self.extent_writer(file.clone(), offset, block, buffers)?;
         let mut sink = RecordSink::new(&mut writer);
         let mut piece = vec![0u8; block];
         loop {
@@ -186,7 +175,35 @@ impl TempStore {
         sink.flush()?;
         let bytes = sink.written();
         writer.finish()?;
-        Ok(Run::temp(file, 0, bytes, None))
+        if let Some((_, end)) = self.files[slot].as_mut() {
+            *end += align_up(bytes as usize) as u64;
+        }
+        Ok(Run::temp(file, offset, bytes, None))
+    }
+
+    /// A new extent of `bytes` at the end of the next temp file (the directories take turns; each
+    /// file is created on first use): the file's slot, the file and the extent's offset.
+    fn extent(&mut self, bytes: u64) -> Result<(usize, Arc<DirectFile>, u64)> {
+        let slot = self.next % self.files.len();
+        self.next += 1;
+        if self.files[slot].is_none() {
+            self.files[slot] = Some((self.space.create()?, 0));
+        }
+        let (file, end) = self.files[slot].as_mut().expect("created above");
+        let offset = *end;
+        *end += align_up(bytes as usize) as u64;
+        Ok((slot, file.clone(), offset))
+    }
+
+    /// A writer of an extent of `file` that starts at `offset`.
+    fn extent_writer(&self, file: Arc<DirectFile>, offset: u64, block: usize, buffers: usize) -> Result<BlockWriter> {
+        let cfg = WriterConfig {
+            start_offset: offset,
+            cut_padding: false,
+            threads: self.io.count.clamp(1, buffers),
+            ..WriterConfig::new(block, buffers)
+        };
+        Ok(BlockWriter::pooled(Sink::File(file), cfg, self.buffers.clone(), self.counters.clone())?)
     }
 
     /// Gives a consumed run's space back.

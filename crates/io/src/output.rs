@@ -202,6 +202,12 @@ impl AtomicOutput {
         &self.target
     }
 
+    /// Whether this output, dropped before anything is written, leaves no trace and can be created
+    /// again later alike: a new file without a name (`O_TMPFILE`) that replaces the target.
+    pub fn can_recreate(&self) -> bool {
+        matches!(self.state, State::Replace { name: None, .. })
+    }
+
     /// Whether the target is a regular file (false for devices and FIFOs).
     pub fn is_regular(&self) -> bool {
         !matches!(self.state, State::Special)

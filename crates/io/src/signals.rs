@@ -13,6 +13,10 @@
 //! Unnamed files (temp runs, the output where the filesystem has `O_TMPFILE`) need no registration:
 //! they have no name to remove. A name is registered in the same step that makes it, so a signal can
 //! never fall between a file's creation and its registration.
+//!
+//! SIGCHLD gets its default action back, as GNU sort gives it: a parent that left it ignored
+//! (`trap '' CHLD`) would have the kernel reap the compress programs before xsort waits for them,
+//! and every wait would fail.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -65,9 +69,14 @@ fn signal_set(signals: &[libc::c_int]) -> libc::sigset_t {
     }
 }
 
-/// Installs the cleanup thread for the signals not ignored at start (an ignored one stays ignored).
-/// Call it first thing in `main`, before any other thread exists.
+/// Installs the cleanup thread for the signals not ignored at start (an ignored one stays ignored),
+/// and restores SIGCHLD's default action. Call it first thing in `main`, before any other thread
+/// exists.
 pub fn install() -> std::io::Result<()> {
+    // SAFETY: sets a standard disposition for a valid signal, before any other thread exists.
+    if unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) } == libc::SIG_ERR {
+        return Err(std::io::Error::last_os_error());
+    }
     let signals = caught_signals();
     if signals.is_empty() {
         return Ok(());

@@ -462,6 +462,29 @@ fn a_thousand_merge_inputs_under_a_limit_of_64_descriptors() {
 }
 
 #[test]
+fn merges_need_no_more_descriptors_than_gnu_sort() {
+    // GNU's sort-continue.sh and sort-merge-fdlimit.sh: three descriptors free beside the standard
+    // ones. Standard input among the inputs (copied to the temp file runs share), and an output that
+    // is also an input, made only for the last merge.
+    let fx = Fixture::new();
+    let mut names = Vec::new();
+    for i in 1..=31 {
+        fx.write(&format!("in{i:02}"), format!("{i}\n").as_bytes());
+        names.push(format!("in{i:02}"));
+    }
+    let stdin_case = "exec 3<&- 4<&- 5<&- <stdin; ulimit -n 6";
+    fx.write("stdin", b"32\n");
+    ok(fx.cmd_under_sh(stdin_case).args(["-n", "-m", "-o", "out"]).args(&names).arg("-"));
+    let expected: String = (1..=32).map(|i| format!("{i}\n")).collect();
+    assert_eq!(std::fs::read_to_string(fx.path("out")).unwrap(), expected);
+    fx.write("out", b"6\n");
+    let held = "exec 3<&- 4<&- 5<&- 6</dev/null 7<&6 8<&6 9<&6; ulimit -n 10";
+    ok(fx.cmd_under_sh(held).args(["-n", "-m", "--batch-size=7", "-o", "out", "out", "in01", "in02", "in03", "in04", "in05", "out"]));
+    assert_eq!(std::fs::read_to_string(fx.path("out")).unwrap(), "1\n2\n3\n4\n5\n6\n6\n");
+    fx.assert_clean();
+}
+
+#[test]
 fn a_statistics_path_that_is_the_output_or_an_input_is_refused_before_sorting() {
     let fx = Fixture::new();
     let input = random_lines(1_000, 11);

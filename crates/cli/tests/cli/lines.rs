@@ -238,6 +238,25 @@ fn compress_program_stores_runs_through_it() {
 }
 
 #[test]
+fn a_tiny_budget_sorts_in_many_runs_as_gnu_sort_does() {
+    // `-S 1k` sizes the chunk as GNU's buffer (the buffers are still at least 256 KiB): a 10 KB
+    // input spills, through a compress program even when the parent ignored SIGCHLD
+    // (GNU's sort-compress.sh).
+    let fx = Fixture::new();
+    let sorted: String = (1..=2000).map(|i| format!("{i:04}\n")).collect();
+    let reversed: String = sorted.lines().rev().map(|l| format!("{l}\n")).collect();
+    fx.write("in", reversed.as_bytes());
+    let log = fx.path("calls");
+    let prog = script(&fx, "z", &format!("echo \"x$1\" >> {}\nexec cat", log.display()));
+    let args = ["-S", "1k", &format!("--compress-program={prog}"), "--stats-json", "stats.json", "-o", "out", "in"];
+    ok(fx.cmd_under_sh("trap '' CHLD").args(args));
+    assert_eq!(std::fs::read_to_string(fx.path("out")).unwrap(), sorted);
+    assert!(stats(&fx)["runs"].as_u64().unwrap() >= 10, "{}", stats(&fx));
+    assert!(std::fs::read_to_string(&log).unwrap().lines().any(|l| l == "x-d"), "the runs were not compressed");
+    fx.assert_clean();
+}
+
+#[test]
 fn compressed_runs_read_in_many_blocks_come_back_in_order() {
     // Runs of many 64 KiB blocks under a budget with room to read two ahead: a compressed run's
     // blocks come from one pipe, so they must still be read one at a time, in order.

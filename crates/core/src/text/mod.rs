@@ -274,7 +274,7 @@ impl FormatSort for LineSort<'_> {
 
     fn sort_or_spill(&mut self, plan: &MemoryPlan, store: &mut TempStore, dest: &Destination) -> Result<Sorted> {
         let pool = (plan.write_block * plan.write_buffers) as u64;
-        let limit = plan.budget.saturating_sub(pool).max(64 << 10) as usize;
+        let limit = plan.budget.saturating_sub(pool).max(64 << 10).min(plan.chunk_data_limit) as usize;
         let mut ws = Workspace::new()?;
         if let Some(sorted) = self.sort_mapped(plan, dest, limit, &mut ws)? {
             return Ok(sorted);
