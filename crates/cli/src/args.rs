@@ -12,9 +12,9 @@ FILE, or '-': standard input.";
 
 /// The closing text of `--help`: what the one-line entries above it leave out.
 const SHORT_AFTER_HELP: &str = "\
-KEYDEF is F[.C][OPTS][,F[.C][OPTS]]. Text orders as GNU sort's does in the locale (LC_ALL, LANG);
---locale-order=bytes orders bytes. SIZE: N[K|M|G|T] (bare: KiB) or N% of memory. Exit status:
-0 on success, 1 when -c/-C finds disorder, 2 on any trouble. Details: --help-all, or man xsort.";
+--locale-order=bytes orders bytes, not as the locale (LC_ALL, LANG). SIZE: N[K|M|G|T] (bare: KiB).
+--compress-temp[=LEVEL] stores temp runs zstd-compressed (by default when the temp space is short);
+--no-compress-temp never. KEYDEF: F[.C][OPTS][,F[.C][OPTS]]. Exit: 0; 1 on disorder; 2 on trouble.";
 
 const AFTER_HELP: &str = "\
 Text lines (no --record-size):
@@ -23,10 +23,10 @@ Text lines (no --record-size):
   (LC_ALL, then LC_COLLATE, LC_NUMERIC or LC_TIME, then LANG): the locale's collation (strcoll),
   its decimal point and thousands separator for -n/-h/-g, its month names for -M. A locale that
   is not installed means the C locale, as in GNU; --locale-order=bytes (or LC_ALL=C) orders bytes,
-  which is fastest. UTF-8 locales and C are taken; an 8-bit locale is refused. JSON lines ignore
-  the locale. KEYDEF is F[.C][OPTS][,F[.C][OPTS]] (fields from 1,
-  characters from 1; OPTS among bdfghiMnRrV); the obsolete +POS1 -POS2 also works. Unless -s or -u
-  is given, lines whose keys compare equal are ordered by a last-resort comparison of whole lines.
+  which is fastest. UTF-8 and 8-bit locales are taken. JSON lines ignore the locale. KEYDEF is
+  F[.C][OPTS][,F[.C][OPTS]] (fields from 1, characters from 1; OPTS among bdfghiMnRrV); the
+  obsolete +POS1 -POS2 also works. Unless -s or -u is given, lines whose keys compare equal are
+  ordered by a last-resort comparison of whole lines.
   -m merges inputs already sorted; -c/-C/--check checks one input (exit 1 on disorder); -u keeps
   the first of lines that compare equal. -R orders by a keyed hash of the keys (equal keys
   together; the same --random-source gives the same order). --debug sorts in memory and underlines
@@ -341,6 +341,33 @@ they are ordinary bytes, as for most CSV readers). A quote left open is always a
     /// Compress temp runs with PROG (PROG -d expands).
     #[arg(long = "compress-program", value_name = "PROG", action = ArgAction::Append, long_help = "Compress temp runs with PROG; decompress them with PROG -d (as GNU sort).")]
     pub compress_program: Vec<String>,
+
+    /// Store temp runs zstd-compressed (LEVEL 1-19, default 1).
+    #[arg(
+        long = "compress-temp",
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        hide_short_help = true,
+        overrides_with = "no_compress_temp",
+        long_help = "Store temp runs compressed with zstd at LEVEL (1 to 19; default 1, zstd's fastest), each run's \
+blocks compressed on several threads and decompressed as the runs are merged; the compressor's buffers and one \
+decoder per merged run come out of the memory budget. Without this option, runs are compressed (at level 1) only \
+when the input's length is known and the temp directories' free space would not hold them plainly; --stats says \
+so. Not with --compress-program; the last of --compress-temp and --no-compress-temp given wins."
+    )]
+    pub compress_temp: Option<String>,
+
+    /// Never compress temp runs, whatever the free space.
+    #[arg(
+        long = "no-compress-temp",
+        hide_short_help = true,
+        overrides_with = "compress_temp",
+        long_help = "Store temp runs plainly even when the temp directories' free space looks too small for them \
+(a sort that fills a temp directory fails, naming it)."
+    )]
+    pub no_compress_temp: bool,
 
     /// Compress the output in gzip, zstd, bzip2 or xz, or none.
     #[arg(

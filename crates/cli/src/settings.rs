@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use xsort_core::size::{parse_byte_count, parse_memory_size};
 use xsort_core::spec::{self, NsortSpec};
-use xsort_core::{KeyPart, Method, OutputCompression, Sort, SortError};
+use xsort_core::{KeyPart, Method, OutputCompression, Sort, SortError, TempCompression};
 
 /// What an invocation does.
 pub enum Job {
@@ -212,6 +212,9 @@ pub fn shared(mut sort: Sort, args: &Args, spec: &NsortSpec, dialect: Dialect) -
     if let Some(program) = compress_program(args)? {
         sort = sort.compress_program(program);
     }
+    if let Some(t) = temp_compression(args)? {
+        sort = sort.compress_temp(t);
+    }
     if let Some(c) = &args.compress {
         sort = sort.compress_output(OutputCompression::parse(c).map_err(|e| anyhow!("invalid --compress '{c}': {e}"))?);
     }
@@ -254,6 +257,16 @@ pub fn compress_program(args: &Args) -> Result<Option<String>> {
         bail!("multiple compress programs specified");
     }
     Ok(first.cloned())
+}
+
+/// `--compress-temp[=LEVEL]` and `--no-compress-temp` (None: neither, the automatic choice).
+fn temp_compression(args: &Args) -> Result<Option<TempCompression>> {
+    if args.no_compress_temp {
+        return Ok(Some(TempCompression::Plain));
+    }
+    let Some(level) = &args.compress_temp else { return Ok(None) };
+    let parsed = level.parse::<u32>().map_err(|_| anyhow!("invalid --compress-temp '{level}': a zstd level from 1 to 19 is expected"))?;
+    Ok(Some(TempCompression::zstd(parsed).map_err(|e| anyhow!("invalid --compress-temp '{level}': {e}"))?))
 }
 
 /// Adds an operand or statement path as an input (`-` is standard input).

@@ -4,7 +4,7 @@
 //! read, indexed and sorted, and how records frame and order (the internal trait `FormatSort`).
 
 use crate::compress::Compressor;
-use crate::config::{Format, SortConfig};
+use crate::config::{Format, Output, SortConfig, TempCompression};
 use crate::error::Result;
 use crate::fold::{FoldSink, Folding};
 use crate::framing::{Framing, RecordOrder};
@@ -14,6 +14,7 @@ use crate::plan::MemoryPlan;
 use crate::reading::ReadStrategy;
 use crate::runs::{RecordSink, Run, TempStore};
 use crate::stats::{minor_faults, peak_rss_bytes, phases_of, process_cpu, Sample, Sampler, SortCounters, SortStats};
+use crate::temp_codec::{SpillShape, TempCodec};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use xsort_io::{epoch, BlockWriter, BufferPool, ReadService, TempSpace};
@@ -170,13 +171,12 @@ impl Engine {
         let input = format.input_shape();
         let planned_len = input.known_len.or(cfg.expected_input_bytes);
         let budget = sort_budget(cfg, &dest, &input);
-        let mut plan = MemoryPlan::new(budget, input.plan_record_size, planned_len, input.files, cfg.output_io)?;
-        if input.known_len.is_none() && !plan.one_pass {
-            // An expected length that does not fit is only a guess: chunks take the whole budget,
-            // so that an input shorter than expected may still sort in one pass.
-            plan = MemoryPlan::new(budget, input.plan_record_size, None, input.files, cfg.output_io)?;
+        let mut plan = self.plan(budget, &input, planned_len)?;
+        let codec = self.temp_codec(&temp, &plan, &input, budget);
+        if let (Some(codec), false) = (&codec, plan.one_pass) {
+            // The encoder of the run being written comes off the budget (at most a quarter of it).
+            plan = self.plan(budget - codec.encoder_memory().min(budget / 4), &input, planned_len)?;
         }
-        let plan = plan.with_max_fan_in(cfg.max_fan_in);
         if input.known_len.is_some() && !plan.one_pass {
             temp.check()?;
         }
@@ -184,6 +184,7 @@ impl Engine {
         let sampler = Sampler::start(self.counters.clone());
         let mut store = TempStore::new(temp, cfg.temp_io, self.counters.temp_write.clone(), buffers);
         store.compress_with(cfg.compress_program.clone().map(Compressor::new));
+        store.compress_temp(codec);
         let presorted = format.presorted_runs(&mut store)?;
         // A merge of presorted inputs (`-m`) has no sort pass.
         let sort_passes = u32::from(presorted.is_none());
@@ -211,7 +212,54 @@ impl Engine {
         dest.commit(cfg.sync)?;
         let samples = sampler.finish();
         let passes = sort_passes + merge.levels;
-        Ok(self.stats(&format, t0, cpu0, &plan, (records, runs, passes), merge, samples))
+        let mut stats = self.stats(&format, t0, cpu0, &plan, (records, runs, passes), merge, samples);
+        if runs > 0 || merge.levels > 1 {
+            stats.temp_compression = store.codec().map(TempCodec::describe);
+            stats.temp_compression_reason = store.codec().map(|c| c.reason.clone());
+            stats.temp_run_bytes = store.run_bytes();
+            stats.temp_written_bytes = self.counters.temp_write.bytes();
+        }
+        Ok(stats)
+    }
+
+    /// The memory plan of a sort of `budget` bytes.
+    fn plan(&self, budget: u64, input: &InputShape, planned_len: Option<u64>) -> Result<MemoryPlan> {
+        let cfg = &self.cfg;
+        let mut plan = MemoryPlan::new(budget, input.plan_record_size, planned_len, input.files, cfg.output_io)?;
+        if input.known_len.is_none() && !plan.one_pass {
+            // An expected length that does not fit is only a guess: chunks take the whole budget,
+            // so that an input shorter than expected may still sort in one pass.
+            plan = MemoryPlan::new(budget, input.plan_record_size, None, input.files, cfg.output_io)?;
+        }
+        Ok(plan.with_max_fan_in(cfg.max_fan_in))
+    }
+
+    /// The codec of the sort's temp runs: zstd when asked, or, by default, when a sort of an input
+    /// of known length spills more than its temp directories' free space holds plainly (see
+    /// [`crate::temp_codec::choose`]); not by default beside a compress program, nor for a merge
+    /// of presorted inputs (`-m`), whose temp runs are only the batches beyond its fan-in.
+    fn temp_codec(&self, temp: &TempSpace, plan: &MemoryPlan, input: &InputShape, budget: u64) -> Option<TempCodec> {
+        let cfg = &self.cfg;
+        let (level, reason) = match cfg.temp_compression {
+            TempCompression::Plain => return None,
+            TempCompression::Zstd(level) => (level, "asked for (--compress-temp)".to_string()),
+            TempCompression::Auto => {
+                let merging = matches!(&cfg.format, Format::Lines(l) if l.mode == crate::text::TextMode::Merge);
+                if cfg.compress_program.is_some() || plan.one_pass || merging {
+                    return None;
+                }
+                let output = match &cfg.output {
+                    Output::Path(p) => Some(p.as_path()),
+                    _ => None,
+                };
+                let record_size = input.plan_record_size as u64;
+                let chunk_bytes = plan.chunk_records as u64 * record_size;
+                let shape = SpillShape { len: input.known_len?, chunk_bytes, record_size, plan, temp_io: cfg.temp_io, output };
+                let why = crate::temp_codec::choose(temp.dirs(), &temp.free_space(), &shape)?;
+                (TempCompression::DEFAULT_LEVEL, format!("automatic: {why}"))
+            }
+        };
+        Some(TempCodec::new(level, budget, cfg.threads, reason))
     }
 
     /// Merges runs level by level until at most a fan-in's worth remain, then into the output, folding
@@ -300,6 +348,10 @@ impl Engine {
             cpu_system_s: s1 - s0,
             cpu_utilization: (u1 - u0 + s1 - s0) / (elapsed.max(1e-9) * cfg.threads.max(1) as f64),
             temp_dirs: cfg.temp_dirs.iter().map(|d| d.display().to_string()).collect(),
+            temp_compression: None,
+            temp_compression_reason: None,
+            temp_run_bytes: 0,
+            temp_written_bytes: 0,
             phases,
             samples,
         }

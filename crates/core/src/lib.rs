@@ -46,10 +46,11 @@ mod runs;
 pub mod size;
 pub mod spec;
 mod stats;
+mod temp_codec;
 mod text;
 
 pub use api::{CancelHandle, GnuOrdering, Order, Sort, Sorting};
-pub use config::OutputCompression;
+pub use config::{OutputCompression, TempCompression};
 pub use csv::CsvDialect;
 pub use error::{Result, SortError};
 pub use fold::SumField;

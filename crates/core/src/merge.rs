@@ -14,10 +14,12 @@ use crate::error::{Result, SortError};
 use crate::framing::{Framing, RecordOrder, Splitter};
 use crate::plan::{MemoryPlan, MergeShape};
 use crate::runs::{RecordSink, Run, TempStore};
+use crate::temp_codec::RunDecoder;
 use crossbeam_channel::Receiver;
 use std::cmp::Ordering;
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use xsort_io::{AlignedBuf, DirectFile, ReadService};
 use xsort_kernels::prefetch::prefetch_record_l1;
 use xsort_kernels::LoserTree;
@@ -94,6 +96,8 @@ struct RunCursor {
     key: HeadKey,
     /// For a compressed run, the program decompressing it: its output is read in order.
     decompression: Option<Decompression>,
+    /// For a run of zstd frames, its decoder (read in order) and the temp directory, for errors.
+    unpacking: Option<(Arc<Mutex<RunDecoder>>, PathBuf)>,
 }
 
 impl RunCursor {
@@ -115,14 +119,21 @@ impl RunCursor {
             head_at: None,
             key: HeadKey { prefix: 0, exhausted: false },
             decompression: None,
+            unpacking: None,
         };
         if let (Some(compressor), true) = (&c.run.compressed, c.run.bytes > 0) {
             c.decompression = Some(compressor.decompress(&c.file)?);
         }
+        if let (Some(packed), true) = (&c.run.packed, c.run.bytes > 0) {
+            let name = crate::temp_codec::run_name(&c.file);
+            let decoder = packed.codec.decoder(c.file.clone(), c.run.offset, &packed.len).map_err(|e| xsort_io::IoError::read(&name, e))?;
+            c.unpacking = Some((Arc::new(Mutex::new(decoder)), name));
+        }
         if c.run.bytes > 0 {
-            // A compressed run is read from its program's pipe, whose next bytes go to whichever
-            // request a reader serves first: one request in flight at a time keeps them in order.
-            let depth = if c.decompression.is_some() { 1 } else { shape.depth.max(1) };
+            // A compressed run is read from its program's pipe or its decoder, whose next bytes go
+            // to whichever request a reader serves first: one request in flight at a time keeps
+            // them in order.
+            let depth = if c.run.is_stream() { 1 } else { shape.depth.max(1) };
             for _ in 0..depth {
                 c.request(AlignedBuf::new(block)?, svc)?;
             }
@@ -134,11 +145,12 @@ impl RunCursor {
     fn request(&mut self, buf: AlignedBuf, svc: &ReadService) -> Result<()> {
         if self.next_request < self.run.bytes {
             let rest = (self.run.bytes - self.next_request) as usize;
-            let rx = match &self.decompression {
+            let rx = match (&self.decompression, &self.unpacking) {
                 // A stream is asked for exactly what is left, never for bytes beyond the run.
-                Some(d) => svc.request_stream(d.output(), d.name(), rest.min(self.block), buf)?,
+                (Some(d), _) => svc.request_stream(d.output(), d.name(), rest.min(self.block), buf)?,
+                (None, Some((decoder, name))) => svc.request_stream(decoder.clone(), name, rest.min(self.block), buf)?,
                 // The last block of a run asks only for the run's rest (aligned), not the next extent's data.
-                None => {
+                (None, None) => {
                     svc.request(self.file.clone(), self.run.offset + self.next_request, xsort_io::align_up(rest).min(self.block), buf)?
                 }
             };
@@ -159,6 +171,9 @@ impl RunCursor {
                 d.finish(c)?;
                 return Err(SortError::Program(format!("compress program '{} -d' gave back less than was compressed", c.program())));
             }
+            if let Some((decoder, name)) = &self.unpacking {
+                return Err(self.short_packed_run(decoder, name, start));
+            }
             return Err(SortError::Internal(format!("run in {} is shorter than expected", self.file.path().display())));
         }
         let old = self.cur.replace(buf);
@@ -167,6 +182,17 @@ impl RunCursor {
             self.request(b, svc)?;
         }
         Ok(())
+    }
+
+    /// The error of a run of zstd frames that decoded to fewer bytes than were written (whole
+    /// frames lost: the disk gave back less than was written).
+    fn short_packed_run(&self, decoder: &Mutex<RunDecoder>, name: &std::path::Path, got: u64) -> SortError {
+        let taken = decoder.lock().map_or(0, |d| d.taken());
+        let what = format!(
+            "truncated zstd data of a temp run: it ends at byte {taken}, after {got} of its {} bytes (the disk gave back less than was written)",
+            self.run.bytes
+        );
+        SortError::from(xsort_io::IoError::read(name, std::io::Error::new(std::io::ErrorKind::InvalidData, what)))
     }
 
     fn at_run_end(&self) -> bool {
@@ -368,7 +394,11 @@ impl<O: RecordOrder> MergeJob<'_, O> {
     pub fn reduce(&self, mut runs: Vec<Run>, store: &mut TempStore, report: &mut MergeReport) -> Result<(Vec<Run>, MergeShape)> {
         let plan = self.plan;
         loop {
-            let mut shape = plan.merge_shape(runs.len(), self.temp_io, self.longest);
+            // Each run of zstd frames in a merge holds its decoder beside its blocks, as it holds
+            // its head record: the shape plans for both.
+            let decoder = runs.iter().filter_map(|r| r.packed.as_ref()).map(|p| p.codec.decoder_memory()).max().unwrap_or(0);
+            let per_run = self.longest.saturating_add(decoder);
+            let mut shape = plan.merge_shape(runs.len(), self.temp_io, per_run);
             if runs.iter().any(|r| r.compressed.is_some()) {
                 // Each compressed run in a merge holds a pipe from its decompressor.
                 shape.fan_in = shape.fan_in.min(Compressor::max_fan_in());
@@ -381,7 +411,7 @@ impl<O: RecordOrder> MergeJob<'_, O> {
                 shape.fan_in = shape.fan_in.min((free / 2).max(2));
             }
             report.fan_in = report.fan_in.max(shape.fan_in.min(runs.len()));
-            report.memory = report.memory.max(plan.merge_bytes(shape.fan_in.min(runs.len()), shape.block, shape.depth, self.longest));
+            report.memory = report.memory.max(plan.merge_bytes(shape.fan_in.min(runs.len()), shape.block, shape.depth, per_run));
             report.levels += 1;
             (report.block, report.depth) = (shape.block, shape.depth);
             if runs.len() <= shape.fan_in {

@@ -4,14 +4,18 @@
 //! never limited by the descriptor limit. Runs go to the directories round robin; a merged run's
 //! extent is punched out so the space returns at once. With a compress program ([`Compressor`]),
 //! each run is instead a file of its own, written through the program, for as long as a quarter of
-//! the descriptor limit allows; the runs beyond are stored plain. The inputs of `-m` are runs too,
-//! read in place and opened only while they are merged (see [`RunSource`]).
+//! the descriptor limit allows; the runs beyond are stored plain. With a built-in codec
+//! ([`TempCodec`], `--compress-temp`), each run stays an extent, holding its zstd frames (see
+//! [`crate::temp_codec`]). The inputs of `-m` are runs too, read in place and opened only while
+//! they are merged (see [`RunSource`]).
 
 use crate::compress::{Compressing, Compressor};
 use crate::config::IoSettings;
 use crate::error::{Result, SortError};
 use crate::framing::Framing;
+use crate::temp_codec::{ExtentSink, Packed, TempCodec};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use xsort_io::{align_up, AlignedBuf, BlockWriter, BufferPool, DirectFile, IoCounters, Sink, TempSpace, WriterConfig};
 
@@ -27,6 +31,18 @@ pub struct Run {
     /// The program that compressed it, if it is stored compressed (then `bytes` is its length
     /// decompressed, and the file is its own).
     pub compressed: Option<Arc<Compressor>>,
+    /// For a run stored zstd-compressed in its extent: the codec and its stored length (then
+    /// `bytes` is its length decompressed).
+    pub packed: Option<PackedRun>,
+}
+
+/// A run's zstd frames: how they were made, and their length.
+#[derive(Clone, Debug)]
+pub struct PackedRun {
+    /// The codec that wrote them (and reads them back).
+    pub codec: Arc<TempCodec>,
+    /// Their length, known once the run is written.
+    pub len: Arc<Packed>,
 }
 
 /// Where a run's bytes are.
@@ -42,12 +58,18 @@ pub enum RunSource {
 impl Run {
     /// A whole input file of `bytes` bytes, merged in place.
     pub fn input(path: PathBuf, bytes: u64) -> Self {
-        Run { source: RunSource::Input(path), offset: 0, bytes, compressed: None }
+        Run { source: RunSource::Input(path), offset: 0, bytes, compressed: None, packed: None }
     }
 
     /// A run in a temp file.
     fn temp(file: Arc<DirectFile>, offset: u64, bytes: u64, compressed: Option<Arc<Compressor>>) -> Self {
-        Run { source: RunSource::Temp(file), offset, bytes, compressed }
+        Run { source: RunSource::Temp(file), offset, bytes, compressed, packed: None }
+    }
+
+    /// Whether the run is read as a stream (through a decompressor), a block at a time in order,
+    /// rather than at offsets.
+    pub fn is_stream(&self) -> bool {
+        self.compressed.is_some() || self.packed.is_some()
     }
 
     /// Whether merging the run opens a file of its own (an input), which counts against the
@@ -70,6 +92,8 @@ impl Run {
 pub struct RunWriter {
     writer: BlockWriter,
     compressing: Option<(Compressing, Arc<Compressor>)>,
+    /// The store's count of run bytes written (before any compression).
+    run_bytes: Arc<AtomicU64>,
 }
 
 impl RunWriter {
@@ -77,10 +101,17 @@ impl RunWriter {
     /// compressed run, for the program. When the program failed, its failure is the error, since it
     /// also explains a failed write (a broken pipe).
     pub fn finish_after<T>(self, wrote: Result<T>) -> Result<T> {
-        let RunWriter { writer, compressing } = self;
-        // Finishing the writer (or dropping it, after a failure) closes the program's input.
+        let RunWriter { writer, compressing, run_bytes } = self;
+        // Finishing the writer (or dropping it, after a failure) closes the program's input, or
+        // writes the encoder's last frames.
         let written = match wrote {
-            Ok(v) => writer.finish().map(|_| v).map_err(SortError::from),
+            Ok(v) => writer
+                .finish()
+                .map(|n| {
+                    run_bytes.fetch_add(n, Ordering::Relaxed);
+                    v
+                })
+                .map_err(SortError::from),
             Err(e) => {
                 drop(writer);
                 Err(e)
@@ -114,6 +145,10 @@ pub struct TempStore {
     io: IoSettings,
     counters: Arc<IoCounters>,
     compressor: Option<Arc<Compressor>>,
+    /// The built-in codec of the runs written from now on, if any.
+    codec: Option<Arc<TempCodec>>,
+    /// Bytes of runs written, before any compression.
+    run_bytes: Arc<AtomicU64>,
     /// Where run writers take their buffers from and give them back to.
     buffers: Arc<BufferPool>,
 }
@@ -123,7 +158,7 @@ impl TempStore {
     /// their buffers from `buffers`.
     pub fn new(space: TempSpace, io: IoSettings, counters: Arc<IoCounters>, buffers: Arc<BufferPool>) -> Self {
         let files = vec![None; space.dirs().len()];
-        TempStore { space, files, next: 0, io, counters, compressor: None, buffers }
+        TempStore { space, files, next: 0, io, counters, compressor: None, codec: None, run_bytes: Arc::default(), buffers }
     }
 
     /// The pool run writers take their buffers from.
@@ -136,10 +171,29 @@ impl TempStore {
         self.compressor = compressor.map(Arc::new);
     }
 
+    /// Stores the runs written from now on zstd-compressed by `codec` (None: plainly).
+    pub fn compress_temp(&mut self, codec: Option<TempCodec>) {
+        self.codec = codec.map(Arc::new);
+    }
+
+    /// The built-in codec of the runs, if any.
+    pub fn codec(&self) -> Option<&TempCodec> {
+        self.codec.as_deref()
+    }
+
+    /// Bytes of runs written so far, before any compression.
+    pub fn run_bytes(&self) -> u64 {
+        self.run_bytes.load(Ordering::Relaxed)
+    }
+
     /// Starts writing a run of at most `bytes` bytes: reserves an extent and returns a writer
     /// positioned on it (or, when compressing and descriptors allow, a file of its own and a writer
-    /// into the program).
+    /// into the program; or, with a built-in codec, a writer through its encoder into the extent).
     pub fn create_run(&mut self, bytes: u64, block: usize, buffers: usize) -> Result<(Run, RunWriter)> {
+        if let Some(codec) = self.codec.clone() {
+            return self.create_packed_run(codec, bytes, block, buffers);
+        }
+        let run_bytes = self.run_bytes.clone();
         if let Some(compressor) = self.compressor.clone().filter(|c| c.has_room()) {
             let file = self.space.create_buffered()?;
             let (child, stdin) = compressor.compress_into(&file)?;
@@ -147,12 +201,29 @@ impl TempStore {
             let sink = Sink::Stream { out: Box::new(stdin), name };
             let writer = BlockWriter::pooled(sink, WriterConfig::new(block, buffers), self.buffers.clone(), self.counters.clone())?;
             let run = Run::temp(file, 0, bytes, Some(compressor.clone()));
-            return Ok((run, RunWriter { writer, compressing: Some((child, compressor)) }));
+            return Ok((run, RunWriter { writer, compressing: Some((child, compressor)), run_bytes }));
         }
         let (_, file, offset) = self.extent(bytes)?;
         let run = Run::temp(file.clone(), offset, bytes, None);
         let writer = self.extent_writer(file, offset, block, buffers)?;
-        Ok((run, RunWriter { writer, compressing: None }))
+        Ok((run, RunWriter { writer, compressing: None, run_bytes }))
+    }
+
+    /// A run written through `codec`'s encoder into an extent reserved at the most its frames can
+    /// take. The writer's own counters see the plain bytes; the sort's temp writes count those the
+    /// sink writes.
+    fn create_packed_run(&mut self, codec: Arc<TempCodec>, bytes: u64, block: usize, buffers: usize) -> Result<(Run, RunWriter)> {
+        let reserved = codec.reserve(bytes);
+        let (_, file, offset) = self.extent(reserved)?;
+        let len = Arc::new(Packed::new(reserved));
+        let sink = ExtentSink::new(file.clone(), offset, len.clone(), codec.block, self.counters.clone())?;
+        let name = crate::temp_codec::run_name(&file);
+        let encoder = codec.encoder(sink).map_err(|e| xsort_io::IoError::write(&name, e))?;
+        let sink = Sink::Compressed { out: encoder, name };
+        let writer = BlockWriter::pooled(sink, WriterConfig::new(block, buffers), self.buffers.clone(), Arc::default())?;
+        let mut run = Run::temp(file, offset, bytes, None);
+        run.packed = Some(PackedRun { codec, len });
+        Ok((run, RunWriter { writer, compressing: None, run_bytes: self.run_bytes.clone() }))
     }
 
     /// Copies a stream to the end of a temp file and returns it as a run (for merging inputs that
@@ -210,7 +281,8 @@ impl TempStore {
     pub fn release(&self, run: &Run) {
         // A compressed run's file is its own: its space returns when the run is dropped.
         if let (RunSource::Temp(file), None) = (&run.source, &run.compressed) {
-            file.punch_hole(run.offset, align_up(run.bytes as usize) as u64);
+            let extent = run.packed.as_ref().map_or(align_up(run.bytes as usize) as u64, |p| p.len.reserved);
+            file.punch_hole(run.offset, extent);
         }
     }
 }

@@ -244,6 +244,16 @@ pub struct SortStats {
     pub cpu_utilization: f64,
     /// Temp directories.
     pub temp_dirs: Vec<String>,
+    /// How temp runs were compressed (`zstd:1`), or null when they were stored plainly (or
+    /// through `--compress-program`, or the sort wrote no run).
+    pub temp_compression: Option<String>,
+    /// Why they were: "asked for (--compress-temp)", or "automatic: DIR has N free, and the runs
+    /// would take M plainly".
+    pub temp_compression_reason: Option<String>,
+    /// Bytes of runs written to temp (every merge level's), before any compression; 0 when none.
+    pub temp_run_bytes: u64,
+    /// Bytes written to temp files (compressed, when the runs were); 0 when no run was written.
+    pub temp_written_bytes: u64,
     /// Per-phase figures, in pipeline order; phases that moved no bytes are left out.
     pub phases: Vec<PhaseStats>,
     /// Counters sampled every 100 ms and at phase boundaries.
@@ -348,6 +358,18 @@ impl SortStats {
         o += &format!("               {} minor page faults\n", self.minor_faults);
         if let Some(why) = &self.budget_exceeded {
             o += &format!("               {why}\n");
+        }
+        if self.temp_run_bytes > 0 {
+            let stored = match &self.temp_compression {
+                Some(c) => format!(
+                    ", {c}: {} written ({:.1}%), {}",
+                    format_bytes(self.temp_written_bytes),
+                    100.0 * self.temp_written_bytes as f64 / self.temp_run_bytes as f64,
+                    self.temp_compression_reason.as_deref().unwrap_or("")
+                ),
+                None => String::new(),
+            };
+            o += &format!("  temp runs    {}{stored}\n", format_bytes(self.temp_run_bytes));
         }
         o += &format!("  method       {} with {} threads\n", self.method, self.threads);
         o += &format!(

@@ -416,11 +416,43 @@ pub struct Encoder {
     spare: Vec<Vec<u8>>,
     workers: Vec<JoinHandle<()>>,
     threads: usize,
+    /// Bytes per independent block.
+    block_size: usize,
+    /// Set by a failed compression or write: the blocks in flight are no longer accounted for, so
+    /// every later call fails at once rather than wait for them.
+    broken: bool,
+}
+
+/// How an [`Encoder`] cuts and checks its blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct EncoderBlocks {
+    /// Bytes of input per independent block ([`BLOCK`] for outputs).
+    pub size: usize,
+    /// Whether each zstd frame carries a checksum of its content (zstd's `--check`), so that a
+    /// reader finds bytes the disk changed (temp runs); other formats always carry theirs.
+    pub zstd_checksum: bool,
+}
+
+impl Default for EncoderBlocks {
+    fn default() -> Self {
+        EncoderBlocks { size: BLOCK, zstd_checksum: false }
+    }
 }
 
 impl Encoder {
     /// Compresses into `out` with `compression` on `threads` threads.
     pub fn new(out: Box<dyn Write + Send>, compression: Compression, threads: usize) -> std::io::Result<Self> {
+        Self::with_blocks(out, compression, threads, EncoderBlocks::default())
+    }
+
+    /// [`Encoder::new`] with blocks of `blocks.size` bytes (temp runs take smaller ones, so that
+    /// their decoders, one per run in a merge, stay small).
+    pub fn with_blocks(
+        out: Box<dyn Write + Send>,
+        compression: Compression,
+        threads: usize,
+        blocks: EncoderBlocks,
+    ) -> std::io::Result<Self> {
         let threads = threads.max(1);
         let (jobs, job_rx) = bounded::<(u64, Vec<u8>)>(threads + 1);
         let (result_tx, results) = bounded(threads + 1);
@@ -428,8 +460,11 @@ impl Encoder {
         for _ in 0..threads {
             let (job_rx, result_tx) = (job_rx.clone(), result_tx.clone());
             let work = move || {
+                // A zstd context per thread, kept from block to block: making one per block cost
+                // as much as compressing a small block.
+                let mut zstd = None;
                 for (seq, data) in job_rx {
-                    let packed = compress_block(compression, &data);
+                    let packed = compress_block(compression, &data, &mut zstd, blocks.zstd_checksum);
                     if result_tx.send((seq, packed, data)).is_err() {
                         return;
                     }
@@ -448,17 +483,25 @@ impl Encoder {
             spare: Vec::new(),
             workers,
             threads,
+            block_size: blocks.size.max(1),
+            broken: false,
         })
     }
 
     /// Bytes of memory an encoder on `threads` threads holds at most: the block being filled, and
     /// those in flight (at most one more than the threads), each in and compressed.
     pub fn memory(threads: usize) -> u64 {
-        (2 * threads.max(1) as u64 + 3) * BLOCK as u64
+        Self::memory_with(threads, BLOCK)
+    }
+
+    /// [`Encoder::memory`] for blocks of `block` bytes.
+    pub fn memory_with(threads: usize, block: usize) -> u64 {
+        (2 * threads.max(1) as u64 + 3) * block as u64
     }
 
     /// Compresses what is left, writes every block, flushes the destination and stops the threads.
     pub fn finish(mut self) -> std::io::Result<()> {
+        self.check()?;
         if !self.block.is_empty() || self.sent == 0 {
             self.send_block()?;
         }
@@ -471,6 +514,14 @@ impl Encoder {
             w.join().map_err(|_| std::io::Error::other("a compression thread panicked"))?;
         }
         Ok(())
+    }
+
+    /// Fails once an earlier call has failed.
+    fn check(&self) -> std::io::Result<()> {
+        match self.broken {
+            true => Err(std::io::Error::other("an earlier compression or write failed")),
+            false => Ok(()),
+        }
     }
 
     /// Hands the current block to the threads, first waiting for one when enough are in flight.
@@ -486,8 +537,16 @@ impl Encoder {
         Ok(())
     }
 
-    /// Waits for one compressed block, and writes every block that is next in order.
+    /// Waits for one compressed block, and writes every block that is next in order. A failure
+    /// breaks the encoder (see `broken`).
     fn take_result(&mut self) -> std::io::Result<()> {
+        self.check()?;
+        let taken = self.take_one();
+        self.broken = taken.is_err();
+        taken
+    }
+
+    fn take_one(&mut self) -> std::io::Result<()> {
         let (seq, packed, mut data) = self.results.recv().map_err(|_| std::io::Error::other("the compression threads stopped"))?;
         data.clear();
         self.spare.push(data);
@@ -502,12 +561,14 @@ impl Encoder {
 
 impl Write for Encoder {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.block.capacity() < BLOCK {
-            self.block.reserve_exact(BLOCK - self.block.len());
+        self.check()?;
+        let size = self.block_size;
+        if self.block.capacity() < size {
+            self.block.reserve_exact(size - self.block.len());
         }
-        let n = buf.len().min(BLOCK - self.block.len());
+        let n = buf.len().min(size - self.block.len());
         self.block.extend_from_slice(&buf[..n]);
-        if self.block.len() == BLOCK {
+        if self.block.len() == size {
             self.send_block()?;
         }
         Ok(n)
@@ -531,8 +592,14 @@ impl Drop for Encoder {
     }
 }
 
-/// One block of `data` as a complete member or frame of `compression`'s format.
-fn compress_block(compression: Compression, data: &[u8]) -> std::io::Result<Vec<u8>> {
+/// One block of `data` as a complete member or frame of `compression`'s format; a zstd frame is
+/// made by the thread's context `zstd` (made on first use), with a checksum when `checksum`.
+fn compress_block(
+    compression: Compression,
+    data: &[u8],
+    zstd: &mut Option<zstd::bulk::Compressor<'static>>,
+    checksum: bool,
+) -> std::io::Result<Vec<u8>> {
     let level = compression.level;
     let out = || Vec::with_capacity(data.len() / 2 + 1024);
     match compression.codec {
@@ -548,7 +615,17 @@ fn compress_block(compression: Compression, data: &[u8]) -> std::io::Result<Vec<
             out.truncate(n);
             Ok(out)
         }
-        Codec::Zstd => zstd::bulk::compress(data, level as i32),
+        Codec::Zstd => {
+            let context = match zstd {
+                Some(c) => c,
+                None => {
+                    let mut c = zstd::bulk::Compressor::new(level as i32)?;
+                    c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(checksum))?;
+                    zstd.insert(c)
+                }
+            };
+            context.compress(data)
+        }
         Codec::Bzip2 => {
             let mut e = bzip2::write::BzEncoder::new(out(), bzip2::Compression::new(level));
             e.write_all(data)?;

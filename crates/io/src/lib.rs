@@ -23,7 +23,7 @@ pub mod temp;
 pub mod writer;
 
 pub use buffer::{align_down, align_up, AlignedBuf, Prefault, PrefaultAhead, IO_ALIGN, PREFAULT_STEP};
-pub use codec::{Codec, Compression, Encoder};
+pub use codec::{Codec, Compression, Encoder, EncoderBlocks};
 pub use error::{os_text, IoError, Result};
 pub use file::{page_cache_fraction, read_stream, Access, DirectFile};
 pub use input::{OpenedInput, RegularInput, StreamInput, StreamReader};
@@ -31,5 +31,5 @@ pub use mapped::MappedFile;
 pub use output::AtomicOutput;
 pub use reader::{read_region, Filled, ReadConfig, ReadService, ReadSource, Readers};
 pub use stats::{epoch, IoCounters, IoSnapshot};
-pub use temp::TempSpace;
+pub use temp::{FreeSpace, TempSpace};
 pub use writer::{BlockWriter, BufferPool, Sink, WriterConfig};

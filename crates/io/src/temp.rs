@@ -51,6 +51,13 @@ impl TempSpace {
         &self.dirs
     }
 
+    /// Each directory's filesystem and the bytes it has free for this process (`statvfs`'s
+    /// available blocks), in the order of [`Self::dirs`]; None where the directory cannot be
+    /// looked at (it fails, as before, when a file is made there).
+    pub fn free_space(&self) -> Vec<Option<FreeSpace>> {
+        self.dirs.iter().map(|d| FreeSpace::of(d)).collect()
+    }
+
     /// Creates an anonymous temp file in the next directory, round robin, so temp traffic is spread
     /// over all of them.
     pub fn create(&self) -> Result<Arc<DirectFile>> {
@@ -75,6 +82,33 @@ impl TempSpace {
         }
         // Messages name the directory: the file has no name of its own.
         Ok(Arc::new(DirectFile::from_parts(made.file, dir.clone(), made.direct)))
+    }
+}
+
+/// The free space of the filesystem that holds a directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FreeSpace {
+    /// The filesystem's device number: directories with the same one share their space.
+    pub filesystem: u64,
+    /// Bytes available to unprivileged writers.
+    pub available: u64,
+}
+
+impl FreeSpace {
+    /// The free space where `path` is (a directory or a file), when it can be looked at.
+    pub fn of(path: &Path) -> Option<FreeSpace> {
+        let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+        // SAFETY: statvfs is plain data, for which all zeroes is a valid value.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: statvfs reads a valid NUL-terminated path and writes into the struct we pass;
+        // the result is checked before the struct is read.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+            return None;
+        }
+        let available = (st.f_bavail as u128 * st.f_frsize as u128).min(u64::MAX as u128) as u64;
+        // The device number, not statvfs's f_fsid, which some filesystems (older tmpfs) leave 0.
+        let filesystem = std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(path).ok()?);
+        Some(FreeSpace { filesystem, available })
     }
 }
 

@@ -14,7 +14,7 @@ use pyo3::types::PyBytes;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
-use xsort_core::{CsvDialect, Locale, OutputCompression, Sort, SortError, SortStats, Sorting};
+use xsort_core::{CsvDialect, Locale, OutputCompression, Sort, SortError, SortStats, Sorting, TempCompression};
 
 /// Bytes pulled at a time (rounded down to whole records).
 const PULL_BYTES: usize = 4 << 20;
@@ -39,6 +39,8 @@ struct Options {
     jsonl: bool,
     /// The locale lines order in: None the C locale (bytes), "" the environment's, else a name.
     locale: Option<String>,
+    /// Temp runs zstd-compressed at this level; 0 never; None when the temp space is short.
+    compress_temp: Option<u32>,
 }
 
 impl Options {
@@ -80,6 +82,13 @@ impl Options {
         if let Some(m) = self.memory {
             sort = sort.memory(m);
         }
+        match self.compress_temp {
+            None => {}
+            Some(0) => sort = sort.compress_temp(TempCompression::Plain),
+            Some(level) => {
+                sort = sort.compress_temp(TempCompression::zstd(level).map_err(|e| SortError::Usage(format!("compress_temp: {e}")))?)
+            }
+        }
         for dir in self.temp_dirs.unwrap_or_default() {
             sort = sort.temp_dir(dir);
         }
@@ -92,7 +101,7 @@ impl Options {
 
 /// Sorts `inputs` into `output`; returns the statistics as JSON (the `--stats-json` content).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true, csv=None, header=0, jsonl=false, locale=None))]
+#[pyo3(signature = (inputs, output, record_size=None, keys=None, args=None, memory=None, temp_dirs=None, threads=None, sync=false, compress=None, decompress=true, csv=None, header=0, jsonl=false, locale=None, compress_temp=None))]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments
 pub(crate) fn sort_file(
     py: Python<'_>,
@@ -111,8 +120,9 @@ pub(crate) fn sort_file(
     header: usize,
     jsonl: bool,
     locale: Option<String>,
+    compress_temp: Option<u32>,
 ) -> PyResult<String> {
-    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads, csv, header, jsonl, locale };
+    let options = Options { record_size, keys, args, spec: None, memory, temp_dirs, threads, csv, header, jsonl, locale, compress_temp };
     let mut sort = options.sort().map_err(|e| crate::py_error(py, e))?;
     if let Some(c) = compress {
         let compression = OutputCompression::parse(&c).map_err(|e| crate::raise(py, "UsageError", format!("compress='{c}': {e}")))?;
@@ -185,7 +195,7 @@ impl Drop for Session {
 #[pymethods]
 impl Session {
     #[new]
-    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None, csv=None, header=0, jsonl=false, locale=None))]
+    #[pyo3(signature = (record_size=None, keys=None, args=None, spec=None, memory=None, temp_dirs=None, threads=None, expected_bytes=None, csv=None, header=0, jsonl=false, locale=None, compress_temp=None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
@@ -201,8 +211,9 @@ impl Session {
         header: usize,
         jsonl: bool,
         locale: Option<String>,
+        compress_temp: Option<u32>,
     ) -> PyResult<Session> {
-        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads, csv, header, jsonl, locale };
+        let options = Options { record_size, keys, args, spec, memory, temp_dirs, threads, csv, header, jsonl, locale, compress_temp };
         let sort = options.sort().map(|s| match expected_bytes {
             Some(bytes) => s.expected_input_bytes(bytes),
             None => s,

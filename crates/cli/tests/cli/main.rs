@@ -31,4 +31,5 @@ mod spec_delimited;
 mod spec_files;
 mod spec_stats;
 mod temp_check;
+mod temp_compression;
 mod typed_keys;

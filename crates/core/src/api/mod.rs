@@ -88,6 +88,7 @@ pub struct Sort {
     max_fan_in: Option<usize>,
     sync: bool,
     compress_program: Option<String>,
+    temp_compression: crate::config::TempCompression,
     decompress: bool,
     output_compression: OutputCompression,
     expected_input_bytes: Option<u64>,
@@ -120,6 +121,7 @@ impl Sort {
             max_fan_in: None,
             sync: false,
             compress_program: None,
+            temp_compression: crate::config::TempCompression::Auto,
             decompress: true,
             output_compression: OutputCompression::ByName,
             expected_input_bytes: None,
@@ -465,6 +467,20 @@ impl Sort {
         self
     }
 
+    /// Whether temp runs are stored zstd-compressed (default: [`TempCompression::Auto`], only
+    /// when the input's length is known and the temp directories' free space would not hold its
+    /// runs plainly). Compressed runs stay extents of the shared temp file; a block of each run is
+    /// compressed on each of several threads, and the encoder's and each merged run's decoder's
+    /// buffers come out of the memory budget. [`TempCompression::Zstd`] with
+    /// [`Sort::compress_program`] is refused.
+    ///
+    /// [`TempCompression::Auto`]: crate::TempCompression::Auto
+    /// [`TempCompression::Zstd`]: crate::TempCompression::Zstd
+    pub fn compress_temp(mut self, compression: crate::config::TempCompression) -> Sort {
+        self.temp_compression = compression;
+        self
+    }
+
     /// Whether inputs whose first bytes are those of gzip, zstd, bzip2 or xz data are
     /// decompressed as they are read (default: yes). Files and standard input are; a caller's
     /// reader is read as given.
@@ -704,7 +720,16 @@ impl Sort {
         cfg.output_io = io(OUTPUT_IO);
         cfg.temp_io = io(TEMP_IO);
         cfg.sync = self.sync;
+        if let (Some(program), crate::config::TempCompression::Zstd(_)) = (&self.compress_program, self.temp_compression) {
+            return Err(SortError::BadOption(format!(
+                "temp runs cannot be compressed both by zstd (--compress-temp) and by the compress program '{program}': give one"
+            )));
+        }
+        if let crate::config::TempCompression::Zstd(level) = self.temp_compression {
+            crate::config::TempCompression::zstd(level).map_err(|e| SortError::BadOption(format!("temp compression: {e}")))?;
+        }
         cfg.compress_program = self.compress_program;
+        cfg.temp_compression = self.temp_compression;
         cfg.decompress = self.decompress;
         cfg.output_compression = self.output_compression;
         cfg.max_fan_in = self.max_fan_in;

@@ -66,6 +66,18 @@ def _locale(locale) -> Optional[str]:
     raise TypeError(f"locale must be a locale's name, '' or None, not {type(locale).__name__}")
 
 
+def _compress_temp(compress_temp) -> Optional[int]:
+    """The level of ``compress_temp=``: None when the temp space is short, False never (0), True
+    zstd's level 1, or a level from 1 to 19."""
+    if compress_temp is None:
+        return None
+    if isinstance(compress_temp, bool):
+        return int(compress_temp)
+    if not isinstance(compress_temp, int) or not 1 <= compress_temp <= 19:
+        raise ValueError(f"compress_temp must be None, a bool or a zstd level from 1 to 19, not {compress_temp!r}")
+    return compress_temp
+
+
 def _header(header) -> int:
     """The records of ``header=``: True is one, False none."""
     if isinstance(header, bool):
@@ -75,7 +87,7 @@ def _header(header) -> int:
     return header
 
 
-def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False, locale: Optional[str] = None) -> Dict[str, Any]:
+def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, args: Union[None, str, Sequence[str]] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, sync: bool = False, compress: Optional[str] = None, decompress: bool = True, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False, locale: Optional[str] = None, compress_temp: Union[None, bool, int] = None) -> Dict[str, Any]:
     """Sorts the files ``inputs`` (one path or a list, read in order) into the file ``output``;
     returns the statistics (the ``xsort --stats-json`` content) as a dict.
 
@@ -92,7 +104,10 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
     Inputs compressed with gzip, zstd, bzip2 or xz are recognised by their first bytes and
     decompressed as they are read (``decompress=False`` reads them as they are). The output is
     compressed as its name says (``.gz``, ``.zst``, ``.bz2``, ``.xz``), or as ``compress`` says:
-    ``"gzip"``, ``"zstd:19"`` (a format and an optional level), or ``"none"``.
+    ``"gzip"``, ``"zstd:19"`` (a format and an optional level), or ``"none"``. Temp runs are
+    stored zstd-compressed when ``compress_temp`` is True (or a level from 1 to 19), never when
+    it is False, and by default only when the temp directories' free space would not hold them
+    plainly (the statistics' ``temp_compression`` says so).
 
     ``csv=True`` (or a separator: ``csv="\\t"``, ``csv=";"``) reads the lines as CSV records
     (RFC 4180: quoted fields may hold separators, doubled quotes and newlines); ``header=True``
@@ -121,6 +136,7 @@ def sort_file(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, 
         header=_header(header),
         jsonl=bool(jsonl),
         locale=_locale(locale),
+        compress_temp=_compress_temp(compress_temp),
     )
     return json.loads(stats)
 
@@ -154,9 +170,10 @@ class Sorter:
     unfinished sorter cancels its sort and removes its temp files. Ctrl-C during ``release`` or
     a read raises KeyboardInterrupt and cancels the sort. ``expected_bytes``, the input's length
     when known, lets the sort plan its memory for that much rather than for its whole budget.
+    ``compress_temp`` stores its temp runs zstd-compressed, as in ``sort_file``.
     """
 
-    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False, locale: Optional[str] = None) -> None:
+    def __init__(self, record_size: Optional[int] = None, keys: Union[None, str, Sequence[str]] = None, *, args: Union[None, str, Sequence[str]] = None, spec: Optional[str] = None, memory: Optional[int] = None, temp_dirs: Union[None, PathLike, Sequence[PathLike]] = None, threads: Optional[int] = None, expected_bytes: Optional[int] = None, csv: Union[bool, str] = False, header: Union[bool, int] = False, jsonl: bool = False, locale: Optional[str] = None, compress_temp: Union[None, bool, int] = None) -> None:
         if spec is not None and not isinstance(spec, str):
             raise TypeError(f"spec must be a str, not {type(spec).__name__}")
         self._session = _xsort.Session(
@@ -172,6 +189,7 @@ class Sorter:
             header=_header(header),
             jsonl=bool(jsonl),
             locale=_locale(locale),
+            compress_temp=_compress_temp(compress_temp),
         )
 
     @property
