@@ -11,8 +11,11 @@
 # (`apt-get source --download-only coreutils`: needs a deb-src line in APT's sources). `getlimits`,
 # a helper program the tests call, is replaced by scripts/gnu-tests-getlimits (the same NAME=VALUE
 # lines for the limits of this platform). The tests run in the C locale, in work directories under
-# target/gnu-tests. Expensive tests (RUN_EXPENSIVE_TESTS) and those that need valgrind or a
-# particular locale skip themselves as the harness decides.
+# target/gnu-tests, as the user nobody when run as root (as GNU's suite runs: sort-exit-early.sh
+# needs a user that permissions bind), expensive ones included. The French locales the tests use
+# (LOCALE_FR, LOCALE_FR_UTF8, as configure finds them) are fr_FR.ISO-8859-1 and fr_FR.UTF-8 when
+# installed (scripts/prerequisites.sh generates them); a test that needs a locale or a program
+# this machine lacks skips itself as the harness decides, and is reported as skipped.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$root/target/gnu-tests
@@ -42,25 +45,48 @@ else
   # The tests of every program, run here for sort alone.
   tests+=(invalid-opt.pl help-version.sh usage_vs_getopt.sh)
 fi
+# The French locales, under the names configure would give them ("none" when missing).
+installed_locales=$(locale -a 2>/dev/null || true)
+locale_fr=none locale_fr_utf8=none
+grep -qx fr_FR.iso88591 <<<"$installed_locales" && locale_fr=fr_FR.ISO-8859-1
+grep -qx fr_FR.utf8 <<<"$installed_locales" && locale_fr_utf8=fr_FR.UTF-8
+# sort-h-thousands-sep.sh wants the Swedish locale of glibc before 2.35, whose thousands separator
+# was a space (now U+202F, a no-break space in ISO-8859-1): made from the installed definition in
+# a directory of the tests' own, which LOCPATH names to glibc (the system's locales stay as they are).
+locales=$work/locales
+if [[ ! -d $locales/sv_SE ]] && [[ -f /usr/share/i18n/locales/sv_SE ]]; then
+  mkdir -p "$locales"
+  sed '/^LC_NUMERIC/,/^END LC_NUMERIC/s/^thousands_sep.*/thousands_sep "<U0020>"/' /usr/share/i18n/locales/sv_SE > "$locales/sv_SE.src"
+  localedef -i "$locales/sv_SE.src" -f ISO-8859-1 "$locales/sv_SE" || echo "gnu-tests.sh: cannot make the old Swedish locale" >&2
+fi
+# As root, the tests run as nobody, in work directories nobody owns.
+as_user=()
+if [[ $(id -u) -eq 0 ]]; then
+  as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+fi
 # help-version.sh checks that the program run is the one built: the version it is to print.
 version=$("$build/src/sort" --version | sed -n '1s/.* //p;q')
 pass=0 failed=() skipped=0
 for t in "${tests[@]}"; do
   dir=$work/run/${t%.*}
   rm -rf "$dir" && mkdir -p "$dir/misc"
+  [[ ${#as_user[@]} -eq 0 ]] || chown -R nobody "$dir"
   log=$work/run/$t.log
   # sort-debug-keys.sh also runs printf (GNU's); the other tests run only sort.
   programs=sort
   [[ $t == sort-debug-keys.sh ]] && programs="sort printf"
+  # What both harnesses read: the programs, the locales, expensive tests on, the C locale.
+  common=(env PATH="$build/src:$PATH" srcdir="$src" built_programs="$programs" LOCALE_FR="$locale_fr"
+    LOCALE_FR_UTF8="$locale_fr_utf8" RUN_EXPENSIVE_TESTS=yes RUN_VERY_EXPENSIVE_TESTS=yes LC_ALL=C)
+  [[ $t == sort-h-thousands-sep.sh ]] && common+=(LOCPATH="$locales")
   set +e
   case $t in
     *.pl)
-      (cd "$dir" && env PATH="$build/src:$PATH" srcdir="$src" built_programs="$programs" RUN_EXPENSIVE_TESTS=yes RUN_VERY_EXPENSIVE_TESTS=yes LC_ALL=C \
+      (cd "$dir" && "${as_user[@]}" "${common[@]}" \
         perl -w -I"$src/tests" -MCuSkip -MCoreutils "-MCuTmpdir qw(misc/$t)" -- "$src/tests/misc/$t") > "$log" 2>&1 ;;
     *.sh)
-      (cd "$dir" && env abs_top_builddir="$build" abs_top_srcdir="$src" abs_srcdir="$src/tests" srcdir="$src" \
-        built_programs="$programs" VERSION="$version" CONFIG_HEADER="$build/config.h" RUN_EXPENSIVE_TESTS=yes RUN_VERY_EXPENSIVE_TESTS=yes \
-        PATH="$build/src:$PATH" LC_ALL=C bash "$src/tests/misc/$t") > "$log" 2>&1 ;;
+      (cd "$dir" && "${as_user[@]}" "${common[@]}" abs_top_builddir="$build" abs_top_srcdir="$src" abs_srcdir="$src/tests" \
+        VERSION="$version" CONFIG_HEADER="$build/config.h" bash "$src/tests/misc/$t") > "$log" 2>&1 ;;
   esac
   rc=$?
   set -e

@@ -10,8 +10,11 @@
 #   (scripts/check-msrv.sh, the Python package's tests);
 # - Open MPI with its headers, and libclang for the bindings the mpi crate generates (cluster mode,
 #   crates/mpi: its tests run mpirun on this one machine);
-# - Debian's locales, and from them the UTF-8 locales en_US, de_DE and sv_SE (the locale tests sort
-#   in them beside GNU sort), generated with localedef into the system's locale archive.
+# - Debian's locales, and from them the UTF-8 locales en_US, de_DE and sv_SE and the 8-bit
+#   fr_FR.ISO-8859-1 (the locale tests sort in them beside GNU sort), and fr_FR.UTF-8 (GNU's own
+#   tests use both French ones), generated with localedef into the system's locale archive;
+# - a deb-src line for Debian's sources (scripts/gnu-tests.sh fetches coreutils' source with
+#   `apt-get source`), added when APT has none.
 set -euo pipefail
 missing=()
 for tool in sort:coreutils setpriv:util-linux script:bsdutils mount:mount ip:iproute2 gzip:gzip zstd:zstd bzip2:bzip2 xz:xz-utils python3:python3; do
@@ -26,6 +29,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q && apt-get install -y -q "${missing[@]}"
 fi
 installed_locales=$(locale -a 2>/dev/null || true)
-for name in en_US de_DE sv_SE; do
+for name in en_US de_DE sv_SE fr_FR; do
   grep -qx "$name.utf8" <<<"$installed_locales" || localedef -i "$name" -f UTF-8 "$name.UTF-8"
 done
+grep -qx "fr_FR.iso88591" <<<"$installed_locales" || localedef -i fr_FR -f ISO-8859-1 fr_FR.ISO-8859-1
+if ! grep -rqs '^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ && ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/; then
+  echo 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main' \
+    > /etc/apt/sources.list.d/xsort-deb-src.list
+  apt-get update -q
+fi

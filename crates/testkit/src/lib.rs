@@ -63,8 +63,9 @@ pub fn gnu_sort() -> bool {
     ok
 }
 
-/// The locales every locale test sorts in, which `scripts/prerequisites.sh` generates.
-pub const TEST_LOCALES: [&str; 3] = ["en_US.UTF-8", "de_DE.UTF-8", "sv_SE.UTF-8"];
+/// The locales every locale test sorts in (three UTF-8 ones and an 8-bit one), which
+/// `scripts/prerequisites.sh` generates.
+pub const TEST_LOCALES: [&str; 4] = ["en_US.UTF-8", "de_DE.UTF-8", "sv_SE.UTF-8", "fr_FR.ISO-8859-1"];
 
 /// Whether the locales `names` (as `en_US.UTF-8`) are installed, as `locale -a` lists them
 /// (`en_US.utf8`).

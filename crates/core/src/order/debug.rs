@@ -93,9 +93,8 @@ fn number_warnings(order: &LineOrder, numbers: Numbers, out: &mut Vec<String>) {
     let blank = |c: u8| c == b' ' || c == b'\t';
     let mut number_locale_warned = false;
     if numbers.basic_span {
-        let group = n.unit_group;
-        if group.is_some_and(|g| order.tab.map_or(blank(g), |t| t == g)) {
-            out.push(format!("field separator {} is treated as a group separator in numbers", quote(n.group)));
+        if let Some(g) = n.unit_group.filter(|&g| order.tab.map_or(blank(g), |t| t == g)) {
+            out.push(format!("field separator {} is treated as a group separator in numbers", quote(g)));
             number_locale_warned = true;
         }
     }

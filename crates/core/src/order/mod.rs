@@ -156,11 +156,12 @@ pub(crate) enum Ignore {
 }
 
 impl Ignore {
-    pub(crate) fn table(self) -> Option<&'static [bool; 256]> {
+    /// The bytes ignored, as `classes` (a locale's) classify them.
+    pub(crate) fn table(self, classes: &'static ByteClasses) -> Option<&'static [bool; 256]> {
         match self {
             Ignore::None => None,
-            Ignore::NonDictionary => Some(&NONDICTIONARY),
-            Ignore::NonPrinting => Some(&NONPRINTING),
+            Ignore::NonDictionary => Some(&classes.nondictionary),
+            Ignore::NonPrinting => Some(&classes.nonprinting),
         }
     }
 }
@@ -188,8 +189,10 @@ pub(crate) struct Key {
     pub(crate) eword: usize,
     pub(crate) echar: usize,
     pub(crate) flags: OrderFlags,
+    /// The bytes `-d` or `-i` ignore, in the order's locale.
     pub(crate) ignore: Option<&'static [bool; 256]>,
-    pub(crate) fold: bool,
+    /// `-f`'s upper case of each byte, in the order's locale.
+    pub(crate) fold: Option<&'static [u8; 256]>,
     pub(crate) kind: Kind,
     pub(crate) obsolete: bool,
     /// A key of JSON lines: its path and how its strings compare (its text is then the value's
@@ -214,7 +217,15 @@ impl Key {
         } else {
             Kind::Text
         };
-        Key { sword, schar, eword, echar, flags, ignore: flags.ignore().table(), fold: flags.fold, kind, obsolete, json: None }
+        let mut key = Key { sword, schar, eword, echar, flags, ignore: None, fold: None, kind, obsolete, json: None };
+        key.classify_bytes_as(&C_CLASSES);
+        key
+    }
+
+    /// Takes the bytes `-d`, `-i` and `-f` act on from `classes` (a locale's).
+    fn classify_bytes_as(&mut self, classes: &'static ByteClasses) {
+        self.ignore = self.flags.ignore().table(classes);
+        self.fold = self.flags.fold.then_some(&classes.toupper);
     }
 
     /// A key of JSON lines at `path` (`.user.age`); of the ordering letters it takes `n`
@@ -261,12 +272,12 @@ impl Key {
         let locale = &order.locale;
         match self.kind {
             Kind::Text if locale.collates() => match (self.ignore, self.fold) {
-                (None, false) => locale.collate(a, b),
+                (None, None) => locale.collate(a, b),
                 (ignore, fold) => locale.collate_transformed(ignore, fold, a, b),
             },
             Kind::Text => text_compare(self.ignore, self.fold, a, b),
             Kind::Numeric => numeric::numcompare(a, b, locale.numbers()),
-            Kind::Human => numeric::human_numcompare(a, b, self.fold, locale.numbers()),
+            Kind::Human => numeric::human_numcompare(a, b, self.fold.is_some(), locale.numbers()),
             Kind::General => general::general_numcompare(a, b, locale),
             Kind::Month => locale.month_at(a).0.cmp(&locale.month_at(b).0),
             Kind::Random => random::compare(&order.hash_key, locale, self.ignore, self.fold, a, b),
@@ -355,10 +366,8 @@ impl LineOrder {
             keys.push(Key::new(NONE, 0, NONE, 0, global, false));
             gkey_only = true;
         }
-        for key in keys.iter().filter(|k| k.json.is_none()) {
-            if key.flags.fold || key.flags.month {
-                cfg.locale.refuse_upper_case(if key.flags.month { "-M" } else { "-f" })?;
-            }
+        for key in keys.iter_mut().filter(|k| k.json.is_none()) {
+            key.classify_bytes_as(cfg.locale.byte_classes());
         }
         for key in &keys {
             let f = &key.flags;
@@ -481,7 +490,7 @@ impl LineOrder {
     #[inline]
     fn whole_line_prefix(&self, line: &[u8]) -> u128 {
         if self.locale.collates() {
-            self.locale.xfrm_prefix(None, false, line)
+            self.locale.xfrm_prefix(None, None, line)
         } else {
             prefix::bytes(line)
         }
@@ -535,7 +544,12 @@ impl LineOrder {
     #[inline]
     pub fn level_bytes<'l>(&self, line: &'l [u8], level: usize) -> Option<(&'l [u8], bool)> {
         let plain = |k: &&Key| {
-            k.kind == Kind::Text && k.ignore.is_none() && !k.fold && k.json.is_none() && self.csv.is_none() && !self.locale.collates()
+            k.kind == Kind::Text
+                && k.ignore.is_none()
+                && k.fold.is_none()
+                && k.json.is_none()
+                && self.csv.is_none()
+                && !self.locale.collates()
         };
         let key = self.keys.get(level).filter(plain)?;
         let (b, e) = key.range(line, self.tab);
@@ -555,7 +569,7 @@ impl LineOrder {
                 self.locale.primary_weights(key.ignore, key.fold, &self.key_text(key, line), out).then_some(key.flags.reverse)
             }
             Some(_) => None,
-            None => self.locale.primary_weights(None, false, line, out).then_some(self.reverse),
+            None => self.locale.primary_weights(None, None, line, out).then_some(self.reverse),
         }
     }
 
@@ -609,20 +623,20 @@ impl LineOrder {
 
 /// Lexicographic comparison of the key bytes after dropping ignored bytes and folding case.
 #[inline]
-pub(crate) fn text_compare(ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b: &[u8]) -> Ordering {
-    match ignore {
-        None if !fold => a.cmp(b),
-        None => {
+pub(crate) fn text_compare(ignore: Option<&[bool; 256]>, fold: Option<&[u8; 256]>, a: &[u8], b: &[u8]) -> Ordering {
+    match (ignore, fold) {
+        (None, None) => a.cmp(b),
+        (None, Some(upper)) => {
             for (&x, &y) in a.iter().zip(b) {
-                let d = TOUPPER[x as usize].cmp(&TOUPPER[y as usize]);
+                let d = upper[x as usize].cmp(&upper[y as usize]);
                 if d != Ordering::Equal {
                     return d;
                 }
             }
             a.len().cmp(&b.len())
         }
-        Some(ig) => {
-            let tr: &[u8; 256] = if fold { &TOUPPER } else { &IDENTITY };
+        (Some(ig), _) => {
+            let tr = fold.unwrap_or(&IDENTITY);
             let (mut i, mut j) = (0, 0);
             loop {
                 while i < a.len() && ig[a[i] as usize] {
@@ -646,9 +660,9 @@ pub(crate) fn text_compare(ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b
 }
 
 /// The key bytes after dropping ignored bytes and folding case (for -R and -V), reusing `buf`.
-pub(crate) fn transform_into(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8], buf: &mut Vec<u8>) {
+pub(crate) fn transform_into(ignore: Option<&[bool; 256]>, fold: Option<&[u8; 256]>, s: &[u8], buf: &mut Vec<u8>) {
     buf.clear();
-    let tr: &[u8; 256] = if fold { &TOUPPER } else { &IDENTITY };
+    let tr = fold.unwrap_or(&IDENTITY);
     buf.extend(s.iter().filter(|&&c| !ignore.is_some_and(|ig| ig[c as usize])).map(|&c| tr[c as usize]));
 }
 
@@ -710,16 +724,32 @@ const fn build_identity() -> [u8; 256] {
     t
 }
 
-/// GNU's `blanks`: isblank in the C locale (space, tab) plus newline.
+/// GNU's `blanks`: isblank in the C locale (space, tab) plus newline. No glibc locale has another
+/// blank byte (its blank class holds no character of any 8-bit character set beyond these), and
+/// [`Locale`] refuses one that would.
 pub(crate) static BLANK: [bool; 256] = build_blank();
-/// GNU's `nondictionary`: neither blank nor alphanumeric.
-pub(crate) static NONDICTIONARY: [bool; 256] = build_nondictionary();
-/// GNU's `nonprinting`: not isprint in the C locale.
-pub(crate) static NONPRINTING: [bool; 256] = build_nonprinting();
-/// GNU's `fold_toupper` in the C locale.
+/// GNU's `fold_toupper` in the C locale (also `-h`'s, whose unit letters are ASCII everywhere).
 pub(crate) static TOUPPER: [u8; 256] = build_toupper();
 /// The identity translation.
 pub(crate) static IDENTITY: [u8; 256] = build_identity();
+
+/// GNU's single-byte tables that follow the locale's `LC_CTYPE` (its `inittables`): what `-d` and
+/// `-i` ignore and how `-f` and `-M` upper-case. In the C locale and every UTF-8 one (whose single
+/// bytes are ASCII or parts of characters) they are the C locale's; an 8-bit locale (ISO-8859-1)
+/// has letters, printable bytes and upper cases beyond ASCII.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ByteClasses {
+    /// GNU's `nondictionary`: neither blank nor alphanumeric.
+    pub(crate) nondictionary: [bool; 256],
+    /// GNU's `nonprinting`: not isprint.
+    pub(crate) nonprinting: [bool; 256],
+    /// GNU's `fold_toupper`: toupper.
+    pub(crate) toupper: [u8; 256],
+}
+
+/// The C locale's [`ByteClasses`].
+pub(crate) static C_CLASSES: ByteClasses =
+    ByteClasses { nondictionary: build_nondictionary(), nonprinting: build_nonprinting(), toupper: build_toupper() };
 
 #[cfg(test)]
 mod tests;

@@ -28,14 +28,14 @@ pub(crate) struct Decimal<'a> {
     /// Fraction digits without trailing zeros.
     pub(crate) frac: &'a [u8],
     /// The thousands separator skipped among the integer digits.
-    group: u8,
+    group: u16,
 }
 
 impl Decimal<'_> {
     /// The significant digits: integer digits (separators dropped), then fraction digits.
     #[inline]
     pub(crate) fn digits(&self) -> impl Iterator<Item = u8> + '_ {
-        self.int.iter().copied().filter(|&c| c != self.group).chain(self.frac.iter().copied())
+        self.int.iter().copied().filter(|&c| u16::from(c) != self.group).chain(self.frac.iter().copied())
     }
 }
 
@@ -49,23 +49,24 @@ fn skip_blanks(s: &[u8]) -> &[u8] {
 #[inline]
 pub(crate) fn parse_decimal(s: &[u8], n: Numbers) -> Decimal<'_> {
     let (sep, point) = (n.group, n.decimal);
+    let is_sep = |c: u8| u16::from(c) == sep;
     let neg = s.first() == Some(&b'-');
     let mut i = neg as usize;
-    while i < s.len() && (s[i] == b'0' || s[i] == sep) {
+    while i < s.len() && (s[i] == b'0' || is_sep(s[i])) {
         i += 1;
     }
     let start = i;
     let mut int_sep = false;
-    while i < s.len() && (s[i].is_ascii_digit() || s[i] == sep) {
-        int_sep |= s[i] == sep;
+    while i < s.len() && (s[i].is_ascii_digit() || is_sep(s[i])) {
+        int_sep |= is_sep(s[i]);
         i += 1;
     }
     let mut end = i;
-    while end > start && s[end - 1] == sep {
+    while end > start && is_sep(s[end - 1]) {
         end -= 1;
     }
     let int = &s[start..end];
-    let int_digits = if int_sep { int.iter().filter(|&&c| c != sep).count() } else { int.len() };
+    let int_digits = if int_sep { int.iter().filter(|&&c| !is_sep(c)).count() } else { int.len() };
     let mut frac: &[u8] = &[];
     if i < s.len() && s[i] == point {
         i += 1;

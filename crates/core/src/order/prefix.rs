@@ -4,7 +4,7 @@
 //! that compare equal have equal prefixes. So each prefix is a monotone (non-strict) function of the
 //! key's equivalence class: truncation is fine, rounding is not.
 
-use super::{general, numeric, version, Key, Kind, LineOrder, IDENTITY, TOUPPER};
+use super::{general, numeric, version, Key, Kind, LineOrder, IDENTITY};
 
 /// Bytes of text a prefix holds.
 const TEXT_BYTES: usize = 12;
@@ -29,8 +29,8 @@ pub(crate) fn bytes(s: &[u8]) -> u128 {
 
 /// The first 12 bytes of `s` that -d/-i keep, translated by -f.
 #[inline]
-fn transformed_bytes(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128 {
-    let tr: &[u8; 256] = if fold { &TOUPPER } else { &IDENTITY };
+fn transformed_bytes(ignore: Option<&[bool; 256]>, fold: Option<&[u8; 256]>, s: &[u8]) -> u128 {
+    let tr = fold.unwrap_or(&IDENTITY);
     let mut buf = [0u8; 16];
     let mut n = 0;
     for &c in s {
@@ -52,10 +52,10 @@ pub(crate) fn key(key: &Key, s: &[u8], order: &LineOrder) -> u128 {
     let locale = &order.locale;
     let low96 = match key.kind {
         Kind::Text if locale.collates() => return locale.xfrm_prefix(key.ignore, key.fold, s),
-        Kind::Text if key.ignore.is_none() && !key.fold => return bytes(s),
+        Kind::Text if key.ignore.is_none() && key.fold.is_none() => return bytes(s),
         Kind::Text => return transformed_bytes(key.ignore, key.fold, s),
         Kind::Numeric => numeric::numeric_prefix(s, locale.numbers()),
-        Kind::Human => numeric::human_prefix(s, key.fold, locale.numbers()),
+        Kind::Human => numeric::human_prefix(s, key.fold.is_some(), locale.numbers()),
         Kind::General => general::general_prefix(s, locale),
         Kind::Month => (locale.month_at(s).0 as u128) << 92,
         Kind::Random => (order.hash_key.hash_key(locale, key.ignore, key.fold, s) as u128) << 32,
@@ -76,6 +76,6 @@ mod tests {
         assert_eq!(bytes(b"x") & !MASK, 0);
         assert!(invert(bytes(b"a")) > invert(bytes(b"b")));
         assert_eq!(invert(bytes(b"a")) & !MASK, 0);
-        assert_eq!(transformed_bytes(Some(&super::super::NONDICTIONARY), true, b"a-b.c"), bytes(b"ABC"));
+        assert_eq!(transformed_bytes(Some(&super::super::C_CLASSES.nondictionary), Some(&super::super::TOUPPER), b"a-b.c"), bytes(b"ABC"));
     }
 }

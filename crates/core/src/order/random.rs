@@ -58,13 +58,13 @@ impl HashKey {
     /// The hash of a key after -d/-i dropping and -f folding, in a collating locale of its
     /// collation transform (so that keys that collate equal hash equally).
     #[inline]
-    pub(crate) fn hash_key(&self, locale: &Locale, ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u64 {
+    pub(crate) fn hash_key(&self, locale: &Locale, ignore: Option<&[bool; 256]>, fold: Option<&[u8; 256]>, s: &[u8]) -> u64 {
         if locale.collates() {
             let mut xfrm = Vec::new();
             locale.xfrm_into(ignore, fold, s, &mut xfrm);
             return self.hash_bytes(xfrm.into_iter());
         }
-        let tr: &[u8; 256] = if fold { &super::TOUPPER } else { &super::IDENTITY };
+        let tr = fold.unwrap_or(&super::IDENTITY);
         match ignore {
             None => self.hash_bytes(s.iter().map(|&c| tr[c as usize])),
             Some(ig) => self.hash_bytes(s.iter().filter(|&&c| !ig[c as usize]).map(|&c| tr[c as usize])),
@@ -93,7 +93,14 @@ fn round(v: &mut [u64; 4]) {
 /// GNU's compare_random: by hash, then by the transformed key bytes (in a collating locale, by
 /// the collation transforms' bytes).
 #[inline]
-pub(crate) fn compare(key: &HashKey, locale: &Locale, ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b: &[u8]) -> Ordering {
+pub(crate) fn compare(
+    key: &HashKey,
+    locale: &Locale,
+    ignore: Option<&[bool; 256]>,
+    fold: Option<&[u8; 256]>,
+    a: &[u8],
+    b: &[u8],
+) -> Ordering {
     if locale.collates() {
         let (mut xa, mut xb) = (Vec::new(), Vec::new());
         locale.xfrm_into(ignore, fold, a, &mut xa);
@@ -112,11 +119,14 @@ mod tests {
     #[test]
     fn equal_keys_hash_equal_and_seeds_differ() {
         let k = HashKey::from_seed(b"seed");
-        assert_eq!(k.hash_key(&Locale::C, None, true, b"abc"), k.hash_key(&Locale::C, None, false, b"ABC"));
-        assert_eq!(k.hash_key(&Locale::C, Some(&super::super::NONDICTIONARY), false, b"a-b"), k.hash_key(&Locale::C, None, false, b"ab"));
-        assert_ne!(k.hash_key(&Locale::C, None, false, b"abc"), k.hash_key(&Locale::C, None, false, b"abd"));
+        assert_eq!(k.hash_key(&Locale::C, None, Some(&super::super::TOUPPER), b"abc"), k.hash_key(&Locale::C, None, None, b"ABC"));
+        assert_eq!(
+            k.hash_key(&Locale::C, Some(&super::super::C_CLASSES.nondictionary), None, b"a-b"),
+            k.hash_key(&Locale::C, None, None, b"ab")
+        );
+        assert_ne!(k.hash_key(&Locale::C, None, None, b"abc"), k.hash_key(&Locale::C, None, None, b"abd"));
         assert_ne!(HashKey::from_seed(b"x"), HashKey::from_seed(b"y"));
         assert_eq!(HashKey::from_seed(b"x"), HashKey::from_seed(b"x"));
-        assert_eq!(compare(&k, &Locale::C, None, true, b"abc", b"ABC"), Ordering::Equal);
+        assert_eq!(compare(&k, &Locale::C, None, Some(&super::super::TOUPPER), b"abc", b"ABC"), Ordering::Equal);
     }
 }

@@ -9,8 +9,8 @@
 use std::cmp::Ordering;
 
 /// Compares two -V keys after -d/-i/-f transformation.
-pub(crate) fn compare_transformed(ignore: Option<&[bool; 256]>, fold: bool, a: &[u8], b: &[u8]) -> Ordering {
-    if ignore.is_none() && !fold {
+pub(crate) fn compare_transformed(ignore: Option<&[bool; 256]>, fold: Option<&[u8; 256]>, a: &[u8], b: &[u8]) -> Ordering {
+    if ignore.is_none() && fold.is_none() {
         return filenvercmp(a, b);
     }
     thread_local! {
@@ -29,8 +29,8 @@ pub(crate) fn compare_transformed(ignore: Option<&[bool; 256]>, fold: bool, a: &
 /// (empty, ".", "..", other dot names, the rest), then the weights of the first bytes of the name
 /// without its suffix, up to its first digit or its end: the first comparison pass of filenvercmp
 /// is decided there unless both reach a digit or the end at the same place.
-pub(crate) fn prefix_transformed(ignore: Option<&[bool; 256]>, fold: bool, s: &[u8]) -> u128 {
-    if ignore.is_none() && !fold {
+pub(crate) fn prefix_transformed(ignore: Option<&[bool; 256]>, fold: Option<&[u8; 256]>, s: &[u8]) -> u128 {
+    if ignore.is_none() && fold.is_none() {
         return prefix(s);
     }
     thread_local! {
