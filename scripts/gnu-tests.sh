@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs GNU coreutils 9.1's own tests of `sort` against xsort: tests/misc/sort*.pl through
-# coreutils' Perl harness and tests/misc/sort*.sh through its shell harness, with `sort` a symbolic
-# link to target/release/xsort (so messages start with "sort:", as xsort names itself by argv[0]).
+# coreutils' Perl harness and tests/misc/sort*.sh through its shell harness, with `sort` a copy of
+# xsort (so messages start with "sort:", as xsort names itself by argv[0]), built with the cargo
+# profile $XSORT_CARGO_PROFILE (default release).
 # Prints each test file's result (pass, FAIL, or skip with the harness's reason) and a summary;
 # exits 1 when one failed.
 #
@@ -10,8 +11,9 @@
 # The coreutils source comes from Debian's source package, fetched once into target/gnu-tests
 # (`apt-get source --download-only coreutils`: needs a deb-src line in APT's sources). `getlimits`,
 # a helper program the tests call, is replaced by scripts/gnu-tests-getlimits (the same NAME=VALUE
-# lines for the limits of this platform). The tests run in the C locale, in work directories under
-# target/gnu-tests, as the user nobody when run as root (as GNU's suite runs: sort-exit-early.sh
+# lines for the limits of this platform). The tests run in the C locale, in a work directory under
+# the temp directory (removed at the end; the logs stay in target/gnu-tests/run), as the user
+# nobody when run as root (as GNU's suite runs: sort-exit-early.sh
 # needs a user that permissions bind), expensive ones included. The French locales the tests use
 # (LOCALE_FR, LOCALE_FR_UTF8, as configure finds them) are fr_FR.ISO-8859-1 and fr_FR.UTF-8 when
 # installed (scripts/prerequisites.sh generates them); a test that needs a locale or a program
@@ -29,11 +31,18 @@ if [[ ! -d $src ]]; then
   }
   tar -C "$work" -xf "$work/coreutils_9.1.orig.tar.xz"
 fi
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p xsort
-build=$work/build
-rm -rf "$build" && mkdir -p "$build/src"
-ln -s "$root/target/release/xsort" "$build/src/sort"
-ln -s "$root/scripts/gnu-tests-getlimits" "$build/src/getlimits"
+profile=${XSORT_CARGO_PROFILE:-release}
+cargo build --profile "$profile" --quiet --manifest-path "$root/Cargo.toml" -p xsort
+# The tests run in a directory of their own under the temp directory, open to every user (the
+# checkout's directories may not be), with copies of the sources, the program and the helpers.
+stage=$(mktemp -d "${TMPDIR:-/tmp}/xsort-gnu-tests.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+chmod 755 "$stage"
+cp -a "$src" "$stage/coreutils" && src=$stage/coreutils
+build=$stage/build
+mkdir -p "$build/src" "$work/run"
+cp "$root/target/$profile/xsort" "$build/src/sort"
+cp "$root/scripts/gnu-tests-getlimits" "$build/src/getlimits"
 ln -s "$(type -P printf)" "$build/src/printf"
 # What configure would have found: the tests that check for threads read it here.
 echo '#define HAVE_PTHREAD_T 1' > "$build/config.h"
@@ -53,8 +62,8 @@ grep -qx fr_FR.utf8 <<<"$installed_locales" && locale_fr_utf8=fr_FR.UTF-8
 # sort-h-thousands-sep.sh wants the Swedish locale of glibc before 2.35, whose thousands separator
 # was a space (now U+202F, a no-break space in ISO-8859-1): made from the installed definition in
 # a directory of the tests' own, which LOCPATH names to glibc (the system's locales stay as they are).
-locales=$work/locales
-if [[ ! -d $locales/sv_SE ]] && [[ -f /usr/share/i18n/locales/sv_SE ]]; then
+locales=$stage/locales
+if [[ -f /usr/share/i18n/locales/sv_SE ]]; then
   mkdir -p "$locales"
   sed '/^LC_NUMERIC/,/^END LC_NUMERIC/s/^thousands_sep.*/thousands_sep "<U0020>"/' /usr/share/i18n/locales/sv_SE > "$locales/sv_SE.src"
   localedef -i "$locales/sv_SE.src" -f ISO-8859-1 "$locales/sv_SE" || echo "gnu-tests.sh: cannot make the old Swedish locale" >&2
@@ -68,8 +77,8 @@ fi
 version=$("$build/src/sort" --version | sed -n '1s/.* //p;q')
 pass=0 failed=() skipped=0
 for t in "${tests[@]}"; do
-  dir=$work/run/${t%.*}
-  rm -rf "$dir" && mkdir -p "$dir/misc"
+  dir=$stage/run/${t%.*}
+  mkdir -p "$dir/misc"
   [[ ${#as_user[@]} -eq 0 ]] || chown -R nobody "$dir"
   log=$work/run/$t.log
   # sort-debug-keys.sh also runs printf (GNU's); the other tests run only sort.
