@@ -184,6 +184,30 @@ fn suggestion(err: &clap::Error) -> Option<String> {
     }
 }
 
+/// Clap's help with each option's value written as GNU's help writes it: `--output=FILE` for
+/// `--output <FILE>`, `--check[=WHEN]` for `--check[=<WHEN>]`, descriptions kept in their column.
+/// Scripts that read a help's options (GNU's usage_vs_getopt.sh) take the name before `=` or `[`.
+pub fn gnu_option_style(help: &str) -> String {
+    let mut out = String::with_capacity(help.len());
+    for line in help.lines() {
+        let indent = line.len() - line.trim_start().len();
+        if line.trim_start().starts_with('-') {
+            // The option column ends at the first gap of two spaces (or the line's end).
+            let end = line[indent..].find("  ").map_or(line.len(), |i| indent + i);
+            let column = line[..end].replace("[=<", "[=").replace(" <", "=").replace('>', "");
+            let pad = end - column.len();
+            out.push_str(format!("{column}{}{}", " ".repeat(pad), &line[end..]).trim_end());
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    if !help.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -254,28 +278,4 @@ mod tests {
         assert!(a.stats && a.stable);
         assert_eq!(a.record_size, Some(8));
     }
-}
-
-/// Clap's help with each option's value written as GNU's help writes it: `--output=FILE` for
-/// `--output <FILE>`, `--check[=WHEN]` for `--check[=<WHEN>]`, descriptions kept in their column.
-/// Scripts that read a help's options (GNU's usage_vs_getopt.sh) take the name before `=` or `[`.
-pub fn gnu_option_style(help: &str) -> String {
-    let mut out = String::with_capacity(help.len());
-    for line in help.lines() {
-        let indent = line.len() - line.trim_start().len();
-        if line.trim_start().starts_with('-') {
-            // The option column ends at the first gap of two spaces (or the line's end).
-            let end = line[indent..].find("  ").map_or(line.len(), |i| indent + i);
-            let column = line[..end].replace("[=<", "[=").replace(" <", "=").replace('>', "");
-            let pad = end - column.len();
-            out.push_str(format!("{column}{}{}", " ".repeat(pad), &line[end..]).trim_end());
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    if !help.ends_with('\n') {
-        out.pop();
-    }
-    out
 }
