@@ -92,7 +92,7 @@ pub struct InPlace<'a> {
     /// Seconds gathering the sorted records into the range writer (waits for its writes included).
     pub gather_s: f64,
     /// How the range writer buffers and writes.
-    writes: WritePlan,
+    pub writes: WritePlan,
 }
 
 /// What the counting pass found: where every record goes, round by round.

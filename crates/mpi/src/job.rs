@@ -2,7 +2,8 @@
 //! none failed ([`Comm::agree`]):
 //!
 //! 1. **Share**: the rank opens its inputs and finds its share (shared files: its 1/N of the
-//!    concatenated inputs; node-local files: all of its own).
+//!    concatenated inputs; node-local files: all of its own, compressed ones decompressed into
+//!    temp files first).
 //! 2. **Splitters**: it samples its share; the samples of all ranks are gathered and cut into
 //!    N key ranges ([`Splitters`]).
 //! 3. **Exchange**: in rounds, it reads its share, sends each record to the rank of its key range
@@ -21,8 +22,8 @@ use crate::exchange::{Exchange, ExchangeStats};
 use crate::inplace::InPlace;
 use crate::launcher;
 use crate::options::{Options, RANK_MARKER};
-use crate::output::{resolve_output, RangeWriter, SharedFile, Target, WritePlan};
-use crate::share::{Kind, Share};
+use crate::output::{resolve_output, CompressedRange, Dest, RangeWriter, SharedFile, Target, WritePlan};
+use crate::share::{Inflate, Kind, Share};
 use crate::split::{self, Sample, Splitters};
 use crate::stats::{self, RankStats};
 use anyhow::{Context, Result};
@@ -31,7 +32,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use xsort_core::{Order, Sorting};
+use xsort_io::output::AtomicOutput;
 use xsort_io::stats_file::StatsFile;
+use xsort_io::Compression;
 
 /// Samples per rank for the splitters.
 const SAMPLES: usize = 4096;
@@ -49,6 +52,8 @@ struct Job<'c> {
     temp_dir: PathBuf,
     /// Rank 0's `--stats-json` file, opened first.
     stats_file: Option<StatsFile>,
+    /// How the output (this rank's part, or the shared file) is compressed, if it is.
+    compression: Option<Compression>,
     started: Instant,
 }
 
@@ -114,20 +119,22 @@ impl<'c> Job<'c> {
             _ => Ok(()),
         })?;
         comm.agree(xsort_io::TempSpace::new(temp_dirs, false).map_err(anyhow::Error::from))?;
-        Ok(Job { comm, opts, order, kind, output, paths, temp_dir, stats_file, started })
+        let compression = opts.compress.of(Some(&output));
+        Ok(Job { comm, opts, order, kind, output, paths, temp_dir, stats_file, compression, started })
     }
 
     /// Phase 1: this rank's share of the inputs.
     fn share(&self) -> Result<Share, Stop> {
         let (comm, opts) = (self.comm, self.opts);
-        let share = if opts.inputs.iter().any(|p| p.contains(RANK_MARKER)) {
-            let len = comm.agree(Share::total_len(&self.paths))?;
-            let base = comm.exclusive_sum(len);
-            Share::whole(&self.paths, base, self.kind)
+        if opts.inputs.iter().any(|p| p.contains(RANK_MARKER)) {
+            // Compressed inputs are decompressed first: their lengths are known only then.
+            let inflate = Inflate { dir: &self.temp_dir, threads: opts.threads_per_rank(comm.local_ranks) };
+            let mut share = comm.agree(Share::whole(&self.paths, self.kind, &inflate))?;
+            share.place_at(comm.exclusive_sum(share.input_len()));
+            Ok(share)
         } else {
-            Share::part(&self.paths, comm.rank, comm.ranks, self.kind)
-        };
-        comm.agree(share)
+            comm.agree(Share::part(&self.paths, comm.rank, comm.ranks, self.kind))
+        }
     }
 
     /// Phases 3 to 6 through xsort's engine: the exchange into a local sort, the offsets, the
@@ -142,18 +149,18 @@ impl<'c> Job<'c> {
         let staging_block = writes.block.max(sorting.record_size().unwrap_or(0));
         let staged = comm.agree(if opts.shrinks { stage(&mut sorting, &self.temp_dir, staging_block).map(Some) } else { Ok(None) })?;
         let size = staged.as_ref().map_or(pushed, |(_, n)| *n);
-        let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
+        let offset = self.range_offset(size);
 
         // 5. Write.
         let t = Instant::now();
-        let target = comm.agree(open_target(comm, opts, &self.output, &self.temp_dir, (offset, size)))?;
+        let target = comm.agree(self.open_target((offset, size), threads))?;
         let mut pull_s = 0.0;
         let written = match staged {
             Some((file, n)) => copy_staged(file, n, &target, offset, staging_block),
             None => write_sorted(&mut sorting, &target, (offset, size), writes, &mut pull_s),
         };
         fault_point(rank, "write");
-        comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
+        let (target, placed) = self.end_writing(target, written, writes)?;
         let output_s = t.elapsed().as_secs_f64();
 
         // 6. Commit.
@@ -167,7 +174,8 @@ impl<'c> Job<'c> {
             exchange: xstats,
             sorted_bytes: pushed,
             output_bytes: size,
-            output_offset: offset,
+            output_offset: placed.map_or(offset, |(at, _)| at),
+            output_compressed_bytes: placed.map(|(_, n)| n),
             output_s,
             output_pull_s: pull_s,
             sort: sorting.stats().cloned(),
@@ -214,13 +222,13 @@ impl<'c> Job<'c> {
 fn finish_in_place(job: Job, share: &Share, mut p: InPlace, sample_s: f64) -> Result<(), Stop> {
     let (comm, opts) = (job.comm, job.opts);
     let size = p.size();
-    let offset = if opts.output.contains(RANK_MARKER) { 0 } else { comm.exclusive_sum(size) };
+    let offset = job.range_offset(size);
     let t = Instant::now();
-    let target = comm.agree(open_target(comm, opts, &job.output, &job.temp_dir, (offset, size)))?;
+    let target = comm.agree(job.open_target((offset, size), opts.threads_per_rank(comm.local_ranks)))?;
     fault_point(comm.rank, "exchange");
     let written = p.run(share, &target, offset);
     fault_point(comm.rank, "write");
-    comm.agree(written.and_then(|_| if opts.sync { target.sync() } else { Ok(()) }))?;
+    let (target, placed) = job.end_writing(target, written, p.writes)?;
     let output_s = t.elapsed().as_secs_f64();
     commit(comm, target, opts.sync)?;
     let mine = RankStats {
@@ -232,7 +240,8 @@ fn finish_in_place(job: Job, share: &Share, mut p: InPlace, sample_s: f64) -> Re
         exchange: p.stats.clone(),
         sorted_bytes: size,
         output_bytes: size,
-        output_offset: offset,
+        output_offset: placed.map_or(offset, |(at, _)| at),
+        output_compressed_bytes: placed.map(|(_, n)| n),
         output_s,
         output_pull_s: p.gather_s,
         sort: None,
@@ -242,16 +251,57 @@ fn finish_in_place(job: Job, share: &Share, mut p: InPlace, sample_s: f64) -> Re
     report(comm, opts, &mine, job.stats_file)
 }
 
-/// The rank's output: its part, or the shared file's temp name (collective), with the blocks of its
-/// range (`size` bytes at `offset`) reserved.
-fn open_target(comm: &Comm, opts: &Options, output: &Path, temp_dir: &Path, (offset, size): (u64, u64)) -> Result<Target> {
-    let target = if opts.output.contains(RANK_MARKER) {
-        Target::Part(xsort_io::output::AtomicOutput::create(output, false, Some(temp_dir))?)
-    } else {
-        shared_output(comm, output)?
-    };
-    target.reserve(offset, size)?;
-    Ok(target)
+impl Job<'_> {
+    /// Where this rank's range of `size` bytes starts in what it writes (collective): its offset
+    /// in the shared file, or 0 for its own part or compressed stream.
+    fn range_offset(&self, size: u64) -> u64 {
+        if self.opts.output.contains(RANK_MARKER) || self.compression.is_some() {
+            0
+        } else {
+            self.comm.exclusive_sum(size)
+        }
+    }
+
+    /// The rank's output: its part, the shared file's temp name (collective), or its compressed
+    /// range (into its part, or a temp file for the shared output, compressed on `threads`
+    /// threads), with the blocks of its range (`size` bytes at `offset`) reserved where its size
+    /// is known.
+    fn open_target(&self, (offset, size): (u64, u64), threads: usize) -> Result<Target> {
+        let (output, temp_dir) = (&self.output, &self.temp_dir);
+        let parts = self.opts.output.contains(RANK_MARKER);
+        let part = || AtomicOutput::create(output, false, Some(temp_dir));
+        let target = match (self.compression, parts) {
+            (None, true) => Target::Part(part()?),
+            (None, false) => shared_output(self.comm, output)?,
+            (Some(c), true) => Target::Compressed(CompressedRange::part(part()?, c, threads)?),
+            (Some(c), false) => Target::Compressed(CompressedRange::staged(temp_dir, output, c, threads)?),
+        };
+        target.reserve(offset, size)?;
+        Ok(target)
+    }
+
+    /// Ends the rank's writing (collective), once every rank agrees that its range was `written`:
+    /// a compressed stream finished and, for the shared output, copied into it at the offset its
+    /// compressed size gives (with `writes`); all of it synced with `--sync`. Gives the target to
+    /// commit and, for a compressed range, its offset and compressed size.
+    fn end_writing(&self, target: Target, written: Result<()>, writes: WritePlan) -> Result<(Target, Option<(u64, u64)>), Stop> {
+        let comm = self.comm;
+        comm.agree(written.and_then(|_| target.finish()))?;
+        let (target, placed) = match target {
+            Target::Compressed(c) => match c.into_dest() {
+                (Dest::Part(p), n) => (Target::Part(p), Some((0, n))),
+                (Dest::Staged(staged), n) => {
+                    let offset = comm.exclusive_sum(n);
+                    let shared = comm.agree(shared_output(comm, &self.output).and_then(|t| t.reserve(offset, n).map(|_| t)))?;
+                    comm.agree(CompressedRange::copy_into(&staged, n, &shared, offset, writes))?;
+                    (shared, Some((offset, n)))
+                }
+            },
+            plain => (plain, None),
+        };
+        comm.agree(if self.opts.sync { target.sync() } else { Ok(()) })?;
+        Ok((target, placed))
+    }
 }
 
 /// Fault injection for the tests of failure across ranks: `XSORT_MPI_FAULT=kill:RANK:PHASE` makes
@@ -379,6 +429,8 @@ fn commit(comm: &Comm, target: Target, sync: bool) -> Result<(), Stop> {
             outcome
         }
         Target::Part(p) => comm.agree(launcher::ready_to_commit().and_then(|_| p.commit(sync).map_err(anyhow::Error::from))),
+        // `Job::end_writing` makes a part or the shared file of it.
+        Target::Compressed(_) => comm.agree(Err(anyhow::anyhow!("a compressed output was committed unfinished (internal error)"))),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
-use xsort_core::{Order, Sort};
+use xsort_core::{Order, OutputCompression, Sort};
 
 /// The text of `--help`.
 pub const HELP: &str = "\
@@ -19,13 +19,20 @@ inputs and (when OUTPUT has {rank}) writes its own part; the parts in rank order
 whole. The output appears only when every rank has finished (a device, such as /dev/null, is
 written in place).
 
+Compressed files: node-local inputs in gzip, zstd, bzip2 or xz (known by their first bytes) are
+decompressed by their rank into a temp file in its -T first; a shared compressed input is refused
+(its ranks read byte ranges). An output or part named .gz, .zst, .bz2 or .xz, or any with
+--compress=FORMAT[:LEVEL], is compressed: each part one complete stream of its rank's range, the
+shared output each rank's range as whole members or frames, concatenated in rank order.
+
 Records:  --record-size N   --key-bytes OFFSET:LENGTH[:TYPE][:r] (repeatable)   --spec STATEMENTS
 Lines:    GNU sort's ordering options: -b -d -f -g -h -i -M -n -R -r -V -k KEYDEF -t SEP -s -u -z
           --sort=WORD --random-source=FILE (and their long forms), in byte order (as LC_ALL=C):
           unlike xsort, xsort-mpi does not follow the environment's locale
 Each rank: -S, --memory SIZE (default: half the available memory)   -T, --temporary-directory DIR
           --parallel N (threads)
-Output:   -o, --output FILE   --sync   --stats   --stats-json FILE (written by rank 0)
+Output:   -o, --output FILE   --compress=FORMAT[:LEVEL] (gzip, zstd, bzip2, xz; none: plain)
+          --sync   --stats   --stats-json FILE (written by rank 0)
 ";
 
 /// What the command line asked for.
@@ -44,6 +51,9 @@ pub struct Options {
     pub sync: bool,
     pub stats: bool,
     pub stats_json: Option<PathBuf>,
+    /// How the output (or each part) is compressed: by its name's extension unless
+    /// `--compress=FORMAT[:LEVEL]` or `--compress=none` says otherwise.
+    pub compress: OutputCompression,
     /// Whether equal keys fold into one record (`-u`, Nsort's `-noduplicates` and `-summarize`):
     /// then equal keys must meet on one rank.
     pub folds: bool,
@@ -58,7 +68,7 @@ pub struct Options {
 pub const RANK_MARKER: &str = "{rank}";
 
 /// Options that take a value, as (short, long).
-const VALUED: [(Option<char>, &str); 9] = [
+const VALUED: [(Option<char>, &str); 10] = [
     (Some('o'), "output"),
     (Some('S'), "memory"),
     (Some('T'), "temporary-directory"),
@@ -68,6 +78,7 @@ const VALUED: [(Option<char>, &str); 9] = [
     (None, "spec"),
     (None, "stats-json"),
     (None, "buffer-size"),
+    (None, "compress"),
 ];
 
 /// GNU options whose value may be the next argument.
@@ -141,6 +152,7 @@ impl Options {
             sync: false,
             stats: false,
             stats_json: None,
+            compress: OutputCompression::ByName,
             folds: false,
             shrinks: false,
             info: Some(text),
@@ -167,6 +179,10 @@ impl Options {
         let threads = match last("parallel") {
             Some(n) => Some(n.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| anyhow!("invalid number of threads '{n}'"))?),
             None => None,
+        };
+        let compress = match last("compress") {
+            Some(c) => OutputCompression::parse(&c).map_err(|e| anyhow!("invalid --compress '{c}': {e}"))?,
+            None => OutputCompression::ByName,
         };
         let specs = all("spec");
         let record_size = last("record-size");
@@ -211,6 +227,7 @@ impl Options {
             sync: flags.contains(&"sync"),
             stats: flags.contains(&"stats"),
             stats_json: last("stats-json").map(PathBuf::from),
+            compress,
             folds,
             shrinks,
             info: None,

@@ -10,15 +10,24 @@
 //!
 //! The temp name is registered with xsort's signal cleanup on every rank, so whichever ranks
 //! `mpirun` terminates after a failure remove it; a rank's drop removes it too unless committed.
+//!
+//! A compressed output ([`CompressedRange`]) is written as a stream, in order, through xsort's
+//! block encoder ([`Encoder`]): a part is one complete compressed stream of its rank's range; for
+//! the shared output each rank compresses its range into an unnamed temp file first (its size,
+//! and so the offsets, are known only then), and the ranks then copy those in at their offsets.
+//! Every format's members or frames concatenate into one valid stream, so the shared output is
+//! the sorted whole, compressed.
 
 use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use xsort_io::output::AtomicOutput;
-use xsort_io::{align_up, AlignedBuf, IO_ALIGN};
+use xsort_io::{align_up, AlignedBuf, Compression, DirectFile, Encoder, IO_ALIGN};
 
 /// A rank's output.
 pub enum Target {
@@ -26,6 +35,129 @@ pub enum Target {
     Shared(SharedFile),
     /// This rank's part.
     Part(AtomicOutput),
+    /// This rank's range, compressed: into its part, or into a temp file for the shared output.
+    Compressed(CompressedRange),
+}
+
+/// A rank's range compressed as it is written: its bytes must come in order, from offset 0 of the
+/// range. [`CompressedRange::finish`] ends the stream.
+pub struct CompressedRange {
+    stream: Mutex<Stream>,
+    /// Compressed bytes written so far.
+    written: Arc<AtomicU64>,
+    dest: Dest,
+    /// The output as named for this rank (for messages).
+    name: PathBuf,
+}
+
+/// The encoder (None once finished) and the uncompressed bytes it has been given.
+struct Stream {
+    encoder: Option<Encoder>,
+    at: u64,
+}
+
+/// Where a compressed range goes.
+pub enum Dest {
+    /// The rank's part, committed as a plain part is.
+    Part(AtomicOutput),
+    /// An unnamed temp file, to be copied into the shared output at the rank's offset.
+    Staged(Arc<DirectFile>),
+}
+
+/// The encoder's destination: a file written from its start on.
+struct Sink {
+    file: Arc<DirectFile>,
+    written: Arc<AtomicU64>,
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let at = self.written.load(Ordering::Relaxed);
+        self.file.write_all_at(buf, at).map_err(std::io::Error::other)?;
+        self.written.store(at + buf.len() as u64, Ordering::Relaxed);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl CompressedRange {
+    /// The rank's part `out`, compressed with `compression` on `threads` threads.
+    pub fn part(out: AtomicOutput, compression: Compression, threads: usize) -> Result<CompressedRange> {
+        let (file, name) = (out.file().clone(), out.target().to_owned());
+        Self::start(file, Dest::Part(out), name, compression, threads)
+    }
+
+    /// The rank's range of the shared output `name`, compressed into an unnamed temp file in `dir`.
+    pub fn staged(dir: &Path, name: &Path, compression: Compression, threads: usize) -> Result<CompressedRange> {
+        let temp = tempfile::tempfile_in(dir).with_context(|| format!("{}: cannot write a temp file", dir.display()))?;
+        let file = Arc::new(DirectFile::from_file(temp, dir.to_owned()));
+        Self::start(file.clone(), Dest::Staged(file), name.to_owned(), compression, threads)
+    }
+
+    fn start(file: Arc<DirectFile>, dest: Dest, name: PathBuf, compression: Compression, threads: usize) -> Result<CompressedRange> {
+        let written = Arc::new(AtomicU64::new(0));
+        let sink = Sink { file, written: written.clone() };
+        let encoder = Encoder::new(Box::new(sink), compression, threads)
+            .with_context(|| format!("{}: cannot start the output's compression threads", name.display()))?;
+        Ok(CompressedRange { stream: Mutex::new(Stream { encoder: Some(encoder), at: 0 }), written, dest, name })
+    }
+
+    /// Compresses `data`, the range's bytes from `offset` (the bytes given so far: the writes of a
+    /// range come in order, see [`RangeWriter::run`]).
+    fn write(&self, data: &[u8], offset: u64) -> Result<()> {
+        let mut s = self.stream.lock().map_err(|_| anyhow::anyhow!("{}: a write to the output failed", self.name.display()))?;
+        anyhow::ensure!(offset == s.at, "{}: the compressed output's writes came out of order (internal error)", self.name.display());
+        let encoder = s.encoder.as_mut().context("the compressed output was finished")?;
+        encoder.write_all(data).map_err(|e| self.error(e))?;
+        s.at += data.len() as u64;
+        Ok(())
+    }
+
+    /// Ends the stream: the last blocks compressed and written.
+    pub fn finish(&self) -> Result<()> {
+        let mut s = self.stream.lock().map_err(|_| anyhow::anyhow!("{}: a write to the output failed", self.name.display()))?;
+        match s.encoder.take() {
+            Some(e) => e.finish().map_err(|e| self.error(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Where the finished stream went, and its compressed length.
+    pub fn into_dest(self) -> (Dest, u64) {
+        (self.dest, self.written.load(Ordering::Relaxed))
+    }
+
+    /// An encoder's error: a failed write names its file already; a failed compression, the output.
+    fn error(&self, e: std::io::Error) -> anyhow::Error {
+        if e.get_ref().is_some_and(|r| r.is::<xsort_io::IoError>()) {
+            if let Some(Ok(io)) = e.into_inner().map(|r| r.downcast::<xsort_io::IoError>()) {
+                return anyhow::Error::from(*io);
+            }
+            return anyhow::anyhow!("{}: write error", self.name.display());
+        }
+        anyhow::anyhow!("{}: cannot compress the output: {}", self.name.display(), xsort_io::os_text(&e))
+    }
+
+    /// Copies the finished stream from its temp file (`len` bytes of `staged`) into the shared
+    /// output `target` at `offset`, as a range is written (whole pages direct, shared ones through
+    /// the page cache).
+    pub fn copy_into(staged: &DirectFile, len: u64, target: &Target, offset: u64, plan: WritePlan) -> Result<()> {
+        let mut done = 0u64;
+        RangeWriter::run(target, offset, plan, 0, |out| {
+            while done < len {
+                let space = out.space();
+                let want = (space.len() as u64).min(len - done) as usize;
+                let k = staged.read_at(&mut space[..want], done)?;
+                anyhow::ensure!(k > 0, "a temp file ended early");
+                out.filled(k)?;
+                done += k as u64;
+            }
+            Ok(())
+        })
+    }
 }
 
 /// The shared output under its temp name.
@@ -268,6 +400,20 @@ impl Target {
                 f.write_all_at(data, offset).with_context(|| format!("{}: write error", s.target.display()))
             }
             Target::Part(p) => Ok(p.file().write_all_at(data, offset)?),
+            Target::Compressed(c) => c.write(data, offset),
+        }
+    }
+
+    /// Whether the output is a stream, whose writes must come in order (a compressed range).
+    pub fn is_stream(&self) -> bool {
+        matches!(self, Target::Compressed(_))
+    }
+
+    /// Ends a compressed range's stream; nothing to do for a plain output.
+    pub fn finish(&self) -> Result<()> {
+        match self {
+            Target::Compressed(c) => c.finish(),
+            _ => Ok(()),
         }
     }
 
@@ -283,6 +429,7 @@ impl Target {
                 None => self.write_at(data, offset),
             },
             Target::Part(p) => Ok(p.file().write_all_at(data, offset)?),
+            Target::Compressed(c) => c.write(data, offset),
         }
     }
 
@@ -308,6 +455,8 @@ impl Target {
             }
             // A part is the rank's range alone, from its start.
             Target::Part(p) => Ok(p.reserve(offset + len)?),
+            // Its compressed size is known only once written.
+            Target::Compressed(_) => Ok(()),
         }
     }
 
@@ -319,6 +468,11 @@ impl Target {
                 None => Ok(()),
             },
             Target::Part(p) => Ok(p.file().sync()?),
+            Target::Compressed(c) => match &c.dest {
+                Dest::Part(p) => Ok(p.file().sync()?),
+                // Copied into the shared output, which is synced.
+                Dest::Staged(_) => Ok(()),
+            },
         }
     }
 }
@@ -412,7 +566,8 @@ impl<'a> RangeWriter<'a> {
         item: usize,
         body: impl FnOnce(&mut RangeWriter) -> Result<()>,
     ) -> Result<()> {
-        let writes = plan.writes.max(1);
+        // A stream takes its writes in order: one page writer, which takes them in turn.
+        let writes = if target.is_stream() { 1 } else { plan.writes.max(1) };
         let room = WritePlan::room(plan.block, item);
         let buf = AlignedBuf::new(WritePlan::buffer_len(plan.block, item))?;
         let start = (offset % IO_ALIGN as u64) as usize;

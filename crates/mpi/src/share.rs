@@ -9,6 +9,12 @@
 //! record boundary below; for lines, at the first line start at or after it (a line starts at the
 //! start of a file or after a terminator). So each line belongs to the rank whose nominal range
 //! holds its first byte, and the ranges cover the input exactly once.
+//!
+//! Compressed data (gzip, zstd, bzip2, xz, recognised by its first bytes as `xsort` recognises it)
+//! has no byte ranges to cut: a shared compressed input is refused. A node-local one is the rank's
+//! alone, read whole: the rank decompresses it first, with xsort's own decoders
+//! ([`xsort_io::codec::decompress`]), into an unnamed temp file in its temp directory, which then
+//! stands for the input (its positions, samples, chunks and mappings are the decompressed bytes').
 
 use anyhow::{bail, Context, Result};
 use std::fs::File;
@@ -51,20 +57,60 @@ pub struct Share {
 /// Bytes read at a time when looking for a line's end.
 const PROBE: usize = 64 << 10;
 
-/// An error for a compressed input: the ranks read byte ranges of the data itself, which a
-/// compressed stream does not allow (the single-machine `xsort` decompresses it).
-fn refuse_compressed(file: &File, path: &std::path::Path) -> Result<()> {
-    if let Some(codec) = xsort_io::Codec::of_file(file).with_context(|| format!("{}: cannot read", path.display()))? {
-        bail!("{}: {} data: xsort-mpi's ranks read byte ranges of their inputs, which compressed data does not allow; decompress it first (xsort reads it as it is)", path.display(), codec.name());
+/// An error for a shared compressed input: the ranks read byte ranges of the data itself, which a
+/// compressed stream does not allow.
+fn refuse_compressed(codec: xsort_io::Codec, path: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{}: {} data: xsort-mpi's ranks read byte ranges of shared inputs, which compressed data does not allow; decompress it \
+first, or give node-local parts ({{rank}} in the path), which each rank decompresses whole",
+        path.display(),
+        codec.name()
+    )
+}
+
+/// Where node-local compressed inputs are decompressed: an unnamed temp file in `dir` each, made
+/// by up to `threads` inputs at a time.
+pub struct Inflate<'a> {
+    pub dir: &'a Path,
+    pub threads: usize,
+}
+
+/// Bytes copied at a time from a decoder into its temp file.
+const INFLATE_BLOCK: usize = 1 << 20;
+
+/// Decompresses `file` (the input `path`, in `codec`) into an unnamed temp file in `dir`: the
+/// file, at its start, and its length. A decoder's error names the input (`in.gz: truncated gzip
+/// data: ...`), as `xsort`'s reader names it.
+fn inflate_one(file: File, path: &Path, codec: xsort_io::Codec, dir: &Path) -> Result<(File, u64)> {
+    use std::io::{Read, Write};
+    let read_error = |e: std::io::Error| anyhow::Error::from(xsort_io::IoError::read(path, e));
+    let mut decoded = xsort_io::codec::decompress(codec, Box::new(file)).map_err(read_error)?;
+    let cannot = |e: std::io::Error| {
+        anyhow::anyhow!("{}: cannot decompress into a temp file in {}: {}", path.display(), dir.display(), xsort_io::os_text(&e))
+    };
+    let mut temp = tempfile::tempfile_in(dir).map_err(cannot)?;
+    let mut buf = vec![0u8; INFLATE_BLOCK];
+    let mut len = 0u64;
+    loop {
+        let n = match decoded.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_error(e)),
+        };
+        temp.write_all(&buf[..n]).map_err(cannot)?;
+        len += n as u64;
     }
-    Ok(())
+    Ok((temp, len))
 }
 
 impl Share {
-    /// Opens `paths`, the first byte of the first at global position `base`.
-    fn open(paths: &[PathBuf], base: u64) -> Result<Vec<Input>> {
+    /// Opens `paths`, the first byte of the first at global position 0; compressed ones are
+    /// decompressed where `inflate` says, or refused where it is None (shared inputs).
+    fn open(paths: &[PathBuf], inflate: Option<&Inflate>) -> Result<Vec<Input>> {
         let mut inputs = Vec::new();
-        let mut pos = base;
+        let mut compressed = Vec::new();
+        let mut pos = 0;
         for path in paths {
             let not_regular = || anyhow::anyhow!("{}: not a regular file (the ranks read byte ranges of their inputs)", path.display());
             // Looked at before it is opened: opening a FIFO would wait for a writer.
@@ -76,25 +122,75 @@ impl Share {
             if !md.is_file() {
                 return Err(not_regular());
             }
-            refuse_compressed(&file, path)?;
+            if let Some(codec) = xsort_io::Codec::of_file(&file).with_context(|| format!("{}: cannot read", path.display()))? {
+                if inflate.is_none() {
+                    return Err(refuse_compressed(codec, path));
+                }
+                compressed.push((inputs.len(), codec));
+            }
             inputs.push(Input { path: path.clone(), file, len: md.len(), base: pos });
             pos += md.len();
+        }
+        if let Some(inflate) = inflate.filter(|_| !compressed.is_empty()) {
+            Self::inflate_all(&mut inputs, &compressed, inflate)?;
         }
         Ok(inputs)
     }
 
-    /// The sum of the lengths of `paths` (for node-local inputs, whose ranks add them up).
-    pub fn total_len(paths: &[PathBuf]) -> Result<u64> {
-        let mut total = 0;
-        for p in paths {
-            total += std::fs::metadata(p).with_context(|| format!("{}: cannot open", p.display()))?.len();
+    /// Decompresses the inputs listed in `compressed` (index and format), up to `inflate.threads`
+    /// at a time (this thread one of them), each replaced by its temp file; the global positions
+    /// follow the new lengths. The first failure, in input order, is the error.
+    fn inflate_all(inputs: &mut [Input], compressed: &[(usize, xsort_io::Codec)], inflate: &Inflate) -> Result<()> {
+        use std::sync::{atomic::AtomicUsize, atomic::Ordering, Mutex, PoisonError};
+        let next = AtomicUsize::new(0);
+        let made: Vec<Mutex<Option<Result<(File, u64)>>>> = compressed.iter().map(|_| Mutex::new(None)).collect();
+        let from: &[Input] = inputs;
+        let work = || loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(i, codec)) = compressed.get(k) else { return };
+            let input = &from[i];
+            let file = input.file.try_clone().with_context(|| format!("{}: cannot read", input.path.display()));
+            let result = file.and_then(|f| inflate_one(f, &input.path, codec, inflate.dir));
+            *made[k].lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..inflate.threads.clamp(1, compressed.len()) {
+                // A thread that cannot start leaves its inputs to the others.
+                let _ = std::thread::Builder::new().name("xsort-mpi-inflate".into()).spawn_scoped(scope, work);
+            }
+            work();
+        });
+        for (&(i, _), m) in compressed.iter().zip(made) {
+            let result = m.into_inner().unwrap_or_else(PoisonError::into_inner);
+            let (file, len) = result.context("a decompression thread stopped")??;
+            inputs[i].file = file;
+            inputs[i].len = len;
         }
-        Ok(total)
+        let mut pos = 0;
+        for input in inputs.iter_mut() {
+            input.base = pos;
+            pos += input.len;
+        }
+        Ok(())
     }
 
-    /// All of `paths` as this rank's share (node-local inputs), at global position `base`.
-    pub fn whole(paths: &[PathBuf], base: u64, kind: Kind) -> Result<Share> {
-        let inputs = Share::open(paths, base)?;
+    /// The bytes of all the inputs (decompressed), for node-local inputs, whose ranks add them up.
+    pub fn input_len(&self) -> u64 {
+        self.inputs.iter().map(|i| i.len).sum()
+    }
+
+    /// Moves the share's inputs to global position `base` on (node-local inputs: the lengths of
+    /// the lower ranks' inputs).
+    pub fn place_at(&mut self, base: u64) {
+        for input in &mut self.inputs {
+            input.base += base;
+        }
+    }
+
+    /// All of `paths` as this rank's share (node-local inputs), at global position 0 (see
+    /// [`Share::place_at`]), compressed ones decompressed as `inflate` says.
+    pub fn whole(paths: &[PathBuf], kind: Kind, inflate: &Inflate) -> Result<Share> {
+        let inputs = Share::open(paths, Some(inflate))?;
         if let Kind::Records(r) = kind {
             if let Some(i) = inputs.iter().find(|i| i.len % r as u64 != 0) {
                 bail!(partial(&i.path, i.len, r));
@@ -109,7 +205,7 @@ impl Share {
 
     /// Rank `rank`'s share of `ranks` of the shared inputs `paths`.
     pub fn part(paths: &[PathBuf], rank: usize, ranks: usize, kind: Kind) -> Result<Share> {
-        let inputs = Share::open(paths, 0)?;
+        let inputs = Share::open(paths, None)?;
         let total: u64 = inputs.iter().map(|i| i.len).sum();
         let nominal = |r: usize| (total as u128 * r as u128 / ranks as u128) as u64;
         let mut share = Share { kind, inputs, segments: Vec::new(), cursor: (0, 0) };

@@ -25,6 +25,8 @@ pub struct RankStats {
     /// Bytes it wrote, and where in the output.
     pub output_bytes: u64,
     pub output_offset: u64,
+    /// Bytes of its compressed stream (a compressed output), whose offset `output_offset` is.
+    pub output_compressed_bytes: Option<u64>,
     /// Seconds pulling the sorted range from the local sort and writing it (in place: the rounds,
     /// which exchange, sort and write together).
     pub output_s: f64,
