@@ -189,7 +189,7 @@ impl RunCursor {
     fn short_packed_run(&self, decoder: &Mutex<RunDecoder>, name: &std::path::Path, got: u64) -> SortError {
         let taken = decoder.lock().map_or(0, |d| d.taken());
         let what = format!(
-            "truncated zstd data of a temp run: it ends at byte {taken}, after {got} of its {} bytes (the disk gave back less than was written)",
+            "truncated zstd data in a temp run: it ends at byte {taken}, after {got} of its {} bytes (the disk gave back less than was written)",
             self.run.bytes
         );
         SortError::from(xsort_io::IoError::read(name, std::io::Error::new(std::io::ErrorKind::InvalidData, what)))

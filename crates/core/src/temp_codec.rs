@@ -86,11 +86,12 @@ impl TempCodec {
     }
 
     /// Bytes of temp file reserved for a run of `plain` bytes: the most its frames can take
-    /// (zstd's bound of each block, and a frame's header and checksum), aligned.
+    /// (zstd's bound of each block, and a frame's header and checksum), aligned, and a page more
+    /// (the file is sparse: what is not written takes no space).
     pub fn reserve(&self, plain: u64) -> u64 {
         let frames = plain.div_ceil(self.block as u64).max(1);
         let per_frame = zstd::zstd_safe::compress_bound(self.block) as u64 + 32;
-        align_up((frames * per_frame) as usize) as u64
+        align_up((frames * per_frame) as usize) as u64 + xsort_io::IO_ALIGN as u64
     }
 
     /// A writer of compressed blocks into `out`.
@@ -289,13 +290,15 @@ impl Read for RunDecoder {
             }
             let (taken, read) = (self.shared.taken.load(Ordering::Relaxed), self.shared.read.load(Ordering::Relaxed));
             let what = match e.kind() {
-                std::io::ErrorKind::UnexpectedEof => format!("truncated zstd data: it ends at byte {read}"),
-                _ => format!("corrupt zstd data, found between bytes {taken} and {read}: {}", xsort_io::os_text(&e)),
+                std::io::ErrorKind::UnexpectedEof => {
+                    format!("truncated zstd data in a temp run: it ends at byte {read} (the disk gave back less than was written)")
+                }
+                _ => format!(
+                    "corrupt zstd data in a temp run, found between bytes {taken} and {read}: {} (the disk gave back other bytes than were written)",
+                    xsort_io::os_text(&e)
+                ),
             };
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("{what} of a temp run (the disk gave back other bytes than were written)"),
-            )
+            std::io::Error::new(std::io::ErrorKind::InvalidData, what)
         })
     }
 }
@@ -410,14 +413,14 @@ mod tests {
         page.iter_mut().for_each(|b| *b ^= 0x55);
         file.write_all_at(&page, 4096).unwrap();
         let e = codec().decoder(file.clone(), 0, &packed).unwrap().read_to_end(&mut Vec::new()).unwrap_err();
-        assert!(e.to_string().contains("of a temp run"), "{e}");
+        assert!(e.to_string().contains("corrupt zstd data in a temp run"), "{e}");
         // A run shorter than written: inside a frame, the decoder says so; at the end of a frame
         // (these frames are all alike, four of them), it reads short, which the merge finds.
         let (_d, file, packed) = write_run(&data, 0);
         let cut = Packed::new(packed.reserved);
         cut.stored.store(packed.stored() / 2 + 7, Ordering::Relaxed);
         let e = codec().decoder(file.clone(), 0, &cut).unwrap().read_to_end(&mut Vec::new()).unwrap_err();
-        assert!(e.to_string().contains("truncated zstd data"), "{e}");
+        assert!(e.to_string().contains("truncated zstd data in a temp run"), "{e}");
         cut.stored.store(packed.stored() / 2, Ordering::Relaxed);
         assert_eq!(codec().decoder(file, 0, &cut).unwrap().read_to_end(&mut Vec::new()).unwrap(), data.len() / 2);
     }

@@ -66,6 +66,27 @@ def test_sort_file_lines_with_gnu_options(rng, tmp_path):
     assert list(temp.iterdir()) == []
 
 
+def test_sort_file_and_sorter_compress_temp_runs(rng, tmp_path):
+    rows = [f"{int(rng.integers(0, 100_000))} GET /index.html 200 {int(rng.integers(0, 9))}" for _ in range(40_000)]
+    (tmp_path / "in").write_text("\n".join(rows) + "\n")
+    expected = "".join(r + "\n" for r in sorted(rows))
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    stats = xsort.sort_file(tmp_path / "in", tmp_path / "out", memory=256 << 10, temp_dirs=temp, compress_temp=True)
+    assert (tmp_path / "out").read_text() == expected
+    assert stats["temp_compression"] == "zstd:1" and 0 < stats["temp_written_bytes"] * 2 < stats["temp_run_bytes"]
+    stats = xsort.sort_file(tmp_path / "in", tmp_path / "out", memory=256 << 10, temp_dirs=temp, compress_temp=False)
+    assert stats["temp_compression"] is None and stats["runs"] > 1
+    with xsort.Sorter(memory=256 << 10, temp_dirs=temp, compress_temp=3) as sorter:
+        sorter.release(expected[::-1][1:].encode() + b"\n")
+        sorter.finish()
+        assert b"".join(sorter) == "".join(sorted(r[::-1] + "\n" for r in rows)).encode()
+        assert sorter.stats()["temp_compression"] == "zstd:3"
+    assert list(temp.iterdir()) == []
+    with pytest.raises(ValueError, match="compress_temp must be"):
+        xsort.sort_file(tmp_path / "in", tmp_path / "out", compress_temp=20)
+
+
 def test_sort_file_errors_are_the_cli_messages(tmp_path):
     (tmp_path / "in").write_bytes(b"x" * 150)
     (tmp_path / "big").write_bytes(b"x" * 1_000_000)
