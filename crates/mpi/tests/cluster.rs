@@ -2,8 +2,9 @@
 //! single-node `xsort` with the same options (records and lines, shared and node-local files),
 //! balance within 10% on skewed and all-equal keys, empty shares, and failures (a partial record,
 //! a rank killed mid-sort, an interrupted or killed `mpirun`) that publish nothing and leave no
-//! temp file; the temp file's mode; the cluster example of docs/CLUSTER.md, installed and run as
-//! printed.
+//! temp file; the temp file's mode; node-local compressed inputs and compressed outputs (checked
+//! with the formats' own tools), a corrupt compressed part; the cluster example of
+//! docs/CLUSTER.md, installed and run as printed.
 //!
 //! The reference is the workspace's `xsort` of the same profile (`target/testing/xsort`, built by
 //! `cargo test --workspace --profile testing`); the cluster example also installs the `gensort`,
@@ -386,10 +387,13 @@ fn shared_outputs_behind_links_and_devices_go_where_xsort_puts_them() {
     assert_eq!(f.read("part0"), b"old");
     let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in", "fifo"], &[]);
     assert!(one_error_line(&out).ends_with(" fifo: not a regular file (the ranks read byte ranges of their inputs)"));
-    // Nor can compressed data: one clear error naming the file and its format.
+    // Nor can shared compressed data: one clear error naming the file and its format, and saying
+    // that node-local parts may be compressed.
     std::fs::write(f.path("in.gz"), [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]).expect("write");
     let out = f.mpirun(2, &["--record-size", "100", "-o", "out", "in", "in.gz"], &[]);
-    assert!(one_error_line(&out).contains(" in.gz: gzip data: xsort-mpi's ranks read byte ranges of their inputs"), "{out:?}");
+    let line = one_error_line(&out);
+    assert!(line.contains(" in.gz: gzip data: xsort-mpi's ranks read byte ranges of shared inputs"), "{line}");
+    assert!(line.ends_with("or give node-local parts ({rank} in the path), which each rank decompresses whole"), "{line}");
     // A hard-linked target too small for the output: the old contents stay under both names.
     let _small = Tmpfs::mount(&f.path("small"), "3m");
     std::fs::write(f.path("small/hard"), b"old").expect("write");
@@ -808,4 +812,205 @@ fn the_readme_cluster_example_runs_as_printed() {
     assert!(std::fs::read(work.join("out")).expect("out") == std::fs::read(work.join("ref")).expect("ref"), "out differs from xsort's");
     let parts: Vec<u8> = (0..2).flat_map(|r| std::fs::read(work.join(format!("part{r}.txt"))).expect("part")).collect();
     assert_eq!(String::from_utf8_lossy(&parts), "c,1\nb,2\na,10\n");
+}
+
+/// The compressed formats: their tools, and the extension that names them.
+const TOOLS: [(&str, &str); 4] = [("gzip", "gz"), ("zstd", "zst"), ("bzip2", "bz2"), ("xz", "xz")];
+
+/// Compresses `data` into the fixture's `name` with the system tool `tool` (`gzip`, `zstd`, ...).
+fn compress_with(f: &Fixture, tool: &str, data: &[u8], name: &str) {
+    use std::io::Write;
+    let mut child = Command::new(tool)
+        .args(["-c", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{tool} (install it): {e}"));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let data = data.to_vec();
+    let feeder = std::thread::spawn(move || stdin.write_all(&data));
+    let out = child.wait_with_output().expect(tool);
+    feeder.join().expect("feeder").expect("write to the compressor");
+    assert!(out.status.success(), "{tool} failed");
+    std::fs::write(f.path(name), out.stdout).expect("write");
+}
+
+/// What `tool -dc` gives for each of the fixture's `names`, one at a time (so each must be a
+/// complete stream), concatenated.
+fn decompress_each(f: &Fixture, tool: &str, names: &[String]) -> Vec<u8> {
+    let mut all = Vec::new();
+    for n in names {
+        let out = Command::new(tool).arg("-dc").arg(f.path(n)).output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert!(out.status.success(), "{tool} -dc {n}: {}", String::from_utf8_lossy(&out.stderr));
+        all.extend_from_slice(&out.stdout);
+    }
+    all
+}
+
+/// Text lines whose second comma-separated field is a number, with many equal keys.
+fn numbered_lines(count: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut out = String::new();
+    for i in 0..count {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out += &format!("{},{},{i}\n", ["pear", "fig", "kiwi"][(x % 3) as usize], (x >> 20) % 500);
+    }
+    out.into_bytes()
+}
+
+/// Each rank's inputs, two a rank (`in{rank}.a`, `in{rank}.b`), in every format and plain, and
+/// their plain copies (`p{rank}.a`, ...) in the order xsort reads node-local inputs.
+fn compressed_inputs(f: &Fixture, make: impl Fn(usize) -> Vec<u8>) -> Vec<String> {
+    // Rank 0: gzip and plain; rank 1: zstd and xz; rank 2: bzip2 and two gzip members one after
+    // the other (as `cat a.gz b.gz` makes them).
+    let formats = [[Some("gzip"), None], [Some("zstd"), Some("xz")], [Some("bzip2"), Some("gzip")]];
+    let mut plain = Vec::new();
+    for (r, pair) in formats.iter().enumerate() {
+        for (k, tool) in pair.iter().enumerate() {
+            let (name, data) = (format!("in{r}.{}", ["a", "b"][k]), make(2 * r + k));
+            match tool {
+                Some(t) => compress_with(f, t, &data, &name),
+                None => std::fs::write(f.path(&name), &data).expect("write"),
+            }
+            if r == 2 && k == 1 {
+                let half = data.len() / 2 / 100 * 100;
+                compress_with(f, "gzip", &data[..half], "first.gz");
+                compress_with(f, "gzip", &data[half..], "second.gz");
+                std::fs::write(f.path(&name), [f.read("first.gz"), f.read("second.gz")].concat()).expect("write");
+            }
+            let copy = format!("p{r}.{}", ["a", "b"][k]);
+            std::fs::write(f.path(&copy), &data).expect("write");
+            plain.push(copy);
+        }
+    }
+    plain
+}
+
+#[test]
+fn node_local_compressed_inputs_of_every_format_sort_as_plain_ones() {
+    let f = Fixture::new();
+    // Records (sorted in place), many with equal keys: the parts in rank order are xsort's output
+    // of the plain inputs, equal keys in input order.
+    let plain = compressed_inputs(&f, |i| {
+        let name = format!("g{i}");
+        generate_file(&f.path(&name), 10_000 * i as u128, 3_000 + 500 * i as u64, GenOptions::default(), 1).expect("gensort");
+        let mut data = f.read(&name);
+        data.chunks_mut(100).step_by(3).for_each(|r| r[..10].copy_from_slice(b"0123456789"));
+        data
+    });
+    let opts = ["--record-size", "100", "--key-bytes", "0:10"];
+    let plain: Vec<&str> = plain.iter().map(String::as_str).collect();
+    f.single(&[&opts[..], &["-o", "ref"], &plain].concat());
+    f.cluster(3, &[&opts[..], &["--stats-json", "s.json", "-o", "out{rank}", "in{rank}.a", "in{rank}.b"]].concat());
+    let parts: Vec<u8> = (0..3).flat_map(|r| f.read(&format!("out{r}"))).collect();
+    assert!(parts == f.read("ref"), "the parts of compressed inputs differ from xsort's output of the plain ones");
+    let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
+    let input: u64 =
+        stats["per_rank"].as_array().expect("per_rank").iter().map(|r| r["exchange"]["input_bytes"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(input, f.read("ref").len() as u64, "the input's bytes are the decompressed ones");
+    // Through the engine too (-S 2M: the in-place sort does not fit), into one shared output.
+    f.cluster(3, &[&opts[..], &["-S", "2M", "-o", "out", "in{rank}.a", "in{rank}.b"]].concat());
+    assert!(f.read("out") == f.read("ref"), "through the engine, the output differs from xsort's");
+    // Lines, whose last line in a file has no newline, with -u.
+    for name in ["in0.a", "in0.b", "in1.a", "in1.b", "in2.a", "in2.b", "first.gz", "second.gz"] {
+        std::fs::remove_file(f.path(name)).expect("remove");
+    }
+    let plain = compressed_inputs(&f, |i| {
+        let mut data = numbered_lines(4_000 + 700 * i, i as u64);
+        data.pop();
+        data
+    });
+    let plain: Vec<&str> = plain.iter().map(String::as_str).collect();
+    for opts in [&["-t,", "-k2,2n"][..], &["-t,", "-k1,1", "-u"]] {
+        f.single(&[opts, &["-o", "ref"], &plain].concat());
+        f.cluster(3, &[opts, &["-o", "out", "in{rank}.a", "in{rank}.b"]].concat());
+        assert!(f.read("out") == f.read("ref"), "{opts:?}: the output of compressed lines differs from xsort's");
+    }
+}
+
+#[test]
+fn compressed_parts_and_shared_outputs_decompress_to_the_sorted_whole() {
+    let f = Fixture::new();
+    f.records("a", 30_000, false);
+    std::fs::write(f.path("t.txt"), numbered_lines(20_000, 7)).expect("write");
+    let recs = ["--record-size", "100", "--key-bytes", "0:10"];
+    f.single(&[&recs[..], &["-o", "ref", "a"]].concat());
+    f.single(&["-t,", "-k2,2n", "-o", "ref.txt", "t.txt"]);
+    f.single(&["-t,", "-k1,1", "-u", "-o", "ref.u", "t.txt"]);
+    let parts = |stem: &str, ext: &str, np: usize| (0..np).map(|r| format!("{stem}{r}.{ext}")).collect::<Vec<_>>();
+    for (tool, ext) in TOOLS {
+        // Parts by their extension: records (sorted in place), lines (through the engine), lines
+        // with -u (the output staged first), each part one complete stream.
+        let part = format!("out{{rank}}.{ext}");
+        f.cluster(3, &[&recs[..], &["-o", &part, "a"]].concat());
+        assert!(decompress_each(&f, tool, &parts("out", ext, 3)) == f.read("ref"), "{tool}: record parts");
+        f.cluster(3, &["-t,", "-k2,2n", "-o", &part, "t.txt"]);
+        assert!(decompress_each(&f, tool, &parts("out", ext, 3)) == f.read("ref.txt"), "{tool}: line parts");
+        f.cluster(2, &["-t,", "-k1,1", "-u", "-o", &part, "t.txt"]);
+        assert!(decompress_each(&f, tool, &parts("out", ext, 2)) == f.read("ref.u"), "{tool}: -u parts");
+        // One shared output: each rank's members or frames at its offset, in rank order (with 4
+        // ranks on the 3 distinct keys of -u, one rank's range is empty).
+        let shared = format!("out.{ext}");
+        f.cluster(3, &[&recs[..], &["--stats-json", "s.json", "-o", &shared, "a"]].concat());
+        assert!(decompress_each(&f, tool, &[shared.clone()]) == f.read("ref"), "{tool}: shared records");
+        let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
+        let packed: u64 = stats["per_rank"]
+            .as_array()
+            .expect("per_rank")
+            .iter()
+            .map(|r| r["output_compressed_bytes"].as_u64().expect("compressed"))
+            .sum();
+        assert_eq!(packed, f.read(&shared).len() as u64, "{tool}: {stats}");
+        f.cluster(4, &["-t,", "-k1,1", "-u", "-o", &shared, "t.txt"]);
+        assert!(decompress_each(&f, tool, &[shared.clone()]) == f.read("ref.u"), "{tool}: shared -u lines");
+    }
+    // --compress whatever the name, and at a level; --compress=none writes a .gz name plain.
+    f.cluster(2, &[&recs[..], &["--compress=xz:1", "-o", "part{rank}", "a"]].concat());
+    assert!(decompress_each(&f, "xz", &["part0".into(), "part1".into()]) == f.read("ref"));
+    f.cluster(3, &["--compress", "zstd:19", "-t,", "-k2,2n", "-o", "whole", "t.txt"]);
+    assert!(decompress_each(&f, "zstd", &["whole".into()]) == f.read("ref.txt"));
+    f.cluster(2, &[&recs[..], &["--compress=none", "-o", "plain.gz", "a"]].concat());
+    assert!(f.read("plain.gz") == f.read("ref"));
+    let out = f.mpirun(2, &[&recs[..], &["--compress=lz4", "-o", "x", "a"]].concat(), &[]);
+    assert!(one_error_line(&out).contains("invalid --compress 'lz4': unknown compressed format 'lz4'"), "{out:?}");
+}
+
+#[test]
+fn a_corrupt_or_truncated_compressed_part_fails_naming_it_and_leaves_nothing() {
+    let f = Fixture::new();
+    let mut inputs = Vec::new();
+    for (r, (tool, ext)) in TOOLS.iter().enumerate().take(3) {
+        let name = format!("in{r}.{ext}");
+        compress_with(&f, tool, &numbered_lines(30_000, r as u64), &name);
+        inputs.push(name);
+    }
+    let named = |r: usize| inputs[r].clone();
+    let run = |input: &str| f.mpirun(3, &["-t,", "-k2,2n", "--stats-json", "s.json", "-o", "out{rank}.gz", input], &[]);
+    // Rank 1's zstd part cut short, rank 2's bzip2 part intact: rank 1 says which file, and why.
+    std::fs::rename(f.path(&named(1)), f.path("whole.zst")).expect("rename");
+    let whole = f.read("whole.zst");
+    std::fs::write(f.path(&named(1)), &whole[..whole.len() / 2]).expect("write");
+    let links: Vec<String> = (0..3).map(|r| format!("part{r}")).collect();
+    for (r, link) in links.iter().enumerate() {
+        std::os::unix::fs::symlink(named(r), f.path(link)).expect("symlink");
+    }
+    let out = run("part{rank}");
+    let cut = whole.len() / 2;
+    assert_eq!(
+        one_error_line(&out),
+        format!("xsort-mpi: rank 1: part1: truncated zstd data: it ends at byte {cut} before the end of its stream")
+    );
+    let kept: Vec<&str> = inputs.iter().chain(&links).map(String::as_str).chain(["whole.zst"]).collect();
+    assert_nothing_left(&f, &kept);
+    // Rank 0's gzip part corrupt in the middle.
+    std::fs::write(f.path(&named(1)), &whole).expect("write");
+    let mut bad = f.read(&named(0));
+    let mid = bad.len() / 2;
+    bad[mid..mid + 64].iter_mut().for_each(|b| *b ^= 0x5a);
+    std::fs::write(f.path(&named(0)), &bad).expect("write");
+    let line = one_error_line(&run("part{rank}"));
+    assert!(line.starts_with("xsort-mpi: rank 0: part0: corrupt gzip data, found "), "{line}");
+    assert_nothing_left(&f, &kept);
 }
