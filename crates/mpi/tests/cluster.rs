@@ -1014,3 +1014,48 @@ fn a_corrupt_or_truncated_compressed_part_fails_naming_it_and_leaves_nothing() {
     assert!(line.starts_with("xsort-mpi: rank 0: part0: corrupt gzip data, found "), "{line}");
     assert_nothing_left(&f, &kept);
 }
+
+#[test]
+fn a_full_disk_under_a_compressed_part_or_while_decompressing_publishes_nothing() {
+    if !xsort_testkit::root() {
+        return;
+    }
+    // Records of random bytes, which do not compress: rank 2's 2 MB part does not fit its 1 MiB
+    // tmpfs, found as its compressed blocks are written (their size is not known before).
+    let f = Fixture::new();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for r in 0..3 {
+        let data: Vec<u8> = (0..2_000_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect();
+        std::fs::write(f.path(&format!("in{r}")), data).expect("write");
+        std::fs::create_dir(f.path(&format!("d{r}"))).expect("dir");
+        std::fs::write(f.path(&format!("d{r}/out.gz")), b"old").expect("write");
+    }
+    let _full = Tmpfs::mount(&f.path("d2"), "1m");
+    std::fs::write(f.path("d2/out.gz"), b"old").expect("write");
+    let out = f.mpirun(3, &["--record-size", "100", "-o", "d{rank}/out.gz", "in{rank}"], &[]);
+    assert_eq!(one_error_line(&out), "xsort-mpi: rank 2: d2/out.gz: write error: No space left on device");
+    for r in 0..3 {
+        let d = f.path(&format!("d{r}"));
+        assert_eq!(names(&d), ["out.gz"], "rank {r}'s directory");
+        assert_eq!(std::fs::read(d.join("out.gz")).expect("read"), b"old", "rank {r}'s old part changed");
+    }
+    // Compressed inputs that the full tmpfs, as every rank's -T, cannot hold decompressed.
+    for r in 0..3 {
+        compress_with(&f, "zstd", &numbered_lines(100_000, r), &format!("in{r}.zst"));
+    }
+    let out = f.mpirun(3, &["-T", "d2", "-o", "out{rank}", "in{rank}.zst"], &[]);
+    let line = one_error_line(&out);
+    assert!(
+        line.starts_with("xsort-mpi: rank ") && line.ends_with(".zst: cannot decompress into a temp file in d2: No space left on device"),
+        "{line}"
+    );
+    assert_eq!(names(&f.path("d2")), ["out.gz"]);
+    assert_nothing_left(&f, &["d0", "d1", "d2", "in0", "in1", "in2", "in0.zst", "in1.zst", "in2.zst"]);
+}
