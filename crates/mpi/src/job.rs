@@ -273,8 +273,8 @@ impl Job<'_> {
         let target = match (self.compression, parts) {
             (None, true) => Target::Part(part()?),
             (None, false) => shared_output(self.comm, output)?,
-            (Some(c), true) => Target::Compressed(CompressedRange::part(part()?, c, threads)?),
-            (Some(c), false) => Target::Compressed(CompressedRange::staged(temp_dir, output, c, threads)?),
+            (Some(c), true) => Target::Compressed(Box::new(CompressedRange::part(part()?, c, threads)?)),
+            (Some(c), false) => Target::Compressed(Box::new(CompressedRange::staged(temp_dir, output, c, threads)?)),
         };
         target.reserve(offset, size)?;
         Ok(target)

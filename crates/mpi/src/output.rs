@@ -36,7 +36,7 @@ pub enum Target {
     /// This rank's part.
     Part(AtomicOutput),
     /// This rank's range, compressed: into its part, or into a temp file for the shared output.
-    Compressed(CompressedRange),
+    Compressed(Box<CompressedRange>),
 }
 
 /// A rank's range compressed as it is written: its bytes must come in order, from offset 0 of the

@@ -75,13 +75,16 @@ pub struct Inflate<'a> {
     pub threads: usize,
 }
 
+/// An input decompressed: its temp file and length.
+type Inflated = Result<(File, u64)>;
+
 /// Bytes copied at a time from a decoder into its temp file.
 const INFLATE_BLOCK: usize = 1 << 20;
 
 /// Decompresses `file` (the input `path`, in `codec`) into an unnamed temp file in `dir`: the
 /// file, at its start, and its length. A decoder's error names the input (`in.gz: truncated gzip
 /// data: ...`), as `xsort`'s reader names it.
-fn inflate_one(file: File, path: &Path, codec: xsort_io::Codec, dir: &Path) -> Result<(File, u64)> {
+fn inflate_one(file: File, path: &Path, codec: xsort_io::Codec, dir: &Path) -> Inflated {
     use std::io::{Read, Write};
     let read_error = |e: std::io::Error| anyhow::Error::from(xsort_io::IoError::read(path, e));
     let mut decoded = xsort_io::codec::decompress(codec, Box::new(file)).map_err(read_error)?;
@@ -143,7 +146,7 @@ impl Share {
     fn inflate_all(inputs: &mut [Input], compressed: &[(usize, xsort_io::Codec)], inflate: &Inflate) -> Result<()> {
         use std::sync::{atomic::AtomicUsize, atomic::Ordering, Mutex, PoisonError};
         let next = AtomicUsize::new(0);
-        let made: Vec<Mutex<Option<Result<(File, u64)>>>> = compressed.iter().map(|_| Mutex::new(None)).collect();
+        let made: Vec<Mutex<Option<Inflated>>> = compressed.iter().map(|_| Mutex::new(None)).collect();
         let from: &[Input] = inputs;
         let work = || loop {
             let k = next.fetch_add(1, Ordering::Relaxed);

@@ -954,7 +954,7 @@ fn compressed_parts_and_shared_outputs_decompress_to_the_sorted_whole() {
         // ranks on the 3 distinct keys of -u, one rank's range is empty).
         let shared = format!("out.{ext}");
         f.cluster(3, &[&recs[..], &["--stats-json", "s.json", "-o", &shared, "a"]].concat());
-        assert!(decompress_each(&f, tool, &[shared.clone()]) == f.read("ref"), "{tool}: shared records");
+        assert!(decompress_each(&f, tool, std::slice::from_ref(&shared)) == f.read("ref"), "{tool}: shared records");
         let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
         let packed: u64 = stats["per_rank"]
             .as_array()
@@ -964,7 +964,7 @@ fn compressed_parts_and_shared_outputs_decompress_to_the_sorted_whole() {
             .sum();
         assert_eq!(packed, f.read(&shared).len() as u64, "{tool}: {stats}");
         f.cluster(4, &["-t,", "-k1,1", "-u", "-o", &shared, "t.txt"]);
-        assert!(decompress_each(&f, tool, &[shared.clone()]) == f.read("ref.u"), "{tool}: shared -u lines");
+        assert!(decompress_each(&f, tool, std::slice::from_ref(&shared)) == f.read("ref.u"), "{tool}: shared -u lines");
     }
     // --compress whatever the name, and at a level; --compress=none writes a .gz name plain.
     f.cluster(2, &[&recs[..], &["--compress=xz:1", "-o", "part{rank}", "a"]].concat());
