@@ -351,4 +351,15 @@ mod tests {
         }
         assert!(parse(&["-t", "R", "-o", "x", "in"]).is_ok());
     }
+
+    #[test]
+    fn compression_by_name_or_by_option() {
+        use xsort_io::{Codec, Compression};
+        let o = parse(&["-o", "out{rank}.gz", "in"]).unwrap();
+        assert_eq!(o.compress.of(Some(std::path::Path::new("out0.gz"))), Some(Compression::new(Codec::Gzip)));
+        let o = parse(&["--compress", "zstd:19", "-o", "x", "in"]).unwrap();
+        assert_eq!(o.compress, OutputCompression::With(Compression { codec: Codec::Zstd, level: 19 }));
+        assert_eq!(parse(&["--compress=none", "-o", "x.gz", "in"]).unwrap().compress, OutputCompression::Plain);
+        assert!(parse(&["--compress=gzip:10", "-o", "x", "in"]).unwrap_err().to_string().contains("from 1 to 9"));
+    }
 }
