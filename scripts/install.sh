@@ -13,7 +13,7 @@
 #   PREFIX/share/fish/vendor_completions.d/NAME.fish
 #   PREFIX/lib/libxsort.so, PREFIX/lib/libxsort.a   the C library (crates/capi)
 #   PREFIX/lib/libnsort.so          a link to libxsort.so, for programs that load Nsort by name
-#   PREFIX/include/xsort.h, PREFIX/include/nsort.h
+#   PREFIX/include/xsort.h, PREFIX/include/nsort.h, PREFIX/include/nsorterrno.h (nsort.h includes it)
 #   PREFIX/lib/pkgconfig/xsort.pc   (pkg-config --cflags --libs xsort)
 #
 # It builds the release binaries first (cargo build --release --locked; cargo's progress shows).
@@ -105,7 +105,7 @@ install -d "$lib/pkgconfig" "$prefix/include"
 install -m 755 "$libfrom/libxsort.so" "$lib/libxsort.so"
 install -m 644 "$libfrom/libxsort.a" "$lib/libxsort.a"
 ln -sfn libxsort.so "$lib/libnsort.so"
-install -m 644 "$root/crates/capi/include/xsort.h" "$root/crates/capi/include/nsort.h" "$prefix/include/"
+install -m 644 "$root/crates/capi/include/"{xsort.h,nsort.h,nsorterrno.h} "$prefix/include/"
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)
 cat > "$lib/pkgconfig/xsort.pc" <<EOF
 prefix=$prefix
@@ -137,7 +137,7 @@ installed=("${names[@]}")
 ((mpi)) && installed+=(xsort-mpi)
 echo "installed ${installed[*]} into $prefix/bin, manual pages into $man,"
 echo "completions into $bash_dir, $zsh_dir and $fish_dir,"
-echo "the C library into $lib (libxsort.so, libxsort.a, libnsort.so -> libxsort.so), headers into $prefix/include"
+echo "the C library into $lib (libxsort.so, libxsort.a, libnsort.so -> libxsort.so), headers (xsort.h, nsort.h, nsorterrno.h) into $prefix/include"
 echo "build a C program with: cc prog.c \$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --cflags --libs xsort) -Wl,-rpath,$lib"
 if ((mpi)); then
   # mpirun looks the program up on the PATH it passes to the ranks; Open MPI refuses to run as

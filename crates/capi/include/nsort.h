@@ -1,5 +1,7 @@
 /* nsort.h - Nsort's subroutine-library calls, as libxsort provides them: a program written for
- * Nsort's library compiles with this header (or Nsort's own) and links with -lxsort unchanged.
+ * Nsort's library compiles with this header (or Nsort's own) and links with -lxsort, or -lnsort
+ * where scripts/install.sh installed the library, unchanged. Nsort's status codes are in
+ * nsorterrno.h, which this header includes.
  */
 
 #ifndef NSORT_H
@@ -9,6 +11,11 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "nsorterrno.h"
+
+/* Nsort's names for releasing and returning one record: the same calls. */
+#define nsort_release_record(buf, size, ctxp) nsort_release_recs((buf), (size), (ctxp))
+#define nsort_return_record(buf, sizep, ctxp) nsort_return_recs((buf), (sizep), (ctxp))
 
 /**
  * `nsort_define` option: do not read the system-wide `nsort.params` (xsort reads none anyway).
@@ -53,64 +60,38 @@ typedef struct {
 } nsort_error_callback_t;
 
 /**
- * `NSORT_SUCCESS`, as in Nsort's `nsorterrno.h`.
+ * Nsort's old name for `nsort_error_callback_t` (a `#define` in Nsort's header, a typedef here:
+ * both let a program declare `nsort_callback_t cb`).
  */
-#define NSORT_SUCCESS 0
+typedef nsort_error_callback_t nsort_callback_t;
 
 /**
- * `NSORT_END_OF_OUTPUT`.
+ * Nsort's user comparison function (named with `nsort_declare_function`, which libxsort does not
+ * offer yet): two values and their lengths, and the argument given with it; negative, zero or
+ * positive as the first sorts before, with or after the second. Declared so that programs that
+ * define one compile.
  */
-#define NSORT_END_OF_OUTPUT 1
+typedef int (*nsort_compare_t)(void *p1, void *p2, int len1, int len2, void *compare_arg);
 
 /**
- * `NSORT_RETURN_BUF_SMALL`.
+ * Nsort's merge input function (for `nsort_merge_define`, which libxsort does not offer yet):
+ * fills `buf` (`size` bytes) with the next input of merge stream `merge_index`.
  */
-#define NSORT_RETURN_BUF_SMALL 23
+typedef int (*nsort_merge_input_t)(int merge_index, char *buf, int size, void *input_arg);
 
 /**
- * `NSORT_NO_CLIENT_INPUT`.
+ * Nsort's merge input callback: the function and the value passed to it as `input_arg`.
  */
-#define NSORT_NO_CLIENT_INPUT 27
-
-/**
- * `NSORT_NO_CLIENT_OUTPUT`.
- */
-#define NSORT_NO_CLIENT_OUTPUT 28
-
-/**
- * `NSORT_UNKNOWN_KEYWORD`.
- */
-#define NSORT_UNKNOWN_KEYWORD -9
-
-/**
- * `NSORT_PARTIAL_RECORD`.
- */
-#define NSORT_PARTIAL_RECORD -86
-
-/**
- * `NSORT_INVALID_CONTEXT`.
- */
-#define NSORT_INVALID_CONTEXT -103
-
-/**
- * `NSORT_INVALID_ARGUMENT`.
- */
-#define NSORT_INVALID_ARGUMENT -104
-
-/**
- * `NSORT_KEY_BEYOND_END`.
- */
-#define NSORT_KEY_BEYOND_END -109
-
-/**
- * `NSORT_SYNTAX_ERROR`.
- */
-#define NSORT_SYNTAX_ERROR -116
-
-/**
- * `NSORT_INVALID_PHASE`.
- */
-#define NSORT_INVALID_PHASE -183
+typedef struct {
+  /**
+   * The input function.
+   */
+  nsort_merge_input_t input;
+  /**
+   * Passed to it as its last argument.
+   */
+  void *arg;
+} nsort_merge_callback_t;
 
 #ifdef __cplusplus
 extern "C" {

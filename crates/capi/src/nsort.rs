@@ -39,6 +39,35 @@ pub struct nsort_error_callback_t {
     pub arg: *mut c_void,
 }
 
+/// Nsort's old name for `nsort_error_callback_t` (a `#define` in Nsort's header, a typedef here:
+/// both let a program declare `nsort_callback_t cb`).
+#[allow(non_camel_case_types)]
+pub type nsort_callback_t = nsort_error_callback_t;
+
+/// Nsort's user comparison function (named with `nsort_declare_function`, which libxsort does not
+/// offer yet): two values and their lengths, and the argument given with it; negative, zero or
+/// positive as the first sorts before, with or after the second. Declared so that programs that
+/// define one compile.
+#[allow(non_camel_case_types)]
+pub type nsort_compare_t =
+    Option<unsafe extern "C" fn(p1: *mut c_void, p2: *mut c_void, len1: c_int, len2: c_int, compare_arg: *mut c_void) -> c_int>;
+
+/// Nsort's merge input function (for `nsort_merge_define`, which libxsort does not offer yet):
+/// fills `buf` (`size` bytes) with the next input of merge stream `merge_index`.
+#[allow(non_camel_case_types)]
+pub type nsort_merge_input_t =
+    Option<unsafe extern "C" fn(merge_index: c_int, buf: *mut c_char, size: c_int, input_arg: *mut c_void) -> c_int>;
+
+/// Nsort's merge input callback: the function and the value passed to it as `input_arg`.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+pub struct nsort_merge_callback_t {
+    /// The input function.
+    pub input: nsort_merge_input_t,
+    /// Passed to it as its last argument.
+    pub arg: *mut c_void,
+}
+
 /// `nsort_define` option: do not read the system-wide `nsort.params` (xsort reads none anyway).
 pub const NSORT_NO_DEFAULTS: c_uint = 0x0001;
 

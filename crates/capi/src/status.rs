@@ -78,8 +78,9 @@ pub const NSORT_SYNTAX_ERROR: nsort_msg_t = -116;
 /// `NSORT_INVALID_PHASE`.
 pub const NSORT_INVALID_PHASE: nsort_msg_t = -183;
 
-/// Every `NSORT_*` value equals its `XSORT_*` namesake (the headers give both as numbers, so
-/// that nsort.h stands alone).
+/// Every `NSORT_*` value equals its `XSORT_*` namesake. The C headers give both as numbers
+/// (xsort.h, and the hand-written nsorterrno.h that nsort.h includes, which holds all of Nsort's
+/// codes): tests/header.rs checks nsorterrno.h against these.
 const _: () = {
     assert!(NSORT_SUCCESS == XSORT_SUCCESS && NSORT_END_OF_OUTPUT == XSORT_END_OF_OUTPUT);
     assert!(NSORT_RETURN_BUF_SMALL == XSORT_RETURN_BUF_SMALL && NSORT_NO_CLIENT_INPUT == XSORT_NO_CLIENT_INPUT);

@@ -1,6 +1,8 @@
 //! The C headers `include/xsort.h` (the `xsort_*` calls) and `include/nsort.h` (Nsort's
 //! `nsort_*` calls) are generated from this crate by cbindgen; this test generates them afresh
-//! and fails when the checked-in files differ. To regenerate after changing the API:
+//! and fails when the checked-in files differ. `include/nsorterrno.h` (all of Nsort's status
+//! codes, which nsort.h includes) is written by hand: a test here checks it against the codes the
+//! library returns. To regenerate the generated ones after changing the API:
 //!
 //! ```sh
 //! XSORT_BLESS_HEADERS=1 cargo test --release -p xsort-capi --test header
@@ -14,19 +16,11 @@ const NSORT_ITEMS: &[&str] = &[
     "nsort_msg_t",
     "nsort_error_t",
     "nsort_error_callback_t",
+    "nsort_callback_t",
+    "nsort_compare_t",
+    "nsort_merge_input_t",
+    "nsort_merge_callback_t",
     "NSORT_NO_DEFAULTS",
-    "NSORT_SUCCESS",
-    "NSORT_END_OF_OUTPUT",
-    "NSORT_RETURN_BUF_SMALL",
-    "NSORT_NO_CLIENT_INPUT",
-    "NSORT_NO_CLIENT_OUTPUT",
-    "NSORT_UNKNOWN_KEYWORD",
-    "NSORT_PARTIAL_RECORD",
-    "NSORT_INVALID_CONTEXT",
-    "NSORT_INVALID_ARGUMENT",
-    "NSORT_KEY_BEYOND_END",
-    "NSORT_SYNTAX_ERROR",
-    "NSORT_INVALID_PHASE",
     "nsort_define",
     "nsort_release_recs",
     "nsort_release_end",
@@ -36,6 +30,36 @@ const NSORT_ITEMS: &[&str] = &[
     "nsort_message",
     "nsort_version",
     "nsort_end",
+];
+
+/// Nsort's typedefs that no libxsort call takes yet: cbindgen leaves out unused types unless asked.
+const NSORT_UNUSED_TYPES: &[&str] = &["nsort_callback_t", "nsort_compare_t", "nsort_merge_input_t", "nsort_merge_callback_t"];
+
+/// The library's `NSORT_*` status codes, with their values: in neither generated header, since
+/// nsorterrno.h (which nsort.h includes) defines them with the rest of Nsort's codes.
+const NSORT_CODES: &[(&str, i32)] = &[
+    ("NSORT_SUCCESS", xsort::NSORT_SUCCESS),
+    ("NSORT_END_OF_OUTPUT", xsort::NSORT_END_OF_OUTPUT),
+    ("NSORT_RETURN_BUF_SMALL", xsort::NSORT_RETURN_BUF_SMALL),
+    ("NSORT_NO_CLIENT_INPUT", xsort::NSORT_NO_CLIENT_INPUT),
+    ("NSORT_NO_CLIENT_OUTPUT", xsort::NSORT_NO_CLIENT_OUTPUT),
+    ("NSORT_UNKNOWN_KEYWORD", xsort::NSORT_UNKNOWN_KEYWORD),
+    ("NSORT_PARTIAL_RECORD", xsort::NSORT_PARTIAL_RECORD),
+    ("NSORT_INVALID_CONTEXT", xsort::NSORT_INVALID_CONTEXT),
+    ("NSORT_INVALID_ARGUMENT", xsort::NSORT_INVALID_ARGUMENT),
+    ("NSORT_KEY_BEYOND_END", xsort::NSORT_KEY_BEYOND_END),
+    ("NSORT_SYNTAX_ERROR", xsort::NSORT_SYNTAX_ERROR),
+    ("NSORT_INVALID_PHASE", xsort::NSORT_INVALID_PHASE),
+];
+
+/// xsort's own codes, for failures Nsort has no number for.
+const XSORT_OWN_CODES: &[i32] = &[
+    xsort::XSORT_CONFIG_ERROR,
+    xsort::XSORT_IO_ERROR,
+    xsort::XSORT_BAD_INPUT,
+    xsort::XSORT_PROGRAM_ERROR,
+    xsort::XSORT_INTERNAL_ERROR,
+    xsort::XSORT_RESOURCE_ERROR,
 ];
 
 /// The items of xsort's own API, left out of nsort.h.
@@ -76,8 +100,8 @@ fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Generates one header with cbindgen.
-fn generate(guard: &str, preamble: &str, exclude: &[&str]) -> String {
+/// Generates one header with cbindgen; `adjust` adds what one header alone needs.
+fn generate(guard: &str, preamble: &str, exclude: &[&str], adjust: impl FnOnce(&mut cbindgen::Config)) -> String {
     let mut config = cbindgen::Config {
         language: cbindgen::Language::C,
         cpp_compat: true,
@@ -92,7 +116,8 @@ fn generate(guard: &str, preamble: &str, exclude: &[&str]) -> String {
     config.documentation = true;
     config.style = cbindgen::Style::Type;
     config.usize_is_size_t = true;
-    config.export.exclude = exclude.iter().map(|s| s.to_string()).collect();
+    config.export.exclude = exclude.iter().chain(NSORT_CODES.iter().map(|(name, _)| name)).map(|s| s.to_string()).collect();
+    adjust(&mut config);
     let mut out = Vec::new();
     cbindgen::Builder::new()
         .with_crate(crate_dir())
@@ -119,8 +144,13 @@ fn check(path: &Path, generated: &str) {
 #[test]
 fn headers_are_current() {
     let dir = crate_dir().join("include");
-    let xsort = generate("XSORT_H", XSORT_PREAMBLE, NSORT_ITEMS);
-    let nsort = generate("NSORT_H", NSORT_PREAMBLE, XSORT_ITEMS);
+    let xsort = generate("XSORT_H", XSORT_PREAMBLE, NSORT_ITEMS, |_| ());
+    let nsort = generate("NSORT_H", NSORT_PREAMBLE, XSORT_ITEMS, |config| {
+        // As Nsort's own nsort.h: the status codes come from nsorterrno.h, beside it.
+        config.includes = vec!["nsorterrno.h".into()];
+        config.after_includes = Some(NSORT_MACROS.to_string());
+        config.export.include = NSORT_UNUSED_TYPES.iter().map(|s| s.to_string()).collect();
+    });
     // An item missing from both lists would land in both headers (and clash where both are included).
     only_prefixed(&xsort, "xsort", "nsort");
     only_prefixed(&nsort, "nsort", "xsort");
@@ -138,4 +168,58 @@ fn only_prefixed(header: &str, own: &str, other: &str) {
 }
 
 const XSORT_PREAMBLE: &str = "/* xsort.h - xsort's C API (libxsort), after Nsort's subroutine library.\n *\n *   xsort_define(statements, 0, NULL, &ctx);\n *   xsort_release_recs(buf, size, &ctx);   (any number of times, whole records)\n *   xsort_release_end(&ctx);\n *   xsort_return_recs(buf, &size, &ctx);   (until XSORT_END_OF_OUTPUT)\n *   xsort_end(&ctx);\n *\n * Link with -lxsort (libxsort.so), or target/release/libxsort.a -lpthread -ldl -lm. See docs/NSORT.md.\n */";
-const NSORT_PREAMBLE: &str = "/* nsort.h - Nsort's subroutine-library calls, as libxsort provides them: a program written for\n * Nsort's library compiles with this header (or Nsort's own) and links with -lxsort unchanged.\n */";
+const NSORT_PREAMBLE: &str = "/* nsort.h - Nsort's subroutine-library calls, as libxsort provides them: a program written for\n * Nsort's library compiles with this header (or Nsort's own) and links with -lxsort, or -lnsort\n * where scripts/install.sh installed the library, unchanged. Nsort's status codes are in\n * nsorterrno.h, which this header includes.\n */";
+
+/// Nsort's one-record names for the calls, macros in Nsort's header too.
+const NSORT_MACROS: &str = "
+/* Nsort's names for releasing and returning one record: the same calls. */
+#define nsort_release_record(buf, size, ctxp) nsort_release_recs((buf), (size), (ctxp))
+#define nsort_return_record(buf, sizep, ctxp) nsort_return_recs((buf), (sizep), (ctxp))";
+
+/// The `#define NSORT_NAME VALUE` lines of nsorterrno.h, in order (macros with arguments left out).
+fn nsorterrno() -> Vec<(String, i32)> {
+    let text = std::fs::read_to_string(crate_dir().join("include/nsorterrno.h")).unwrap();
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.strip_prefix("#define ")?.split_whitespace();
+            let (name, value) = (words.next()?, words.next()?);
+            if !name.starts_with("NSORT_") || name.contains('(') {
+                return None;
+            }
+            let value = value.trim_start_matches('(').trim_end_matches(')');
+            Some((name.to_string(), value.parse().unwrap_or_else(|_| panic!("nsorterrno.h: {name} is not a number: {line}"))))
+        })
+        .collect()
+}
+
+#[test]
+fn nsorterrno_agrees_with_the_library() {
+    let defined = nsorterrno();
+    let codes: Vec<&(String, i32)> = defined.iter().filter(|(name, _)| !name.starts_with("NSORT_FIRST_")).collect();
+    let value = |name: &str| defined.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+    // Nsort's list: success, errors -1 to -217, warnings 1 to 28 but for 17 (unused in Nsort),
+    // and the bounds the NSORT_MSG_IS_* macros use.
+    let mut values: Vec<i32> = codes.iter().map(|(_, v)| *v).collect();
+    values.sort_unstable();
+    let expected: Vec<i32> = (-217..=28).filter(|&v| v != 17).collect();
+    assert_eq!(values, expected, "nsorterrno.h's values are not Nsort's -217..=28 without 17, each once");
+    assert_eq!(codes.len(), 245);
+    let mut names: Vec<&str> = defined.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), defined.len(), "a name defined twice in nsorterrno.h");
+    assert_eq!((value("NSORT_FIRST_WARNING"), value("NSORT_FIRST_INFO")), (Some(1), Some(10_000)));
+    // The codes the library returns have Nsort's values, and are the ones the header marks.
+    let text = std::fs::read_to_string(crate_dir().join("include/nsorterrno.h")).unwrap();
+    for (name, library) in NSORT_CODES {
+        assert_eq!(value(name), Some(*library), "{name}: nsorterrno.h and the library (src/status.rs) differ");
+        let marked = text.lines().any(|l| l.split_whitespace().nth(1) == Some(*name) && l.contains("libxsort:"));
+        assert!(marked || *name == "NSORT_SUCCESS", "nsorterrno.h does not mark {name} as one libxsort returns");
+    }
+    let marked = text.lines().filter(|l| l.contains("/* libxsort:")).count();
+    assert_eq!(marked, NSORT_CODES.len() - 1, "nsorterrno.h marks codes the library does not return");
+    // xsort's own codes are errors, and numbers Nsort does not use.
+    for code in XSORT_OWN_CODES {
+        assert!(*code < -1000 && !values.contains(code), "xsort's own code {code} is one of Nsort's numbers");
+    }
+}

@@ -1,7 +1,8 @@
 //! C programs on the rest of the API: delimited records (tests/c/lines.c), -in_file / -out_file
 //! sorts (files.c), two contexts sorting at once from two threads (threads.c), sorts ended early
-//! leaving no temp file (cancel.c), paths that are not UTF-8 (files.c), and the example that
-//! README.md and docs/NSORT.md show (examples/example.c).
+//! leaving no temp file (cancel.c), paths that are not UTF-8 (files.c), a program that knows only
+//! Nsort's published names, typedefs and NSORT_MSG_IS_* macros (nsort_names.c), and the example
+//! that README.md and docs/NSORT.md show (examples/example.c).
 
 mod support;
 
@@ -131,6 +132,18 @@ fn ended_sorts_leave_no_temp_file() {
     let statements = format!("-format=size:100 -key=position:1,size:10 -memory=16m -temp={}", temp.path().display());
     run_ok(&exe, &[&statements, temp.path().to_str().unwrap(), "400000"]);
     assert_eq!(entries(temp.path()), Vec::<String>::new());
+}
+
+/// nsort_names.c includes only nsort.h (which brings nsorterrno.h), as a program written for Nsort
+/// does: it builds with -Wall -Wextra -Werror and sorts, linked either way.
+#[test]
+fn a_program_of_nsorts_names_only() {
+    let dir = tempdir();
+    for link in [Link::Dynamic, Link::Static] {
+        let exe = compile("tests/c/nsort_names.c", dir.path(), link, Names::Nsort);
+        let out = run_ok::<&str>(&exe, &[]);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "nsort names passed\n");
+    }
 }
 
 #[test]
