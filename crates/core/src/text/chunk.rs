@@ -72,14 +72,17 @@ impl<'a> Chunk<'a> {
     /// longest, without its terminator (what a merge of runs of these lines must hold per run);
     /// None, before any entry is made, when the chunk's bytes and its lines' bookkeeping
     /// ([`BYTES_PER_LINE`] each) exceed `limit`.
+    /// `cuts`: the chunk's [`piece_bounds`] when already known (a walk of a CSV input's records
+    /// made them), saving the sequential walk that finds them.
     pub fn make_entries<O: RecordOrder>(
         &self,
         order: &O,
         entries: &mut AlignedBuf,
         limit: usize,
+        cuts: Option<Vec<usize>>,
     ) -> xsort_io::Result<Option<(usize, usize)>> {
         let (data, split) = (self.data, self.splitter);
-        let pieces = piece_bounds(data, split, rayon::current_num_threads() * 4);
+        let pieces = cuts.unwrap_or_else(|| piece_bounds(data, split, piece_count()));
         let counts: Vec<usize> = pieces.par_windows(2).map(|w| count_ends(&data[..w[1]], w[0], split)).collect();
         let n: usize = counts.iter().sum();
         if data.len().saturating_add(n.saturating_mul(BYTES_PER_LINE)) > limit {
@@ -242,26 +245,81 @@ fn count_ends(data: &[u8], from: usize, split: Splitter) -> usize {
     }
 }
 
+/// The pieces a chunk is cut into for its parallel passes: a few per thread of the sort's pool.
+pub fn piece_count() -> usize {
+    rayon::current_num_threads() * 4
+}
+
 /// About `pieces` boundaries of `data` (first 0, last `data.len()`), each just after a record's
 /// end. A line ends at the first terminator after any place; a CSV record's end is known only
 /// from the records before it, so they are followed from the start.
 fn piece_bounds(data: &[u8], split: Splitter, pieces: usize) -> Vec<usize> {
-    let pieces = if data.len() < PAR_MIN * 16 { 1 } else { pieces.max(1) };
-    let mut bounds = vec![0];
-    let mut ends = split.ends(data, 0);
-    for k in 1..pieces {
-        let from = (data.len() / pieces * k).max(*bounds.last().unwrap_or(&0));
-        let end = match split.csv {
-            None => memchr::memchr(split.terminator, &data[from..]).map(|i| from + i),
-            Some(_) => ends.find(|&e| e >= from),
-        };
-        match end {
-            Some(e) if e + 1 < data.len() => bounds.push(e + 1),
-            _ => break,
+    let mut cuts = PieceCuts::new(data.len(), pieces);
+    match split.csv {
+        None => {
+            while let Some(from) = cuts.wanted_from() {
+                match memchr::memchr(split.terminator, &data[from..]) {
+                    Some(i) => cuts.see(from + i),
+                    None => break,
+                }
+            }
+        }
+        Some(_) => {
+            for end in split.ends(data, 0) {
+                if cuts.wanted_from().is_none() {
+                    break;
+                }
+                cuts.see(end);
+            }
         }
     }
-    bounds.push(data.len());
-    bounds
+    cuts.finish()
+}
+
+/// [`piece_bounds`] made from the record ends of a chunk, seen in order: each boundary follows
+/// the first end at or past its share of the chunk.
+pub struct PieceCuts {
+    len: usize,
+    pieces: usize,
+    bounds: Vec<usize>,
+    done: bool,
+}
+
+impl PieceCuts {
+    /// Cuts for a chunk of `len` bytes into about `pieces` pieces (one when it is small).
+    pub fn new(len: usize, pieces: usize) -> PieceCuts {
+        let pieces = if len < PAR_MIN * 16 { 1 } else { pieces.max(1) };
+        PieceCuts { len, pieces, bounds: vec![0], done: pieces == 1 }
+    }
+
+    /// Where the next boundary's record end is looked for (None: no more boundaries wanted).
+    #[inline]
+    pub fn wanted_from(&self) -> Option<usize> {
+        let k = self.bounds.len();
+        (!self.done).then(|| (self.len / self.pieces * k).max(self.bounds[k - 1]))
+    }
+
+    /// Takes the next record end: the offset of its terminator.
+    #[inline]
+    pub fn see(&mut self, end: usize) {
+        match self.wanted_from() {
+            Some(from) if end >= from => {
+                if end + 1 < self.len {
+                    self.bounds.push(end + 1);
+                    self.done = self.bounds.len() == self.pieces;
+                } else {
+                    self.done = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The boundaries, the chunk's end last.
+    pub fn finish(mut self) -> Vec<usize> {
+        self.bounds.push(self.len);
+        self.bounds
+    }
 }
 
 /// Bytes of the entry's prefix: what the kernel sorts on before ties are refined.
@@ -643,9 +701,9 @@ mod tests {
     /// Indexes, sorts and lays out a chunk, then gathers each piece's output in blocks of `block`.
     fn sort_whole<O: RecordOrder>(order: &O, chunk: Chunk, unique: bool, method: Method, block: usize) -> Vec<u8> {
         let mut buf = AlignedBuf::new(4096).unwrap();
-        assert!(chunk.make_entries(order, &mut buf, chunk.data.len()).unwrap().is_none() || chunk.data.is_empty(), "over the limit");
+        assert!(chunk.make_entries(order, &mut buf, chunk.data.len(), None).unwrap().is_none() || chunk.data.is_empty(), "over the limit");
         assert_eq!(buf.capacity(), 4096, "no entries made for a chunk over the limit");
-        let (n, longest) = chunk.make_entries(order, &mut buf, usize::MAX).unwrap().unwrap();
+        let (n, longest) = chunk.make_entries(order, &mut buf, usize::MAX, None).unwrap().unwrap();
         assert_eq!(n, memchr::memchr_iter(chunk.splitter.terminator, chunk.data).count());
         assert_eq!(longest, chunk.data.split(|&b| b == chunk.splitter.terminator).map(<[u8]>::len).max().unwrap_or(0));
         let entries = &mut buf.as_u128_mut()[..n];
@@ -691,6 +749,25 @@ mod tests {
         let long = vec![b'b'; LEN_MAX as usize + 10];
         let lines = vec![long.clone(), b"c".to_vec(), long[..5].to_vec(), b"a".to_vec()];
         assert_eq!(sort_all(&lines, false, Method::Radix, 1 << 20), reference(&lines, false));
+    }
+
+    #[test]
+    fn csv_pieces_start_at_records_whoever_walks_them() {
+        // Records of several lines inside quotes: a piece may start only where a record does.
+        let records: Vec<String> = (0..40_000).map(|i| format!("{i},\"a\n{}\",x\n", "b,\"\"".repeat(i % 5))).collect();
+        let data = records.concat().into_bytes();
+        let split = Splitter { terminator: b'\n', csv: Some(crate::csv::CsvDialect::with_separator(b',')) };
+        let starts: Vec<usize> = records.iter().scan(0, |at, r| Some(std::mem::replace(at, *at + r.len()))).collect();
+        for pieces in [1, 3, 8, 100] {
+            let bounds = piece_bounds(&data, split, pieces);
+            assert!(bounds.len() > 2 || pieces == 1, "{pieces}: {bounds:?}");
+            assert!(bounds.windows(2).all(|w| w[0] < w[1]) && bounds[bounds.len() - 1] == data.len());
+            assert!(bounds[..bounds.len() - 1].iter().all(|b| starts.binary_search(b).is_ok()), "{pieces}: {bounds:?}");
+            // The cuts a walk of the ends makes, as the reader's check of a mapped input makes them.
+            let mut cuts = PieceCuts::new(data.len(), pieces);
+            split.ends(&data, 0).for_each(|e| cuts.see(e));
+            assert_eq!(cuts.finish(), bounds, "{pieces}");
+        }
     }
 
     #[test]

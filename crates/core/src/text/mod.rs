@@ -109,8 +109,8 @@ impl<'a> LineSort<'a> {
 
     /// Makes the entries of one chunk of whole lines in `ws` and returns how many lines it has;
     /// None when they are so many that their bookkeeping with the chunk's bytes exceeds `limit`.
-    fn index_chunk(&mut self, chunk: Chunk, limit: usize, ws: &mut Workspace) -> Result<Option<usize>> {
-        let Some((n, longest)) = chunk.make_entries(&self.order, &mut ws.entries, limit)? else {
+    fn index_chunk(&mut self, chunk: Chunk, limit: usize, ws: &mut Workspace, cuts: Option<Vec<usize>>) -> Result<Option<usize>> {
+        let Some((n, longest)) = chunk.make_entries(&self.order, &mut ws.entries, limit, cuts)? else {
             return Ok(None);
         };
         self.longest_line = self.longest_line.max(longest as u64);
@@ -167,12 +167,13 @@ impl<'a> LineSort<'a> {
         Ok((map.bytes().last() == Some(&self.lines.terminator)).then_some(map))
     }
 
-    /// The bytes of a mapped input past its header, checked as the reader checks what it reads.
-    fn past_header<'m>(&self, map: &'m MappedInput) -> Result<&'m [u8]> {
+    /// The bytes of a mapped input past its header, checked as the reader checks what it reads,
+    /// and (for CSV records, whose check finds them) the pieces of its parallel passes.
+    fn past_header<'m>(&self, map: &'m MappedInput) -> Result<(&'m [u8], Option<Vec<usize>>)> {
         let data = &map.bytes()[self.header.len().min(map.bytes().len())..];
         let header_lines = memchr::memchr_iter(b'\n', &self.header).count() as u64;
-        self.reader.check_whole(data, header_lines, self.cfg.inputs[0].name())?;
-        Ok(data)
+        let cuts = self.reader.check_whole(data, header_lines, self.cfg.inputs[0].name(), chunk::piece_count())?;
+        Ok((data, cuts))
     }
 
     /// The mapped fast path: a single input that fits, or is cached, sorted from its mapping into
@@ -181,12 +182,12 @@ impl<'a> LineSort<'a> {
     /// chunked path).
     fn sort_mapped(&mut self, plan: &MemoryPlan, dest: &Destination, limit: usize, ws: &mut Workspace) -> Result<Option<Sorted>> {
         let Some(map) = self.map_single_input(limit)? else { return Ok(None) };
-        let (data, cached) = (self.past_header(&map)?, map.cached);
+        let ((data, cuts), cached) = (self.past_header(&map)?, map.cached);
         let chunk = Chunk { data, splitter: self.splitter };
         // The index is checked against the budget with the chunk's bytes: a cached input's are the
         // page cache's, not the budget's, so the check counts the index alone.
         let index_limit = if cached { limit.saturating_add(data.len()) } else { limit };
-        let Some(n) = self.index_chunk(chunk, index_limit, ws)? else { return Ok(None) };
+        let Some(n) = self.index_chunk(chunk, index_limit, ws, cuts)? else { return Ok(None) };
         (self.read, self.mapped_cached) = (ReadStrategy::MappedWhole, cached);
         let held = if cached { 0 } else { data.len() };
         self.largest_chunk = self.largest_chunk.max((held + n * BYTES_PER_LINE) as u64);
@@ -221,7 +222,7 @@ impl<'a> LineSort<'a> {
                 self.reader.fill(&mut data_buf, |bytes, lines| bytes + lines * BYTES_PER_LINE >= room || bytes >= MAX_CHUNK_BYTES / 2)?;
             let chunk = Chunk { data: &data_buf.as_slice()[..filled], splitter: self.splitter };
             // The fill stops at the budget, so the bookkeeping fits (a single huge line aside).
-            let n = self.index_chunk(chunk, usize::MAX, ws)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
+            let n = self.index_chunk(chunk, usize::MAX, ws, None)?.ok_or_else(|| SortError::Internal("chunk over budget".into()))?;
             let held = filled + n * BYTES_PER_LINE + reader::read_slack(data_buf.capacity());
             self.largest_chunk = self.largest_chunk.max(held as u64);
             total += n as u64;

@@ -99,6 +99,13 @@ impl Scan {
     /// offset just after the last one's terminator. A fault's offset is in `data`.
     #[inline]
     fn ends(&mut self, data: &[u8], from: usize) -> std::result::Result<(usize, Option<usize>), Fault> {
+        self.ends_each(data, from, |_| {})
+    }
+
+    /// [`Scan::ends`], giving `each` the offset of each CSV record's terminator in turn (lines are
+    /// counted without being visited).
+    #[inline]
+    fn ends_each(&mut self, data: &[u8], from: usize, mut each: impl FnMut(usize)) -> std::result::Result<(usize, Option<usize>), Fault> {
         let t = self.splitter.terminator;
         let Some(scanner) = &mut self.csv else {
             let fresh = &data[from..];
@@ -106,6 +113,7 @@ impl Scan {
         };
         let (mut n, mut last, mut at) = (0, None, from);
         while let Some(end) = scanner.find_end(&data[at..]).map_err(|f| shift(f, at))? {
+            each(at + end);
             n += 1;
             at += end + 1;
             last = Some(at);
@@ -253,22 +261,26 @@ impl LineReader {
     /// Checks that every record of `data` (the whole of an input past its header, which held
     /// `header_lines` newlines) is complete and well formed, as a fill would: for inputs that are
     /// not read through the reader (a mapped file). Lines always are.
-    pub fn check_whole(&self, data: &[u8], header_lines: u64, name: &Path) -> Result<()> {
+    /// For CSV records, whose check walks every record, also the chunk's pieces for its parallel
+    /// passes ([`super::chunk::PieceCuts`] of `pieces`), which would otherwise take a second walk.
+    pub fn check_whole(&self, data: &[u8], header_lines: u64, name: &Path, pieces: usize) -> Result<Option<Vec<usize>>> {
         let newlines = || header_lines + memchr::memchr_iter(b'\n', data).count() as u64;
         if self.shape.json {
             check_json_lines(data, 0..data.len(), self.shape.splitter.terminator)
                 .map_err(|(at, problem)| bad_record(name, newlines(), data, at, &problem))?;
         }
         if self.shape.splitter.csv.is_none() {
-            return Ok(());
+            return Ok(None);
         }
         let mut scan = Scan::new(self.shape.splitter);
-        let (_, last) = scan.ends(data, 0).map_err(|f| bad_record(name, newlines(), data, f.offset(), f.describe()))?;
+        let mut cuts = super::chunk::PieceCuts::new(data.len(), pieces);
+        let (_, last) =
+            scan.ends_each(data, 0, |end| cuts.see(end)).map_err(|f| bad_record(name, newlines(), data, f.offset(), f.describe()))?;
         let complete = last.unwrap_or(0);
         if complete < data.len() {
             return Err(bad_record(name, newlines(), data, complete, OPEN_QUOTE));
         }
-        Ok(())
+        Ok(Some(cuts.finish()))
     }
 
     /// Total bytes of the inputs, if every one is a regular file.
