@@ -20,7 +20,9 @@
 //! field names and numbers are taken as written. Blanks and line breaks
 //! (and comments) may follow a comma inside a statement, as in Nsort's own
 //! examples (`transfer_size=16M, count=64`, a long statement broken after a
-//! comma); anywhere else a blank ends the statement, so a path cannot
+//! comma), and a blank may stand for the underscore of a two-word keyword
+//! (`-in file=IN,transfer size=16M`, as the seed papers print NTOSort's
+//! lines); anywhere else a blank ends the statement, so a path cannot
 //! contain whitespace, nor a comma, because commas separate options.
 //!
 //! `-specification=FILE` reads FILE's statements (same syntax, comments

@@ -18,17 +18,50 @@ pub(super) struct Written {
 /// statement: the comma before it is then an empty option, reported as such). Like the shell,
 /// only a '#' that starts a word opens a comment (to the end of its line), so '#' inside a path is
 /// kept; a comment may sit between the lines of a continued statement.
+///
+/// A blank may also stand for the underscore of a keyword of two words, as the NTOSort lines of
+/// the Sort Benchmark papers print them (`-in file=IN,transfer size=16M, count=64`): a word that
+/// does not start a statement and whose first word, after the statement's last word and an
+/// underscore, spells such a keyword ([`TWO_WORD_KEYWORDS`]) continues the statement. Any other
+/// word stays apart (and is refused as no statement).
 pub(super) fn statements(text: &str) -> Vec<Written> {
     let mut out: Vec<Written> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         for word in line.split_whitespace().take_while(|w| !w.starts_with('#')) {
             match out.last_mut() {
                 Some(last) if (last.text.ends_with(',') || word.starts_with(',')) && !word.starts_with('-') => last.text.push_str(word),
+                Some(last) if !word.starts_with('-') && spells_two_word_keyword(&last.text, word) => {
+                    last.text.push('_');
+                    last.text.push_str(word);
+                }
                 _ => out.push(Written { text: word.to_string(), line: i + 1 }),
             }
         }
     }
     out
+}
+
+/// Nsort's keywords of two words joined by an underscore.
+const TWO_WORD_KEYWORDS: [&str; 10] = [
+    "in_file",
+    "out_file",
+    "temp_file",
+    "temp_dir",
+    "transfer_size",
+    "maximum_size",
+    "record_size",
+    "record_delimiter",
+    "big_endian",
+    "little_endian",
+];
+
+/// Whether the last word of `statement` and the first of `word`, joined by an underscore, spell
+/// one of [`TWO_WORD_KEYWORDS`].
+fn spells_two_word_keyword(statement: &str, word: &str) -> bool {
+    let marks: &[char] = &['-', ',', '=', ':'];
+    let last = statement.rsplit(marks).next().unwrap_or("");
+    let first = word.split(marks).next().unwrap_or("");
+    !last.is_empty() && !first.is_empty() && TWO_WORD_KEYWORDS.contains(&format!("{last}_{first}").to_ascii_lowercase().as_str())
 }
 
 // ---------------------------------------------------------------------

@@ -51,6 +51,22 @@ fn blanks_and_line_breaks_after_a_comma_continue_the_statement() {
     }
 }
 
+/// NTOSort's line as the seed paper prints it: blanks where Nsort's keywords have underscores.
+const AS_PRINTED: &str = "-format=size:100 -field=name:key,size:10,off:0,character -key=key \
+    -in file=/data/ns.dat,direct,transfer size=16M, count=64 \
+    -out FILE=/data/ns.out,direct,transfer_size=128M, count=8, preallocate";
+
+#[test]
+fn a_blank_may_stand_for_the_underscore_of_a_two_word_keyword() {
+    let s = ok(AS_PRINTED);
+    assert_eq!(s.in_files, vec![io("/data/ns.dat", 16, 64, false)]);
+    assert_eq!(s.out_file, Some(io("/data/ns.out", 128, 8, true)));
+    // Only where the two words spell such a keyword: any other word stays apart, and is refused.
+    assert!(err("-format=size:100 -key=offset:0,size:10 -in file=/a size=3").contains("'size=3' is not an Nsort statement"));
+    assert!(err("-format=size:100 foo").contains("'foo' is not an Nsort statement"));
+    assert!(err("-in_file=/a transfer").contains("'transfer' is not an Nsort statement"));
+}
+
 #[test]
 fn a_comma_before_a_new_statement_is_still_an_empty_option() {
     assert_eq!(err("-in_file=/a, -stat"), "invalid statement '-in_file=/a,': empty option (two commas in a row, or a comma at an end)");
