@@ -280,8 +280,13 @@ fn content(rec: &[u8]) -> &[u8] {
 pub(crate) fn field_values(rec: &[u8], first: usize, last: usize, mark: usize, sep: u8) -> Joined<'_> {
     let rec = content(rec);
     let mut at = Some(0);
+    // A key's field number may be as large as a usize (`-k 18446744073709551615`): the walk stops
+    // at the record's last field.
     for _ in 0..first {
-        at = at.and_then(|a| field_at(rec, a, sep).1);
+        at = match at {
+            Some(a) => field_at(rec, a, sep).1,
+            None => break,
+        };
     }
     let Some(start) = at else { return Joined { text: Cow::Borrowed(&[]), mark: None } };
     let (mut field, mut next) = field_at(rec, start, sep);
@@ -410,6 +415,8 @@ mod tests {
         assert_eq!(joined(rec, 1, 3), (b"a,b,say \"hi\",plain".to_vec(), 13, true));
         assert_eq!(joined(rec, 3, usize::MAX), (b"plain,xtail".to_vec(), 0, false));
         assert_eq!(joined(rec, 5, 5), (Vec::new(), 0, false));
+        // A field number beyond any record's is found missing at once, however large.
+        assert_eq!(joined(rec, usize::MAX - 1, usize::MAX - 1), (Vec::new(), 0, false));
         assert_eq!(joined(b"a,b,c", 0, 1), (b"a,b".to_vec(), 2, true));
         assert!(matches!(field_values(b"a,b,c", 0, 1, 1, b',').text, Cow::Borrowed(_)));
         // A marked field inside the range, as a key with character positions needs.
