@@ -37,8 +37,7 @@ for tool in gzip zstd; do command -v $tool > /dev/null || { echo "$tool is neede
 
 echo "# Compressed files in and out, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) threads; memory $(free -g | awk '/^Mem:/ {print $2 " GiB total, " $7 " GiB available"}')"
-echo "- filesystem of $dir: $(df --output=fstype "$work" | tail -1); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_context "$dir" "$work"
 echo "- $(sort --version | head -1); $(gzip --version | head -1); $(zstd --version); xsort $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (release)"
 echo "- $lines \`gensort -a\` lines, $runs runs each, medians; inputs in the page cache, outputs to files in $dir"
 echo

@@ -60,8 +60,7 @@ in=$work/in.csv
 
 echo "# CSV, header and quoted fields, numeric key: xsort vs DuckDB and Polars, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "- CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; memory $(free -g | awk '/^Mem:/ {print $2 " GiB total, " $7 " GiB available"}')"
-echo "- filesystem of $dir: $(df --output=fstype "$work" | tail -1); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_context "$dir" "$work"
 echo "- xsort $(git -C "$root" describe --always --dirty 2> /dev/null || echo unknown) ($xsort); $(sort --version | head -1); $("$py" -c 'import sys, duckdb, polars; print(f"Python {sys.version.split()[0]}, DuckDB {duckdb.__version__}, Polars {polars.__version__}")')"
 t0=$(now)
 read -r records multi < <(python3 "$root/bench/csv_gen.py" "$in" "$size")

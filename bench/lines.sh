@@ -37,8 +37,7 @@ trap 'rm -rf "$work"' EXIT
 
 echo "# xsort vs GNU sort on text lines, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) threads; memory $(free -g | awk '/^Mem:/ {print $2 " GiB total, " $7 " GiB available"}')"
-echo "- filesystem of $dir: $(df --output=fstype "$work" | tail -1); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_context "$dir" "$work"
 echo "- $(sort --version | head -1); xsort $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (release)"
 echo "- $lines lines per case, $runs runs each, medians; inputs in the page cache, outputs to files in $dir"
 echo

@@ -46,8 +46,7 @@ LC_ALL=$locale "$work/collate_floor" 1 /dev/null /dev/null > /dev/null 2>&1 || {
 
 echo "# Lines of UTF-8 words in $locale: xsort vs GNU sort and the collation floor, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "- CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $cores cores; memory $(free -g | awk '/^Mem:/ {print $2 " GiB total, " $7 " GiB available"}')"
-echo "- filesystem of $dir: $(df --output=fstype "$work" | tail -1); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_context "$dir" "$work"
 echo "- xsort $(git -C "$root" describe --always --dirty 2> /dev/null || echo unknown) ($xsort); $(sort --version | head -1); $(ldd --version | head -1)"
 t0=$(now)
 python3 "$root/bench/locale_gen.py" "$in" "$lines"

@@ -36,8 +36,7 @@ mkdir "$work/t"
 
 echo "# Temp runs plain and compressed, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) threads; memory $(free -g | awk '/^Mem:/ {print $2 " GiB total, " $7 " GiB available"}')"
-echo "- filesystem of $dir: $(df --output=fstype "$work" | tail -1); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_context "$dir" "$work"
 echo "- xsort $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (release); $lines \`gensort -a\` lines, -S $memory, $runs run(s) each, medians"
 echo
 
