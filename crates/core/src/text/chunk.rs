@@ -282,36 +282,41 @@ pub struct PieceCuts {
     len: usize,
     pieces: usize,
     bounds: Vec<usize>,
-    done: bool,
+    /// Where the next boundary's record end is looked for; None once no more are wanted.
+    wanted: Option<usize>,
 }
 
 impl PieceCuts {
     /// Cuts for a chunk of `len` bytes into about `pieces` pieces (one when it is small).
     pub fn new(len: usize, pieces: usize) -> PieceCuts {
         let pieces = if len < PAR_MIN * 16 { 1 } else { pieces.max(1) };
-        PieceCuts { len, pieces, bounds: vec![0], done: pieces == 1 }
+        let mut cuts = PieceCuts { len, pieces, bounds: vec![0], wanted: None };
+        cuts.wanted = cuts.next_wanted();
+        cuts
+    }
+
+    /// The share of the chunk the next boundary follows, past the last one; None when all are made.
+    fn next_wanted(&self) -> Option<usize> {
+        let k = self.bounds.len();
+        (k < self.pieces).then(|| (self.len / self.pieces * k).max(self.bounds[k - 1]))
     }
 
     /// Where the next boundary's record end is looked for (None: no more boundaries wanted).
     #[inline]
     pub fn wanted_from(&self) -> Option<usize> {
-        let k = self.bounds.len();
-        (!self.done).then(|| (self.len / self.pieces * k).max(self.bounds[k - 1]))
+        self.wanted
     }
 
     /// Takes the next record end: the offset of its terminator.
     #[inline]
     pub fn see(&mut self, end: usize) {
-        match self.wanted_from() {
-            Some(from) if end >= from => {
-                if end + 1 < self.len {
-                    self.bounds.push(end + 1);
-                    self.done = self.bounds.len() == self.pieces;
-                } else {
-                    self.done = true;
-                }
+        if self.wanted.is_some_and(|from| end >= from) {
+            if end + 1 < self.len {
+                self.bounds.push(end + 1);
+                self.wanted = self.next_wanted();
+            } else {
+                self.wanted = None;
             }
-            _ => {}
         }
     }
 
