@@ -84,8 +84,10 @@ for t in "${tests[@]}"; do
   # sort-debug-keys.sh also runs printf (GNU's); the other tests run only sort.
   programs=sort
   [[ $t == sort-debug-keys.sh ]] && programs="sort printf"
-  # What both harnesses read: the programs, the locales, expensive tests on, the C locale.
-  common=(env PATH="$build/src:$PATH" srcdir="$src" built_programs="$programs" LOCALE_FR="$locale_fr"
+  # What both harnesses read: the programs, the locales, expensive tests on, the C locale, and the
+  # shell that scripts the tests write start with (as make sets it; without it, bash run as nobody
+  # would take nobody's login shell, nologin).
+  common=(env PATH="$build/src:$PATH" SHELL="$(type -P bash)" srcdir="$src" built_programs="$programs" LOCALE_FR="$locale_fr"
     LOCALE_FR_UTF8="$locale_fr_utf8" RUN_EXPENSIVE_TESTS=yes RUN_VERY_EXPENSIVE_TESTS=yes LC_ALL=C)
   [[ $t == sort-h-thousands-sep.sh ]] && common+=(LOCPATH="$locales")
   set +e
@@ -102,7 +104,8 @@ for t in "${tests[@]}"; do
   case $rc in
     0) pass=$((pass + 1)); echo "pass  $t" ;;
     77) skipped=$((skipped + 1)); echo "skip  $t: $(grep -m1 -i 'skip' "$log" | cut -c1-100)" ;;
-    *) failed+=("$t"); echo "FAIL  $t (exit status $rc; its output: $log)" ;;
+    *) failed+=("$t"); echo "FAIL  $t (exit status $rc; its output: $log, which ends:)"
+       tail -n 15 "$log" | sed 's/^/    /' ;;
   esac
 done
 echo "gnu-tests: ${#tests[@]} test files: $pass passed, ${#failed[@]} failed, $skipped skipped"
