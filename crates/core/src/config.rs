@@ -4,6 +4,7 @@ use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::KeySpec;
 use crate::order::LineOrder;
+use crate::select::reader::InputSelection;
 use crate::text::TextMode;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -88,26 +89,30 @@ impl Input {
     }
 
     /// Opens the input (once: see [`xsort_io::input`]); decompressed when `decompress` is set and
-    /// its first bytes are those of a compressed format (see [`xsort_io::codec`]). A caller's
-    /// reader is read as given.
-    pub(crate) fn open(&self, decompress: bool) -> xsort_io::Result<OpenedInput> {
+    /// its first bytes are those of a compressed format (see [`xsort_io::codec`]), then filtered
+    /// by `select` when given. A caller's reader is not decompressed.
+    pub(crate) fn open(&self, decompress: bool, select: Option<&Arc<InputSelection>>) -> xsort_io::Result<OpenedInput> {
         let opened = match self {
             Input::Stdin => OpenedInput::stdin()?,
             Input::Path(p) => OpenedInput::open(p)?,
-            Input::Reader(h) => {
-                return match h.take() {
-                    Some(reader) => Ok(OpenedInput::reader(reader, h.name().to_owned())),
-                    None => Err(xsort_io::IoError::Open {
+            Input::Reader(h) => match h.take() {
+                Some(reader) => OpenedInput::reader(reader, h.name().to_owned()),
+                None => {
+                    return Err(xsort_io::IoError::Open {
                         path: h.name().to_owned(),
                         cause: std::io::Error::other("already read by another sort"),
-                    }),
+                    })
                 }
-            }
+            },
         };
-        if decompress {
-            return opened.decompressed();
-        }
-        Ok(opened)
+        let opened = if decompress && !matches!(self, Input::Reader(_)) { opened.decompressed()? } else { opened };
+        Ok(match select {
+            Some(select) => {
+                let s = opened.into_stream();
+                OpenedInput::reader(select.filter(s.file), s.name)
+            }
+            None => opened,
+        })
     }
 }
 
@@ -252,6 +257,8 @@ pub struct SortConfig {
     pub expected_input_bytes: Option<u64>,
     /// Set by the caller to stop the sort; checked between chunks, in merges and while writing.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Nsort's `-include` / `-omit`: only the input records it keeps are read into the sort.
+    pub select: Option<Arc<InputSelection>>,
 }
 
 /// The format of the records, with the settings that only it takes.
@@ -339,6 +346,7 @@ impl SortConfig {
             temp_compression: TempCompression::default(),
             expected_input_bytes: None,
             cancel: None,
+            select: None,
         }
     }
 

@@ -19,6 +19,7 @@ use xsort_io::{
 
 use crate::config::{Input, IoSettings};
 use crate::reading::{SingleFile, CACHED_ENOUGH};
+use crate::select::reader::InputSelection;
 
 /// Bytes of a chunk buffer that alignment may waste per input file it holds.
 pub const SLACK_PER_FILE: usize = 2 * IO_ALIGN;
@@ -88,12 +89,19 @@ struct Segment {
 
 impl InputSet {
     /// Opens every input and checks the lengths of regular files now, before any output exists.
-    /// Compressed inputs are decompressed when `decompress` is set (see [`Input::open`]).
-    pub fn open(inputs: &[Input], record_size: usize, io: IoSettings, decompress: bool, counters: Arc<IoCounters>) -> Result<Self> {
+    /// Compressed inputs are decompressed when `decompress` is set (see [`Input::open`]), and
+    /// filtered by `select` when given.
+    pub fn open(
+        inputs: &[Input],
+        record_size: usize,
+        io: IoSettings,
+        (decompress, select): (bool, Option<&Arc<InputSelection>>),
+        counters: Arc<IoCounters>,
+    ) -> Result<Self> {
         let sources = inputs
             .iter()
             .enumerate()
-            .map(|(i, input)| open_source(input, record_size, io.direct, decompress, i == 0))
+            .map(|(i, input)| open_source(input, record_size, io.direct, (decompress, select), i == 0))
             .collect::<Result<Vec<_>>>()?;
         let read_cfg = ReadConfig { transfer_size: align_up(io.transfer_size.max(IO_ALIGN)), in_flight: io.count.max(1) };
         let files = sources.iter().any(|s| matches!(s, Source::File(f) if f.len > 0));
@@ -189,8 +197,14 @@ impl InputSet {
 /// Opens one input (every input is opened once, here; see [`xsort_io::input`]). A regular file
 /// other than the first gives its descriptor back until its turn, so that any number of inputs
 /// works under a low descriptor limit.
-fn open_source(input: &Input, r: usize, direct: bool, decompress: bool, first: bool) -> Result<Source> {
-    let mut reg = match input.open(decompress).map_err(cannot_read)? {
+fn open_source(
+    input: &Input,
+    r: usize,
+    direct: bool,
+    (decompress, select): (bool, Option<&Arc<InputSelection>>),
+    first: bool,
+) -> Result<Source> {
+    let mut reg = match input.open(decompress, select).map_err(cannot_read)? {
         OpenedInput::Stream(s) => return Ok(Source::Stream { file: s.file, name: s.name, carry: Vec::new(), eof: false }),
         OpenedInput::Regular(reg) => reg,
     };
@@ -407,7 +421,7 @@ mod tests {
             let reader: xsort_io::StreamReader = Box::new(std::io::Cursor::new(data.to_vec()));
             let input = Input::Reader(crate::config::Handoff::new(reader, "(bytes)"));
             let io = IoSettings { direct: false, transfer_size: 4096, count: 1 };
-            let mut set = InputSet::open(&[input], 1, io, true, Arc::default()).unwrap();
+            let mut set = InputSet::open(&[input], 1, io, (true, None), Arc::default()).unwrap();
             let mut buf = AlignedBuf::new(4096).unwrap();
             let mut done = 0;
             for &max in chunks {
@@ -441,7 +455,7 @@ mod tests {
         }
         for in_flight in [1, 4] {
             let io = IoSettings { direct: false, transfer_size: 4096, count: in_flight };
-            let mut set = InputSet::open(&inputs, r, io, true, Arc::default()).unwrap();
+            let mut set = InputSet::open(&inputs, r, io, (true, None), Arc::default()).unwrap();
             let mut buf = AlignedBuf::new(expect.len() * r + 4 * SLACK_PER_FILE).unwrap();
             let mut seen = vec![0u32; expect.len()];
             let n = set

@@ -43,6 +43,7 @@ mod reading;
 mod records;
 mod refine;
 mod runs;
+pub mod select;
 pub mod size;
 pub mod spec;
 mod stats;

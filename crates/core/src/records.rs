@@ -45,7 +45,8 @@ impl<'a> RecordSort<'a> {
     /// Opens the inputs of a format that `Sort` has checked (record size, key, folding, budget).
     pub fn open(cfg: &'a SortConfig, rec: &'a RecordFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let key = rec.key.resolve(rec.record_size)?;
-        let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, cfg.decompress, counters.input.clone())?;
+        let inputs =
+            InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, (cfg.decompress, cfg.select.as_ref()), counters.input.clone())?;
         Ok(RecordSort { cfg, rec, key, inputs, counters, read: ReadStrategy::default(), entries_bytes: 0 })
     }
 

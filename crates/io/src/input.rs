@@ -119,17 +119,30 @@ impl OpenedInput {
                 };
                 input.release();
                 let name = input.path.clone();
-                Ok(OpenedInput::Stream(StreamInput { file: Box::new(Deferred { input, codec, reader: None }), name }))
+                Ok(OpenedInput::Stream(StreamInput { file: Box::new(Deferred { input, codec: Some(codec), reader: None }), name }))
+            }
+        }
+    }
+
+    /// This input as a stream, read in order: a regular file gives its descriptor back and opens
+    /// the file again on its first read, like any regular input not yet reached.
+    pub fn into_stream(self) -> StreamInput {
+        match self {
+            OpenedInput::Stream(s) => s,
+            OpenedInput::Regular(mut input) => {
+                input.release();
+                let name = input.path.clone();
+                StreamInput { file: Box::new(Deferred { input, codec: None, reader: None }), name }
             }
         }
     }
 }
 
-/// A compressed regular file, opened again (checked to be the same file) and decompressed on its
-/// first read.
+/// A regular file read as a stream, opened again (checked to be the same file) on its first read,
+/// and decompressed then when it is compressed.
 struct Deferred {
     input: RegularInput,
-    codec: Codec,
+    codec: Option<Codec>,
     reader: Option<StreamReader>,
 }
 
@@ -139,7 +152,10 @@ impl std::io::Read for Deferred {
             Some(reader) => reader,
             None => {
                 let file = self.input.take_file().map_err(std::io::Error::other)?;
-                self.reader.insert(codec::decompress(self.codec, Box::new(file))?)
+                self.reader.insert(match self.codec {
+                    Some(c) => codec::decompress(c, Box::new(file))?,
+                    None => Box::new(file),
+                })
             }
         };
         reader.read(buf)

@@ -94,8 +94,10 @@ impl Sort {
         };
         let r = *r;
         super::check_record_size(r)?;
-        if folding.is_active() {
-            return Err(SortError::Usage("unique and summed records need a sort that can drop records: use start() or run()".into()));
+        if folding.is_active() || self.selection.is_some() {
+            return Err(SortError::Usage(
+                "unique, summed and selected records need a sort that can drop records: use start() or run()".into(),
+            ));
         }
         if !data.len().is_multiple_of(r) {
             let left = data.len() % r;

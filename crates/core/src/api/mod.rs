@@ -21,6 +21,7 @@ use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::{KeyPart, KeySpec};
 use crate::order::{LineOrder, LineOrderConfig, Locale};
+use crate::select::reader::{InputSelection, SelectFraming};
 use crate::size::MemorySize;
 use crate::spec::{self, FileSpec, NsortSpec};
 use crate::stats::{SortCounters, SortStats};
@@ -98,6 +99,8 @@ pub struct Sort {
     refused: Option<String>,
     /// Nsort's `-nowarn`: [`Sort::warnings`] is empty.
     no_warnings: bool,
+    /// Nsort's `-include` / `-omit`: the input records kept.
+    selection: Option<crate::select::Selection>,
 }
 
 /// Which transfers an [`IoSettings`] of [`Sort`] is for.
@@ -129,6 +132,7 @@ impl Sort {
             counters: None,
             refused: None,
             no_warnings: false,
+            selection: None,
         }
     }
 
@@ -218,6 +222,9 @@ impl Sort {
         }
         self.threads = spec.processes.or(self.threads);
         self.no_warnings |= spec.nowarn;
+        if spec.selection.is_some() {
+            self.selection = spec.selection.clone();
+        }
         self.temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
         if spec.method == Some(spec::Method::Merge) {
             self.method = Method::Merge;
@@ -680,6 +687,13 @@ impl Sort {
         let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
         let io = |i: usize| IoSettings::of_statement(self.io[i].as_ref(), self.transfer_size, self.buffered, budget);
         let output = self.output.unwrap_or(Output::Stdout);
+        let select = self.selection.map(|s| {
+            let framing = match &self.format {
+                Format::Records { record_size, .. } => SelectFraming::Fixed(*record_size),
+                Format::Lines { terminator, .. } => SelectFraming::Terminated(*terminator),
+            };
+            InputSelection::new(s, framing)
+        });
         let format = match self.format {
             Format::Records { record_size, key, folding, touch } => {
                 check_record_size(record_size)?;
@@ -735,6 +749,7 @@ impl Sort {
         cfg.max_fan_in = self.max_fan_in;
         cfg.expected_input_bytes = self.expected_input_bytes;
         cfg.cancel = Some(self.cancel.unwrap_or_default());
+        cfg.select = select;
         Ok(Job(crate::engine::Engine::new(cfg, self.counters.unwrap_or_default())))
     }
 }

@@ -101,6 +101,7 @@ use crate::size::{self, MemorySize, SizeError};
 pub mod bytes;
 pub mod delimited;
 pub mod mapping;
+mod selection;
 mod statements;
 mod words;
 
@@ -278,6 +279,8 @@ pub struct NsortSpec {
     pub duplicates: Option<bool>,
     /// `-summarize=FIELD,...`: integer fields summed over records with equal keys.
     pub summarize: Vec<FieldDef>,
+    /// `-include` and `-omit` (with the `-condition`s they name): the input records kept.
+    pub selection: Option<crate::select::Selection>,
 }
 
 /// A spec that could not be parsed. Every message quotes the statement as
@@ -589,6 +592,10 @@ struct Builder {
     /// Each statement read from a file: its text, the file and the line, for the errors found
     /// after every statement is read.
     origins: Vec<(String, String, usize)>,
+    /// `-condition` statements, resolved at the end.
+    conditions: Vec<selection::NamedCondition>,
+    /// `-include` and `-omit` statements in order, resolved at the end.
+    steps: Vec<selection::SelectStep>,
 }
 
 impl Builder {
@@ -688,6 +695,8 @@ impl Builder {
                 self.summarize.push((st.text.to_string(), names.split(',').map(|n| n.trim().to_string()).collect()));
             }
             Keyword::Specification => self.include(st)?,
+            Keyword::Condition => self.conditions.push(selection::parse_condition(st)?),
+            Keyword::Include | Keyword::Omit => self.steps.push(selection::parse_step(st, st.keyword == Keyword::Include)?),
         }
         Ok(())
     }
@@ -755,6 +764,7 @@ impl Builder {
                 self.spec.summarize.push(f.clone());
             }
         }
+        self.spec.selection = selection::resolve(&self.spec, &self.conditions, &self.steps)?;
         Ok(self.spec)
     }
 

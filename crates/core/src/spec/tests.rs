@@ -62,6 +62,7 @@ fn published_command_line() {
         temp_dirs: vec![io("/scratch/tmp", 64, 32, true)],
         duplicates: None,
         summarize: Vec::new(),
+        selection: None,
     };
     assert_eq!(ok(PUBLISHED), want);
 }
@@ -262,7 +263,7 @@ fn statement_errors() {
             "-colour=red",
             "unknown statement '-colour=red': expected one of -processes, -memory, -method, \
              -touch, -notouch, -statistics, -nostatistics, -nowarn, -format, -field, -key, -in_file, \
-             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification",
+             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification, -condition, -include, -omit",
         ),
         ("-me=1G", "ambiguous statement '-me=1G': '-me' could be -memory or -method"),
         ("-t", "ambiguous statement '-t': '-t' could be -threads, -touch or -temp_file"),

@@ -27,8 +27,14 @@ pub(super) struct Written {
 pub(super) fn statements(text: &str) -> Vec<Written> {
     let mut out: Vec<Written> = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        for word in line.split_whitespace().take_while(|w| !w.starts_with('#')) {
+        for word in line.split_whitespace() {
             match out.last_mut() {
+                // Inside a condition's parentheses or quotes, blanks and '#' are the condition's.
+                Some(last) if unclosed(&last.text) => {
+                    last.text.push(' ');
+                    last.text.push_str(word);
+                }
+                _ if word.starts_with('#') => break,
                 Some(last) if (last.text.ends_with(',') || word.starts_with(',')) && !word.starts_with('-') => last.text.push_str(word),
                 Some(last) if !word.starts_with('-') && spells_two_word_keyword(&last.text, word) => {
                     last.text.push('_');
@@ -39,6 +45,30 @@ pub(super) fn statements(text: &str) -> Vec<Written> {
         }
     }
     out
+}
+
+/// Whether a statement has a parenthesis or a quote after its first '(' still open: a condition
+/// (`test:(a eq 'x y')`) goes on past blanks, and past line breaks, until they close. Quotes count
+/// only after a '(' so that a quote in a path or a name (`O'Brien`) is taken as written.
+fn unclosed(statement: &str) -> bool {
+    let Some(open) = statement.find('(') else { return false };
+    let (mut depth, mut quote, mut escaped) = (0usize, None, false);
+    for c in statement[open..].chars() {
+        match (quote, c) {
+            (Some(_), '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (Some(q), c) if c == q && !escaped => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        escaped = false;
+    }
+    depth > 0 || quote.is_some()
 }
 
 /// Nsort's keywords of two words joined by an underscore.
@@ -150,6 +180,9 @@ pub(super) enum Keyword {
     NoDuplicates,
     Summarize,
     Specification,
+    Condition,
+    Include,
+    Omit,
 }
 
 pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
@@ -167,6 +200,8 @@ pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
     ("field", Keyword::Field),
     ("key", Keyword::Key),
     ("in_file", Keyword::InFile),
+    // Spelled out so that `-in` stays `-in_file` now that `-include` shares the prefix.
+    ("in", Keyword::InFile),
     ("out_file", Keyword::OutFile),
     ("temp_file", Keyword::TempFile),
     ("temp", Keyword::TempFile),
@@ -176,6 +211,9 @@ pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
     ("noduplicates", Keyword::NoDuplicates),
     ("summarize", Keyword::Summarize),
     ("specification", Keyword::Specification),
+    ("condition", Keyword::Condition),
+    ("include", Keyword::Include),
+    ("omit", Keyword::Omit),
 ];
 
 pub(super) const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method::Merge)];

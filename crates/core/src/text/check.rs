@@ -25,7 +25,7 @@ pub struct Disorder {
 pub fn check_order(input: &Input, lines: &LineFormat, decompress: bool, chunk_bytes: usize) -> Result<Option<Disorder>> {
     let (splitter, unique) = (lines.splitter(), lines.unique);
     let shape = TextInputs { splitter, header: lines.header, decompress, json: lines.order.is_jsonl() };
-    let mut reader = LineReader::new(std::slice::from_ref(input), shape, Arc::new(IoCounters::default()))?;
+    let mut reader = LineReader::new(std::slice::from_ref(input), shape, None, Arc::new(IoCounters::default()))?;
     let header = reader.header()?;
     let order = lines.order.with_header(super::first_record(header, splitter))?;
     let order = &order;

@@ -86,7 +86,7 @@ impl<'a> LineSort<'a> {
     pub fn open(cfg: &'a SortConfig, lines: &'a LineFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let splitter = lines.splitter();
         let shape = TextInputs { splitter, header: lines.header, decompress: cfg.decompress, json: lines.order.is_jsonl() };
-        let mut reader = LineReader::new(&cfg.inputs, shape, counters.input.clone())?;
+        let mut reader = LineReader::new(&cfg.inputs, shape, cfg.select.as_ref(), counters.input.clone())?;
         let header = reader.header()?.to_vec();
         let order = lines.order.with_header(first_record(&header, splitter))?;
         let folding = Folding { unique: lines.unique, sums: Vec::new() };

@@ -17,6 +17,7 @@ use crate::csv::{Fault, Scanner};
 use crate::error::{Result, SortError};
 use crate::framing::Splitter;
 use crate::reading::SingleFile;
+use crate::select::reader::InputSelection;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use xsort_io::error::os_text;
@@ -192,12 +193,12 @@ impl LineReader {
     /// back until its turn, so that any number of inputs works under a low descriptor limit, while
     /// a stream (standard input, a FIFO, a device) keeps its descriptor, since it cannot be opened
     /// again without losing data. Compressed inputs are decompressed when asked (see
-    /// [`Input::open`]).
-    pub fn new(inputs: &[Input], shape: TextInputs, counters: Arc<IoCounters>) -> Result<Self> {
+    /// [`Input::open`]), and filtered by `select` when given.
+    pub fn new(inputs: &[Input], shape: TextInputs, select: Option<&Arc<InputSelection>>, counters: Arc<IoCounters>) -> Result<Self> {
         let mut known_len = Some(0u64);
         let mut pending = Vec::with_capacity(inputs.len());
         for (i, input) in inputs.iter().enumerate() {
-            let mut opened = input.open(shape.decompress).map_err(cannot_open)?;
+            let mut opened = input.open(shape.decompress, select).map_err(cannot_open)?;
             match &mut opened {
                 OpenedInput::Regular(r) => {
                     known_len = known_len.map(|n| n + r.len());
@@ -599,7 +600,7 @@ mod tests {
                 Input::Path(p)
             })
             .collect::<Vec<_>>();
-        let r = LineReader::new(&inputs, shape, Arc::default()).unwrap();
+        let r = LineReader::new(&inputs, shape, None, Arc::default()).unwrap();
         (dir, r)
     }
 
@@ -714,7 +715,7 @@ mod tests {
 
     #[test]
     fn missing_input_is_named() {
-        let e = LineReader::new(&[Input::Path("/nonexistent/x".into())], lines_of(0), Arc::default()).err().unwrap();
+        let e = LineReader::new(&[Input::Path("/nonexistent/x".into())], lines_of(0), None, Arc::default()).err().unwrap();
         assert_eq!(e.to_string(), "cannot read: /nonexistent/x: No such file or directory");
     }
 }

@@ -1,0 +1,126 @@
+//! Inputs filtered as they are read: a reader that passes on only the records a [`Selection`]
+//! keeps, so the sort engine never indexes, sorts or writes the others.
+
+use super::Selection;
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use xsort_io::StreamReader;
+
+/// Bytes read from the input at a time.
+const READ_BYTES: usize = 1 << 20;
+
+/// How the filtered input splits into records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SelectFraming {
+    /// Records of this many bytes (a last partial record is passed on, for the engine to refuse).
+    Fixed(usize),
+    /// Records ended by this byte (a last record without it is decided like any other).
+    Terminated(u8),
+}
+
+/// A selection as a sort applies it to all of its inputs, with the counts of what it decided.
+#[derive(Debug)]
+pub struct InputSelection {
+    /// What is kept.
+    pub selection: Selection,
+    /// How the inputs split into records.
+    pub framing: SelectFraming,
+    /// Records read, over every input.
+    pub read: AtomicU64,
+    /// Records kept.
+    pub kept: AtomicU64,
+}
+
+impl InputSelection {
+    /// `selection` applied to inputs framed as `framing`.
+    pub fn new(selection: Selection, framing: SelectFraming) -> Arc<Self> {
+        Arc::new(InputSelection { selection, framing, read: AtomicU64::new(0), kept: AtomicU64::new(0) })
+    }
+
+    /// `input`, filtered.
+    pub fn filter(self: &Arc<Self>, input: StreamReader) -> StreamReader {
+        Box::new(Selecting { input, select: self.clone(), pending: Vec::new(), out: Vec::new(), out_at: 0, eof: false })
+    }
+
+    /// Decides the whole records at the start of `data` (all of them when `last`: the input has
+    /// ended), appending those kept to `out`; returns the bytes decided.
+    fn decide(&self, data: &[u8], last: bool, out: &mut Vec<u8>) -> usize {
+        let (mut read, mut kept) = (0u64, 0u64);
+        let mut keep = |rec: &[u8], whole: &[u8]| {
+            read += 1;
+            if self.selection.keeps(rec) {
+                kept += 1;
+                out.extend_from_slice(whole);
+            }
+        };
+        let used = match self.framing {
+            SelectFraming::Fixed(r) => {
+                let whole = data.len() / r * r;
+                data[..whole].chunks_exact(r).for_each(|rec| keep(rec, rec));
+                if last && whole < data.len() {
+                    out.extend_from_slice(&data[whole..]);
+                    data.len()
+                } else {
+                    whole
+                }
+            }
+            SelectFraming::Terminated(t) => {
+                let mut start = 0;
+                for end in memchr::memchr_iter(t, data) {
+                    keep(&data[start..end], &data[start..=end]);
+                    start = end + 1;
+                }
+                if last && start < data.len() {
+                    keep(&data[start..], &data[start..]);
+                    start = data.len();
+                }
+                start
+            }
+        };
+        self.read.fetch_add(read, Ordering::Relaxed);
+        self.kept.fetch_add(kept, Ordering::Relaxed);
+        used
+    }
+}
+
+/// The reader [`InputSelection::filter`] makes.
+struct Selecting {
+    input: StreamReader,
+    select: Arc<InputSelection>,
+    /// Bytes read and not yet decided (a record's start, waiting for its end).
+    pending: Vec<u8>,
+    /// Records kept and not yet returned, from `out_at`.
+    out: Vec<u8>,
+    out_at: usize,
+    eof: bool,
+}
+
+impl Read for Selecting {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.out_at == self.out.len() {
+            if self.eof {
+                return Ok(0);
+            }
+            self.out.clear();
+            self.out_at = 0;
+            let have = self.pending.len();
+            self.pending.resize(have + READ_BYTES, 0);
+            let n = loop {
+                match self.input.read(&mut self.pending[have..]) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    other => break other,
+                }
+            };
+            let n = n.inspect_err(|_| self.pending.truncate(have))?;
+            self.pending.truncate(have + n);
+            self.eof = n == 0;
+            let used = self.select.decide(&self.pending, self.eof, &mut self.out);
+            self.pending.drain(..used);
+        }
+        let n = buf.len().min(self.out.len() - self.out_at);
+        buf[..n].copy_from_slice(&self.out[self.out_at..self.out_at + n]);
+        self.out_at += n;
+        Ok(n)
+    }
+}

@@ -1,0 +1,148 @@
+//! The statements of record selection: `-condition=name:C,test:(EXPR)` names a condition,
+//! `-include=C` / `-omit=C` (or `-include=(EXPR)` inline) select input records by it, in the order
+//! written (see [`crate::select`] for what they mean). Conditions are parsed as their statements
+//! are read and resolved against the fields once the whole spec is known, so statements may come
+//! in any order.
+
+use super::{excerpt, FieldType, NsortSpec, Result, SpecError, Statement};
+use crate::key::ByteOrder;
+use crate::select::{expr, Expr, FieldAccess, Place, Resolver, Selection, ValueKind};
+
+/// A `-condition` as parsed: its statement, name and test.
+pub(super) struct NamedCondition {
+    statement: String,
+    name: String,
+    test: Expr,
+}
+
+/// An `-include` or `-omit` as parsed: its statement, whether it includes, and its condition.
+pub(super) struct SelectStep {
+    statement: String,
+    include: bool,
+    test: Expr,
+}
+
+/// Splits a value at its commas outside parentheses and quotes.
+fn split_top(value: &str) -> Vec<&str> {
+    let (mut depth, mut quote, mut start) = (0usize, None, 0);
+    let mut items = Vec::new();
+    let mut escaped = false;
+    for (i, c) in value.char_indices() {
+        match (quote, c) {
+            (Some(_), '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (Some(q), c) if c == q && !escaped => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth = depth.saturating_sub(1),
+            (None, ',') if depth == 0 => {
+                items.push(&value[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        escaped = false;
+    }
+    items.push(&value[start..]);
+    items
+}
+
+/// `-condition=name:C,test:(EXPR)`.
+pub(super) fn parse_condition(st: &Statement<'_>) -> Result<NamedCondition> {
+    let example = "-condition=name:big,test:(amount gt 1000)";
+    let (mut name, mut test) = (None, None);
+    for item in split_top(st.value(example)?) {
+        let (word, value) = item.split_once([':', '=']).unwrap_or((item, ""));
+        match word.trim().to_ascii_lowercase().as_str() {
+            "name" if !value.is_empty() => name = Some(value.trim().to_string()),
+            "test" if !value.is_empty() => test = Some(parse_test(st, value)?),
+            w => return Err(st.invalid(format!("'{}' is not a condition option: write {example}", excerpt(w)))),
+        }
+    }
+    match (name, test) {
+        (Some(name), Some(test)) => Ok(NamedCondition { statement: st.text.to_string(), name, test }),
+        _ => Err(st.invalid(format!("-condition needs a name and a test, as in {example}"))),
+    }
+}
+
+/// `-include=C`, `-include=(EXPR)`, and the same for `-omit`.
+pub(super) fn parse_step(st: &Statement<'_>, include: bool) -> Result<SelectStep> {
+    let value = st.value("-include=big or -include=(amount gt 1000)")?;
+    Ok(SelectStep { statement: st.text.to_string(), include, test: parse_test(st, value)? })
+}
+
+fn parse_test(st: &Statement<'_>, text: &str) -> Result<Expr> {
+    expr::parse(text).map_err(|e| st.invalid(format!("in the condition '{}': {e}", excerpt(text))))
+}
+
+/// The spec's selection, resolved against its fields; None without `-include` or `-omit`. A
+/// condition that no step uses must still resolve: an error in it is an error.
+pub(super) fn resolve(spec: &NsortSpec, conditions: &[NamedCondition], steps: &[SelectStep]) -> Result<Option<Selection>> {
+    for (i, c) in conditions.iter().enumerate() {
+        if conditions[..i].iter().any(|d| d.name == c.name) {
+            return Err(invalid(&c.statement, format!("a condition named '{}' is already defined", excerpt(&c.name))));
+        }
+    }
+    let fields = field_access(spec);
+    let lookup = |name: &str| conditions.iter().find(|c| c.name == name).map(|c| &c.test);
+    let resolver = Resolver { fields: &fields, condition: &lookup };
+    for c in conditions {
+        resolver.resolve(&c.test).map_err(|e| invalid(&c.statement, e))?;
+    }
+    if steps.is_empty() {
+        return Ok(None);
+    }
+    let resolved = steps
+        .iter()
+        .map(|s| resolver.resolve(&s.test).map(|c| (s.include, c)).map_err(|e| invalid(&s.statement, e)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(Selection::new(fields, resolved)))
+}
+
+fn invalid(statement: &str, reason: String) -> SpecError {
+    SpecError::Invalid { statement: statement.to_string(), reason }
+}
+
+/// The spec's fields as conditions read them: at their bytes in fixed-size records (or at fixed
+/// places of delimited ones), or as columns of delimited records, split by their shared delimiter.
+fn field_access(spec: &NsortSpec) -> Vec<FieldAccess> {
+    let terminator = spec.record_delimiter;
+    let separator = spec.fields.iter().filter_map(|f| f.delimiter).find(|&d| Some(d) != terminator).or(terminator).unwrap_or(b'\n');
+    spec.fields
+        .iter()
+        .enumerate()
+        .map(|(index, f)| {
+            let order = match f.endian {
+                Some(super::Endian::Big) => ByteOrder::Big,
+                Some(super::Endian::Little) => ByteOrder::Little,
+                None => ByteOrder::NATIVE,
+            };
+            let kind = match f.field_type {
+                FieldType::Character => ValueKind::Text,
+                FieldType::Decimal => ValueKind::Decimal,
+                FieldType::Integer => ValueKind::Signed(order),
+                FieldType::Unsigned => ValueKind::Unsigned(order),
+                FieldType::Float | FieldType::Double => ValueKind::Float(order),
+            };
+            let place = match f.delimiter {
+                Some(d) => Place::Column { index, separator, to_end: Some(d) == terminator },
+                None => Place::Bytes { offset: f.offset, size: f.size },
+            };
+            FieldAccess { name: f.name.clone(), place, kind }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_top;
+
+    #[test]
+    fn commas_split_outside_parentheses_and_quotes() {
+        assert_eq!(split_top("name:c,test:(a eq 'x,y' or (b eq 1, c))"), vec!["name:c", "test:(a eq 'x,y' or (b eq 1, c))"]);
+        assert_eq!(split_top(r"test:(a eq 'it\'s,'),name:n"), vec![r"test:(a eq 'it\'s,')", "name:n"]);
+    }
+}
