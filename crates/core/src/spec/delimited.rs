@@ -273,7 +273,8 @@ fn text_types(spec: &NsortSpec, all: &[(&FieldDef, &str)], keys: &[String], deli
         return Err(invalid(st, text_only(f.field_type)));
     }
     for (k, st) in spec.keys.iter().zip(keys) {
-        if k.field.is_some() {
+        // A key of separated records by position is a column.
+        if k.field.is_some() || spec.separator.is_some() {
             continue;
         }
         if delimited {

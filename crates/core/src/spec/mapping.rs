@@ -71,7 +71,13 @@ fn byte_order(endian: Option<Endian>) -> ByteOrder {
 /// documentation).
 pub fn line_keys(spec: &NsortSpec, terminator: u8) -> Result<(Option<u8>, Vec<KeyField>)> {
     let delimited = spec.fields.iter().any(|f| f.delimiter.is_some());
-    let separator = if delimited { spec.fields.iter().filter_map(|f| f.delimiter).find(|&d| d != terminator) } else { Some(terminator) };
+    let separator = if let Some(s) = spec.separator {
+        Some(s)
+    } else if delimited {
+        spec.fields.iter().filter_map(|f| f.delimiter).find(|&d| d != terminator)
+    } else {
+        Some(terminator)
+    };
     let mut keys = Vec::with_capacity(spec.keys.len());
     for key in &spec.keys {
         let mut flags = String::new();
@@ -83,6 +89,8 @@ pub fn line_keys(spec: &NsortSpec, terminator: u8) -> Result<(Option<u8>, Vec<Ke
         }
         let field = key.field.as_ref().and_then(|name| spec.fields.iter().position(|f| &f.name == name));
         let text = match field {
+            // Separated records: `-key=position:N` is column N.
+            None if spec.separator.is_some() => format!("{0},{0}{flags}", key.offset + 1),
             Some(i) if delimited => match spec.fields[i].delimiter {
                 Some(d) if d == terminator => format!("{}{flags}", i + 1),
                 _ => format!("{0},{0}{flags}", i + 1),

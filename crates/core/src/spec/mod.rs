@@ -265,6 +265,8 @@ pub struct NsortSpec {
     pub record_delimiter: Option<u8>,
     /// `-format=...,maximum_size:N` of delimited records (accepted, not enforced).
     pub maximum_record_size: Option<usize>,
+    /// `-format=separator:C`: delimited records whose fields are columns split by this byte.
+    pub separator: Option<u8>,
     /// `-field` statements in the order written.
     pub fields: Vec<FieldDef>,
     /// `-key` statements in priority order (first is most significant).
@@ -575,6 +577,7 @@ struct Layout {
     endian: Option<Endian>,
     descending: Option<bool>,
     delimiter: Option<u8>,
+    maximum_size: Option<usize>,
 }
 
 #[derive(Default)]
@@ -676,13 +679,17 @@ impl Builder {
                 self.spec.nowarn = true;
             }
             Keyword::Format => {
-                let (size, delimiter, maximum) = parse_format(st)?;
-                self.spec.record_size = size;
-                self.spec.record_delimiter = delimiter;
-                self.spec.maximum_record_size = maximum;
+                let format = parse_format(st)?;
+                if format.separator.is_some() && (!self.spec.fields.is_empty() || !self.keys.is_empty()) {
+                    return Err(st.invalid("-format=separator must come before the -field and -key statements (fields are its columns)"));
+                }
+                self.spec.record_size = format.size;
+                self.spec.record_delimiter = format.delimiter;
+                self.spec.maximum_record_size = format.maximum;
+                self.spec.separator = format.separator;
             }
             Keyword::Field => self.add_field(st)?,
-            Keyword::Key => self.keys.push(parse_key(st)?),
+            Keyword::Key => self.keys.push(parse_key(st, self.spec.separator.is_some())?),
             Keyword::InFile => self.spec.in_files.push(parse_file(st, false)?),
             Keyword::OutFile => self.set_out_file(st)?,
             Keyword::TempFile => self.spec.temp_dirs.push(parse_file(st, true)?),
@@ -708,6 +715,18 @@ impl Builder {
         };
         if self.spec.fields.iter().any(|f| f.name == name) {
             return Err(st.invalid(format!("a field named '{}' is already defined", excerpt(&name))));
+        }
+        if let Some(separator) = self.spec.separator {
+            let field_type = statements::separated_type(st, &layout)?;
+            if layout.offset.is_some() {
+                return Err(st.invalid("the fields of separated records are their columns, in the order declared: they take no position"));
+            }
+            self.spec.fields.push(FieldDef { name, offset: 0, size: 0, field_type, endian: None, delimiter: Some(separator) });
+            self.field_statements.push(st.text.to_string());
+            return Ok(());
+        }
+        if layout.maximum_size.is_some() {
+            return Err(st.invalid("maximum_size applies to the fields of separated records (-format=separator:C)"));
         }
         if let Some(delimiter) = layout.delimiter {
             let field_type = delimited::field_type(st, &layout)?;

@@ -20,8 +20,8 @@ fn set_once<T: PartialEq>(stmt: &Statement<'_>, slot: &mut Option<T>, v: T, labe
 }
 
 /// Parses `-format`: (record size, record delimiter, maximum size), exactly one of the first two.
-pub(super) fn parse_format(st: &Statement<'_>) -> Result<(Option<usize>, Option<u8>, Option<usize>)> {
-    let (mut size, mut delimiter, mut maximum) = (None, None, None);
+pub(super) fn parse_format(st: &Statement<'_>) -> Result<Format> {
+    let (mut size, mut delimiter, mut maximum, mut separator) = (None, None, None, None);
     for item in st.items(st.value("-format=size:100")?)? {
         let text = item.value.unwrap_or_default();
         match st.word(FORMAT_WORDS, "format option", &item, |_| true)? {
@@ -37,8 +37,23 @@ pub(super) fn parse_format(st: &Statement<'_>) -> Result<(Option<usize>, Option<
                 let n = st.positive("the maximum size", text)?;
                 set_once(st, &mut maximum, n, "the maximum size")?;
             }
+            FormatWord::Separator => {
+                let d = delimited::parse_char(text).map_err(|e| st.invalid(e))?;
+                set_once(st, &mut separator, d, "the separator")?;
+            }
         }
     }
+    // Separated records are lines unless a delimiter says otherwise.
+    if separator.is_some() {
+        if size.is_some() {
+            return Err(st.invalid("separated records end at a delimiter (a newline unless given), not at a size"));
+        }
+        if delimiter == separator {
+            return Err(st.invalid("the separator between fields cannot be the delimiter that ends a record"));
+        }
+        delimiter = delimiter.or(Some(b'\n'));
+    }
+    let format = Format { size, delimiter, maximum, separator };
     match (size, delimiter, maximum) {
         (Some(_), Some(_), _) => Err(st.invalid("a record has a fixed size or ends at a delimiter, not both")),
         (Some(_), None, Some(_)) => Err(st.invalid("maximum_size applies to delimited records; fixed-size records have size:N")),
@@ -46,8 +61,16 @@ pub(super) fn parse_format(st: &Statement<'_>) -> Result<(Option<usize>, Option<
             "-format needs the record size or delimiter, as in -format=size:100 \
              or -format=delimiter:'\\n'",
         )),
-        _ => Ok((size, delimiter, maximum)),
+        _ => Ok(format),
     }
+}
+
+/// What `-format` said.
+pub(super) struct Format {
+    pub(super) size: Option<usize>,
+    pub(super) delimiter: Option<u8>,
+    pub(super) maximum: Option<usize>,
+    pub(super) separator: Option<u8>,
 }
 
 /// Which layout words a statement accepts.
@@ -61,7 +84,8 @@ pub(super) const FIELD_CONTEXT: LayoutContext = LayoutContext { what: "field opt
 /// After `-key=NAME,` only a direction can follow, so `d` means descending.
 const NAMED_KEY_CONTEXT: LayoutContext = LayoutContext { what: "key option", allows: |w| matches!(w, LayoutWord::Descending(_)) };
 /// Keys give delimiters only through the fields they name.
-const KEY_CONTEXT: LayoutContext = LayoutContext { what: "key option", allows: |w| !matches!(w, LayoutWord::Delimiter) };
+const KEY_CONTEXT: LayoutContext =
+    LayoutContext { what: "key option", allows: |w| !matches!(w, LayoutWord::Delimiter | LayoutWord::MaximumSize) };
 
 /// Parses the items of a `-field` or `-key` value into a [`Layout`].
 pub(super) fn parse_layout(st: &Statement<'_>, value: &str, ctx: LayoutContext) -> Result<Layout> {
@@ -94,11 +118,15 @@ fn apply_layout_word(st: &Statement<'_>, l: &mut Layout, word: LayoutWord, text:
             let d = delimited::parse_char(text).map_err(|e| st.invalid(e))?;
             set_once(st, &mut l.delimiter, d, "the delimiter")
         }
+        LayoutWord::MaximumSize => {
+            let n = st.positive("the maximum size", text)?;
+            set_once(st, &mut l.maximum_size, n, "the maximum size")
+        }
     }
 }
 
 /// Parses a `-key` value: `NAME[,ascending|descending]` or options.
-pub(super) fn parse_key(st: &Statement<'_>) -> Result<PendingKey> {
+pub(super) fn parse_key(st: &Statement<'_>, separated: bool) -> Result<PendingKey> {
     let value = st.value("-key=key or -key=position:1,size:10")?;
     let (first, rest) = match value.split_once(',') {
         Some((f, r)) => (f, Some(r)),
@@ -122,8 +150,33 @@ pub(super) fn parse_key(st: &Statement<'_>) -> Result<PendingKey> {
             check_named_key(st, &l)?;
             Ok(PendingKey::Named { statement, name, descending })
         }
+        None if separated => Ok(PendingKey::Positional { statement, key: separated_key(st, &l, descending)? }),
         None => Ok(PendingKey::Positional { statement, key: positional_key(st, &l, descending)? }),
     }
+}
+
+/// The type of a field (or key) of separated records: text, and numbers written as text.
+pub(super) fn separated_type(st: &Statement<'_>, l: &Layout) -> Result<FieldType> {
+    if l.size.is_some() || l.delimiter.is_some() || l.endian.is_some() {
+        return Err(st.invalid(
+            "the fields of separated records are their columns, in the order declared: \
+             they take a name, a type and maximum_size, not a size, delimiter or byte order",
+        ));
+    }
+    match l.field_type.unwrap_or(FieldType::Character) {
+        FieldType::Character => Ok(FieldType::Character),
+        FieldType::Decimal | FieldType::Integer | FieldType::Unsigned => Ok(FieldType::Decimal),
+        t => Err(st.invalid(format!("separated fields are text: character, or numbers written as decimal or integer, not {t}"))),
+    }
+}
+
+/// `-key=position:N` of separated records: column N (from 1), compared as its type says.
+fn separated_key(st: &Statement<'_>, l: &Layout, descending: bool) -> Result<KeyDef> {
+    let Some(column) = l.offset else {
+        return Err(st.invalid("-key needs a field name or a field number, as in -key=position:3"));
+    };
+    let field_type = separated_type(st, l)?;
+    Ok(KeyDef { field: None, offset: column, size: 0, field_type, endian: None, descending })
 }
 
 /// A key naming a field takes its layout from the field and nothing else.

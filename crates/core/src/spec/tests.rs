@@ -63,6 +63,7 @@ fn published_command_line() {
         duplicates: None,
         summarize: Vec::new(),
         selection: None,
+        separator: None,
     };
     assert_eq!(ok(PUBLISHED), want);
 }
@@ -306,7 +307,7 @@ fn format_errors() {
         (
             "-format=lines",
             "invalid statement '-format=lines': unknown format option 'lines'; expected one \
-             of size, delimiter, maximum_size",
+             of size, delimiter, maximum_size, separator",
         ),
         (
             "-format=size:10,record_size:12",
@@ -359,7 +360,7 @@ fn field_errors() {
             "-field=name:k,size:4,descending",
             "invalid statement '-field=name:k,size:4,descending': unknown field option \
              'descending'; expected one of name, offset, position, size, character, integer, unsigned, \
-             float, double, decimal, big_endian, little_endian, delimiter",
+             float, double, decimal, big_endian, little_endian, delimiter, maximum_size",
         ),
         (
             "-field=name:k,d",

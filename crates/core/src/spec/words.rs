@@ -223,6 +223,7 @@ pub(super) enum FormatWord {
     RecordSize,
     Delimiter,
     MaximumSize,
+    Separator,
 }
 
 pub(super) const FORMAT_WORDS: &[(&str, FormatWord)] = &[
@@ -231,6 +232,7 @@ pub(super) const FORMAT_WORDS: &[(&str, FormatWord)] = &[
     ("delimiter", FormatWord::Delimiter),
     ("record_delimiter", FormatWord::Delimiter),
     ("maximum_size", FormatWord::MaximumSize),
+    ("separator", FormatWord::Separator),
 ];
 
 /// Words of `-field` and `-key` values.
@@ -246,11 +248,21 @@ pub(super) enum LayoutWord {
     Endian(Endian),
     Descending(bool),
     Delimiter,
+    /// The longest a field of separated records may be (accepted, not enforced).
+    MaximumSize,
 }
 
 impl LayoutWord {
     pub(super) fn takes_value(self) -> bool {
-        matches!(self, LayoutWord::Name | LayoutWord::Offset | LayoutWord::Position | LayoutWord::Size | LayoutWord::Delimiter)
+        matches!(
+            self,
+            LayoutWord::Name
+                | LayoutWord::Offset
+                | LayoutWord::Position
+                | LayoutWord::Size
+                | LayoutWord::Delimiter
+                | LayoutWord::MaximumSize
+        )
     }
 }
 
@@ -272,6 +284,7 @@ pub(super) const LAYOUT_WORDS: &[(&str, LayoutWord)] = &[
     ("delimiter", LayoutWord::Delimiter),
     ("ascending", LayoutWord::Descending(false)),
     ("descending", LayoutWord::Descending(true)),
+    ("maximum_size", LayoutWord::MaximumSize),
 ];
 
 /// Words of file statement options.
