@@ -9,6 +9,7 @@ mod args;
 mod exit;
 mod lines;
 mod manual;
+mod nsort_command;
 mod progress;
 mod settings;
 mod spec_lines;
@@ -32,7 +33,11 @@ fn main() -> ExitCode {
         eprintln!("{}: cannot install signal handling: {}", exit::program(), xsort_io::error::os_text(&e));
         return ExitCode::from(EXIT_TROUBLE);
     }
-    let argv = usage::gnu_abbreviations(lines::rewrite_obsolete_keys(std::env::args_os().collect()));
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if nsort_command::run_as_nsort(exit::program()) {
+        argv = nsort_command::gather_statements(argv);
+    }
+    let argv = usage::gnu_abbreviations(lines::rewrite_obsolete_keys(argv));
     let args = match args::Args::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {

@@ -60,9 +60,14 @@ impl Settings {
     /// Validates `args`.
     pub fn from_args(args: Args) -> Result<Self> {
         if args.record_size.is_none() && args.spec.is_empty() {
-            return Self::gnu_lines(args);
+            return Self::gnu_lines(args, &NsortSpec::default());
         }
         let spec = parse_specs(&args.spec)?;
+        // Statements that describe plain lines, with GNU's ordering options (`nsort
+        // -format=maximum_size:65535 -k1 -T /opt -o OUT IN`): the options order the lines.
+        if args.record_size.is_none() && is_plain_lines(&spec) && crate::lines::line_only_option(&args).is_some() {
+            return Self::gnu_lines(args, &spec);
+        }
         let (sort, records_named) = match spec.record_delimiter {
             Some(terminator) => (crate::spec_lines::delimited(&args, terminator)?, None),
             None => {
@@ -79,8 +84,9 @@ impl Settings {
         Ok(Settings { job: Job::Sort(sort), report, records_named })
     }
 
-    /// A text-line invocation with GNU sort's options: sort, merge, check or debug.
-    fn gnu_lines(args: Args) -> Result<Self> {
+    /// A text-line invocation with GNU sort's options: sort, merge, check or debug; `spec` holds
+    /// statements that describe plain lines (memory, files, temp directories...), if any.
+    fn gnu_lines(args: Args, spec: &NsortSpec) -> Result<Self> {
         if let Some(option) = records_only_option(&args) {
             bail!("{option} applies to fixed-size records (--record-size), not to text lines");
         }
@@ -92,7 +98,8 @@ impl Settings {
         // The ordering's own errors (incompatible letters, a bad key) come before the other settings'.
         sort.order()?;
         let check = crate::lines::check_mode(&args)?;
-        let (sort, report) = shared(with_temp_dirs(sort, &args), &args, &NsortSpec::default(), Dialect::Gnu)?;
+        let sort = with_temp_dirs(sort, &args).statements(spec).map_err(|e| anyhow!("--spec: {e}"))?;
+        let (sort, report) = shared(sort, &args, spec, Dialect::Gnu)?;
         let job = match check {
             Some(quiet) => {
                 let letter = if quiet { 'C' } else { 'c' };
@@ -125,6 +132,18 @@ impl Settings {
             _ => e.into(),
         }
     }
+}
+
+/// Whether a spec describes newline-ended records and nothing of their order or content (no
+/// fields, keys, selection or folding), so that GNU's options may order them.
+fn is_plain_lines(spec: &NsortSpec) -> bool {
+    spec.record_delimiter == Some(b'\n')
+        && spec.separator.is_none()
+        && spec.fields.is_empty()
+        && spec.keys.is_empty()
+        && spec.selection.is_none()
+        && spec.summarize.is_empty()
+        && spec.duplicates.is_none()
 }
 
 /// The first option given that only fixed-size records take, if any (for a text-line sort's error).

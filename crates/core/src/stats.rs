@@ -188,6 +188,9 @@ pub struct SortStats {
     pub version: &'static str,
     /// Records sorted.
     pub records: u64,
+    /// With a selection (Nsort's `-include` / `-omit`): the records read, of which `records` were
+    /// kept.
+    pub records_read: Option<u64>,
     /// Bytes sorted.
     pub bytes: u64,
     /// Bytes per record.
@@ -340,6 +343,9 @@ impl SortStats {
                 format_bytes(self.bytes),
                 self.key
             );
+        }
+        if let Some(read) = self.records_read {
+            o += &format!("  selected     {} of {read} records read (-include/-omit)\n", self.records);
         }
         o += &format!("  passes       {} ({how})\n", self.passes);
         o += &format!("  input        {}\n", self.input_read);

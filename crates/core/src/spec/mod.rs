@@ -399,6 +399,20 @@ pub fn parse_spec(text: &str) -> Result<NsortSpec> {
     builder.finish().map_err(|e| e.located(&origins))
 }
 
+/// Whether a command-line argument reads as an Nsort statement where statements and POSIX sort
+/// options mix (the `nsort` command): `-WORD` or `-WORD=...`/`-WORD:...` where WORD, of letters and
+/// underscores, is a statement's keyword or, at three letters or more, begins one (`-mem=1g`,
+/// `-stat`). One-letter and two-letter options (`-k1`, `-nr`, `-o`) are sort's.
+pub fn is_statement(arg: &str) -> bool {
+    let Some(body) = arg.strip_prefix('-').filter(|b| !b.starts_with('-')) else { return false };
+    let word = split_sep(body).0;
+    if word.is_empty() || !word.bytes().all(|c| c.is_ascii_alphabetic() || c == b'_') {
+        return false;
+    }
+    let exact = KEYWORDS.iter().any(|(k, _)| k.eq_ignore_ascii_case(word));
+    exact || (word.len() >= 3 && !matches!(lookup(KEYWORDS, word), Match::Unknown))
+}
+
 // ---------------------------------------------------------------------
 // Statements and their items
 

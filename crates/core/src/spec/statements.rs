@@ -57,7 +57,9 @@ pub(super) fn parse_format(st: &Statement<'_>) -> Result<Format> {
     match (size, delimiter, maximum) {
         (Some(_), Some(_), _) => Err(st.invalid("a record has a fixed size or ends at a delimiter, not both")),
         (Some(_), None, Some(_)) => Err(st.invalid("maximum_size applies to delimited records; fixed-size records have size:N")),
-        (None, None, _) => Err(st.invalid(
+        // Nsort's lines: `-format=maximum_size:N` alone is records ended by a newline.
+        (None, None, Some(_)) => Ok(Format { delimiter: Some(b'\n'), ..format }),
+        (None, None, None) => Err(st.invalid(
             "-format needs the record size or delimiter, as in -format=size:100 \
              or -format=delimiter:'\\n'",
         )),
