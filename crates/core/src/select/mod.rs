@@ -355,6 +355,12 @@ impl Resolver<'_> {
         self.resolve_at(expr, &mut Vec::new())
     }
 
+    /// The test of the condition named `name`, resolved (a test that names `name` again, directly
+    /// or through others, is an error showing the chain).
+    pub fn resolve_named(&self, name: &str, test: &Expr) -> Result<Cond, String> {
+        self.resolve_at(test, &mut vec![name.to_string()])
+    }
+
     fn resolve_at(&self, expr: &Expr, names: &mut Vec<String>) -> Result<Cond, String> {
         Ok(match expr {
             Expr::Or(a, b) => Cond::Or(Box::new(self.resolve_at(a, names)?), Box::new(self.resolve_at(b, names)?)),

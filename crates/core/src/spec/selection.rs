@@ -90,7 +90,7 @@ pub(super) fn resolve(spec: &NsortSpec, conditions: &[NamedCondition], steps: &[
     let lookup = |name: &str| conditions.iter().find(|c| c.name == name).map(|c| &c.test);
     let resolver = Resolver { fields: &fields, condition: &lookup };
     for c in conditions {
-        resolver.resolve(&c.test).map_err(|e| invalid(&c.statement, e))?;
+        resolver.resolve_named(&c.name, &c.test).map_err(|e| invalid(&c.statement, e))?;
     }
     if steps.is_empty() {
         return Ok(None);

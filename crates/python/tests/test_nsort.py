@@ -1,0 +1,241 @@
+"""Nsort's record selection (-condition, -include, -omit) and separated records, checked against a
+reference written here, apart from xsort's code: random records, random conditions, each run
+through the xsort command, the nsort command (a link named nsort) and Sorter(spec=...)."""
+
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+
+import xsort
+
+BIN = os.path.dirname(sys.executable)
+RNG_SEEDS = range(12)
+
+
+def decimal_value(text):
+    """A number written as text as Nsort's decimal fields read it: leading blanks, a sign, digits,
+    a point and digits; text that is no number is zero."""
+    m = re.match(rb"[ \t]*([+-]?)(\d*)(\.\d*)?", text)
+    sign, whole, fraction = m.group(1), m.group(2), m.group(3) or b""
+    if not whole and len(fraction) <= 1:
+        return 0
+    if not fraction:
+        return int(sign + whole)
+    return float(sign + (whole or b"0") + fraction)
+
+
+def compare(left, op, right):
+    return {
+        "eq": left == right,
+        "ne": left != right,
+        "lt": left < right,
+        "le": left <= right,
+        "gt": left > right,
+        "ge": left >= right,
+    }[op]
+
+
+class Fixed:
+    """24-byte records: name (6 characters), n (4-byte big-endian integer), d (6-byte decimal
+    text), f (8-byte little-endian double)."""
+
+    SPEC = (
+        "-format=size:24 -field=name:name,size:6 -field=name:n,int,big_endian "
+        "-field=name:d,size:6,decimal -field=name:f,double,little_endian"
+    )
+
+    @staticmethod
+    def record(rng):
+        name = "".join(rng.choice("abc ") for _ in range(rng.randint(0, 6))).ljust(6).encode()
+        n = rng.randint(-50, 50)
+        d = rng.choice(["", "-", "x", f"{rng.randint(-99, 99)}", f"{rng.uniform(-99, 99):.1f}"]).rjust(6).encode()
+        f = rng.choice([rng.uniform(-10, 10), 0.0, -0.0, 2.5])
+        return name + struct.pack(">i", n) + d + struct.pack("<d", f)
+
+    @staticmethod
+    def fields(rec):
+        return {
+            "name": rec[:6],
+            "n": struct.unpack(">i", rec[6:10])[0],
+            "d": decimal_value(rec[10:16]),
+            "f": struct.unpack("<d", rec[16:24])[0],
+        }
+
+    @staticmethod
+    def atom(rng):
+        kind = rng.choice(["name", "n", "d", "f", "match"])
+        op = rng.choice(["eq", "ne", "lt", "le", "gt", "ge"])
+        if kind == "name":
+            text = "".join(rng.choice("abc") for _ in range(rng.randint(1, 4)))
+            # A text constant is padded with blanks to the field's size.
+            return f"name {op} '{text}'", lambda v: compare(v["name"], op, text.encode().ljust(6))
+        if kind == "match":
+            pattern = rng.choice(["^a", "b", "c c", "^ *$", "[ab]{2}"])
+            return f"name matches '{pattern}'", lambda v: re.search(pattern.encode(), v["name"]) is not None
+        const = rng.choice([rng.randint(-60, 60), round(rng.uniform(-60, 60), 1)])
+        return f"{kind} {op} {const}", lambda v: compare(v[kind], op, const)
+
+
+class Separated:
+    """Comma-separated lines of up to four columns: a, b (characters) and n (a decimal)."""
+
+    SPEC = "-format=separator:comma -field=name:a -field=name:b -field=name:n,decimal"
+
+    @staticmethod
+    def record(rng):
+        cols = [rng.choice(["", "x", "y", "xy", "yx", "z"]), rng.choice(["", "p", "q", "pq"]), rng.choice(["", "-3", "7", "1.5", "abc"])]
+        cols += [rng.choice(["", "tail"])]
+        return ",".join(cols[: rng.randint(1, 4)]).encode()
+
+    @staticmethod
+    def fields(rec):
+        cols = rec.split(b",") + [b""] * 4
+        return {"a": cols[0], "b": cols[1], "n": decimal_value(cols[2])}
+
+    @staticmethod
+    def atom(rng):
+        kind = rng.choice(["a", "b", "n", "match"])
+        op = rng.choice(["eq", "ne", "lt", "le", "gt", "ge", "=", "!=", "<", ">="])
+        word = {"=": "eq", "!=": "ne", "<": "lt", ">=": "ge"}.get(op, op)
+        if kind == "match":
+            pattern = rng.choice(["^x", "y$", "^$", "."])
+            return f"a matches '{pattern}'", lambda v: re.search(pattern.encode(), v["a"]) is not None
+        if kind == "n":
+            const = rng.choice([0, 7, -3, 1.5, 2])
+            return f"n {op} {const}", lambda v: compare(v["n"], word, const)
+        text = rng.choice(["", "x", "xy", "p", "q"])
+        return f"{kind} {op} '{text}'", lambda v: compare(v[kind], word, text.encode())
+
+
+def condition(rng, layout, depth=0):
+    """A random condition: its text, and the reference's test of a record's fields."""
+    if depth >= 2 or rng.random() < 0.4:
+        return layout.atom(rng)
+    form = rng.choice(["and", "or", "not"])
+    if form == "not":
+        text, test = condition(rng, layout, depth + 1)
+        return f"not ({text})", lambda v: not test(v)
+    (lt, ltest), (rt, rtest) = condition(rng, layout, depth + 1), condition(rng, layout, depth + 1)
+    if form == "and":
+        return f"({lt}) and ({rt})", lambda v: ltest(v) and rtest(v)
+    return f"({lt}) or ({rt})", lambda v: ltest(v) or rtest(v)
+
+
+def selection(rng, layout):
+    """Random -condition/-include/-omit statements, and the reference's choice of a record."""
+    statements, steps = [], []
+    for i in range(rng.randint(1, 3)):
+        text, test = condition(rng, layout)
+        include = rng.random() < 0.5
+        verb = "-include" if include else "-omit"
+        if rng.random() < 0.5:
+            statements.append(f"-condition=name:c{i},test:({text})")
+            statements.append(f"{verb}=c{i}")
+        else:
+            statements.append(f"{verb}=({text})")
+        steps.append((include, test))
+
+    def keeps(values):
+        for include, test in steps:
+            if test(values):
+                return include
+        return not any(include for include, _ in steps)
+
+    return statements, keeps
+
+
+def run_command(program, args, cwd):
+    done = subprocess.run([program, *args], cwd=cwd, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout
+
+
+@pytest.fixture(params=["link", "script"])
+def nsort(request, tmp_path):
+    """The nsort command: a link named nsort to the binary, or the package's console script."""
+    if request.param == "script":
+        return os.path.join(BIN, "nsort")
+    link = tmp_path / "nsort"
+    link.symlink_to(os.path.join(os.path.dirname(xsort.__file__), "bin", "xsort"))
+    return str(link)
+
+
+@pytest.mark.parametrize("seed", RNG_SEEDS)
+def test_fixed_records_selected_as_the_reference_selects(tmp_path, nsort, seed):
+    rng = random.Random(seed)
+    records = [Fixed.record(rng) for _ in range(rng.randint(0, 400))]
+    statements, keeps = selection(rng, Fixed)
+    kept = [r for r in records if keeps(Fixed.fields(r))]
+    # Stable: equal keys keep their input order.
+    want = b"".join(sorted(kept, key=lambda r: (r[:6], struct.unpack(">i", r[6:10])[0])))
+    data = tmp_path / "in"
+    data.write_bytes(b"".join(records))
+    spec = [Fixed.SPEC, "-key=name", "-key=n", *statements]
+    assert run_command(os.path.join(BIN, "xsort"), ["--spec", " ".join(spec), str(data)], tmp_path) == want, spec
+    assert run_command(nsort, [*spec, str(data)], tmp_path) == want, spec
+    with xsort.Sorter(spec=" ".join(spec)) as sorter:
+        for i in range(0, len(records), 7):
+            sorter.release(b"".join(records[i : i + 7]))
+        sorter.finish()
+        assert b"".join(sorter) == want, spec
+
+
+@pytest.mark.parametrize("seed", RNG_SEEDS)
+def test_separated_records_selected_as_the_reference_selects(tmp_path, nsort, seed):
+    rng = random.Random(1000 + seed)
+    records = [Separated.record(rng) for _ in range(rng.randint(0, 300))]
+    statements, keeps = selection(rng, Separated)
+    kept = [r for r in records if keeps(Separated.fields(r))]
+    want = b"".join(r + b"\n" for r in sorted(kept, key=lambda r: Separated.fields(r)["b"]))
+    data = tmp_path / "in.csv"
+    data.write_bytes(b"".join(r + b"\n" for r in records))
+    spec = [Separated.SPEC, "-key=b", *statements]
+    assert run_command(os.path.join(BIN, "xsort"), ["--spec", " ".join(spec), str(data)], tmp_path) == want, spec
+    # The same key by its column number, from the nsort command.
+    spec[1] = "-key=position:2"
+    assert run_command(nsort, [*spec, str(data)], tmp_path) == want, spec
+
+
+def test_separated_keys_order_as_gnu_sort_does(tmp_path):
+    rng = random.Random(7)
+    lines = [f"{rng.choice('abc')},{rng.randint(-20, 20)},{rng.choice(['x', 'y', ''])}" for _ in range(500)]
+    data = tmp_path / "in"
+    data.write_text("\n".join(lines) + "\n")
+    spec = "-format=separator:',' -field=name:k -field=name:n,integer -key=n,descending -key=k"
+    got = run_command(os.path.join(BIN, "xsort"), ["--spec", spec, str(data)], tmp_path)
+    want = subprocess.run(["sort", "-s", "-t,", "-k2,2nr", "-k1,1", str(data)], env={"LC_ALL": "C"}, capture_output=True).stdout
+    assert got == want
+
+
+def test_nsort_mixes_statements_with_posix_options(tmp_path, nsort):
+    data, out = tmp_path / "in", tmp_path / "out"
+    data.write_text("b 2\na 10\nc 1\n")
+    run_command(nsort, ["-format=maximum_size:65535", "-k2n", "-T", str(tmp_path), "-o", str(out), str(data)], tmp_path)
+    assert out.read_text() == "c 1\nb 2\na 10\n"
+
+
+@pytest.mark.parametrize(
+    "statements, message",
+    [
+        ("-include=(name eq 'abcdefg')", "longer than the 6-byte field"),
+        ("-include=(n eq 'x')", "a number is compared with text"),
+        ("-include=(n matches 'x')", "'matches' tests a character field"),
+        ("-include=(nope eq 1)", "no field is named 'nope'"),
+        ("-include=missing", "'missing' names no condition and no field"),
+        ("-condition=name:a,test:(b) -condition=name:b,test:(a) -include=a", "names itself: a -> b -> a"),
+        ("-include=(name matches '(')", "is not a regular expression"),
+        ("-include=(name eq 'x'", "does not close"),
+    ],
+)
+def test_bad_conditions_are_clear_errors(tmp_path, statements, message):
+    data = tmp_path / "in"
+    data.write_bytes(b"\0" * 24)
+    out = tmp_path / "out"
+    done = subprocess.run([os.path.join(BIN, "xsort"), "--spec", f"{Fixed.SPEC} {statements}", "-o", str(out), str(data)], capture_output=True, text=True)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and not out.exists()
