@@ -6,6 +6,7 @@
 #   bash scripts/install.sh [PREFIX]
 #
 #   PREFIX/bin/{xsort,gensort,valsort,xsort-bench}
+#   PREFIX/bin/nsort                a link to xsort, which by that name reads Nsort's command line
 #   PREFIX/bin/xsort-mpi            (only with Open MPI's headers: Debian's libopenmpi-dev)
 #   PREFIX/share/man/man1/NAME.1
 #   PREFIX/share/bash-completion/completions/NAME
@@ -95,6 +96,7 @@ install -d "$prefix/bin" "$man" "$bash_dir" "$zsh_dir" "$fish_dir"
 for name in "${names[@]}"; do
   install -m 755 "$from/$name" "$prefix/bin/$name"
 done
+ln -sfn xsort "$prefix/bin/nsort"
 if ((mpi)); then
   install -m 755 "$from/xsort-mpi" "$prefix/bin/xsort-mpi"
 fi
@@ -135,7 +137,7 @@ done
 
 installed=("${names[@]}")
 ((mpi)) && installed+=(xsort-mpi)
-echo "installed ${installed[*]} into $prefix/bin, manual pages into $man,"
+echo "installed ${installed[*]} into $prefix/bin (and nsort -> xsort), manual pages into $man,"
 echo "completions into $bash_dir, $zsh_dir and $fish_dir,"
 echo "the C library into $lib (libxsort.so, libxsort.a, libnsort.so -> libxsort.so), headers (xsort.h, nsort.h, nsorterrno.h) into $prefix/include"
 echo "build a C program with: cc prog.c \$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --cflags --libs xsort) -Wl,-rpath,$lib"

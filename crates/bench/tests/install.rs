@@ -57,6 +57,19 @@ fn installs_binaries_pages_and_completions() {
     // The installed xsort runs, and its page lists its options.
     let v = Command::new(p.join("bin/xsort")).arg("--version").output().expect("xsort --version");
     assert!(v.status.success() && String::from_utf8_lossy(&v.stdout).starts_with("xsort "));
+    // nsort is xsort by another name, which reads Nsort's command line: statements and sort's
+    // options mixed.
+    assert_eq!(std::fs::read_link(p.join("bin/nsort")).expect("nsort is a link"), Path::new("xsort"));
+    let mut nsort = Command::new(p.join("bin/nsort"))
+        .args(["-format=separator:comma", "-key=position:2,decimal,descending", "-memory=64m"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("nsort");
+    std::io::Write::write_all(&mut nsort.stdin.take().expect("stdin"), b"a,1\nb,10\nc,2\n").expect("write");
+    let sorted = nsort.wait_with_output().expect("nsort output");
+    assert!(sorted.status.success(), "{}", String::from_utf8_lossy(&sorted.stderr));
+    assert_eq!(sorted.stdout, b"b,10\nc,2\na,1\n");
     let page = std::fs::read_to_string(p.join("share/man/man1/xsort.1")).expect("xsort.1");
     for option in ["record\\-size", "key\\-bytes", "temporary\\-directory", "field\\-separator", "stats\\-json"] {
         assert!(page.contains(option), "xsort.1 lacks --{option}");
