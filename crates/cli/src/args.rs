@@ -82,6 +82,11 @@ Nsort statements (--spec):
   statements; a last field ending at the record delimiter runs to the record's end). Delimiters:
   ',' '|' '\\t' '\\0' '\\x1f' '\\037' or tab, newline, space, comma, nul. One field delimiter per
   spec, and fields all delimited or all at fixed positions; text types only (character, decimal).
+  Separated records: -format=separator:',' -field=name:A -field=name:N,integer -key=N (fields are
+  the columns in order; -key=position:3 is column 3).
+  Selection: -condition=name:C,test:(N gt 10 and A ne 'x') -include=C -omit=(A matches '^#'):
+  the first include/omit whose condition holds decides; with any -include, the rest are dropped.
+  Run as 'nsort' (a link), xsort takes statements, sort's options and files mixed on its command line.
   Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Blanks and line
   breaks may follow a comma inside a statement; '#' starts a comment. -specification=FILE reads
   statements from FILE (files may name files, 16 deep; a loop is an error). Options given as flags

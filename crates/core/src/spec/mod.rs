@@ -47,7 +47,8 @@
 //! | `-statistics` / `-nostatistics` | print statistics at the end, or not |
 //! | `-nowarn` | print no warnings (a memory budget clamped to the machine's) |
 //! | `-format=size:N` (or `record_size:N`) | fixed-size records of N bytes |
-//! | `-format=delimiter:C[,maximum_size:N]` (or `record_delimiter:C`) | variable-length records, each ended by the byte C |
+//! | `-format=delimiter:C[,maximum_size:N]` (or `record_delimiter:C`) | variable-length records, each ended by the byte C (`maximum_size:N` alone: a newline) |
+//! | `-format=separator:C[,delimiter:D]` | separated records: lines (or records ended by D) whose fields are columns split by C |
 //! | `-field=name:NAME,size:N,offset:N[,TYPE][,ENDIAN]` | a named field in the record |
 //! | `-field=name:NAME,delimiter:C[,character\|decimal]` | a field of a delimited record, ended by the byte C |
 //! | `-key=NAME[,ascending\|descending]` | sort on a field (keys in priority order) |
@@ -56,6 +57,8 @@
 //! | `-out_file=PATH[,OPTS]` | the output file; at most once |
 //! | `-temp_file=DIR[,OPTS]` (also `-temp`, `-tempdir`, `-temp_dir`) | a temporary directory; may repeat |
 //! | `-specification=FILE` | the statements in FILE, read in place |
+//! | `-condition=name:C,test:(EXPR)` | a named condition on the fields (see [`crate::select`]) |
+//! | `-include=C` / `-include=(EXPR)`, `-omit=...` | keep or drop the input records a condition holds for, in order |
 //!
 //! Field and key words: `offset` (also `off`: the first byte, from 0), `position` (the first byte
 //! counted from 1, as Nsort counts it: `position:1` is `offset:0`), `size`, the
@@ -69,6 +72,13 @@
 //! A `-key` whose first item is a bare word and which has no `word:value`
 //! item names a field (`-key=key,descending`); otherwise all its items are
 //! options, `name:NAME` included.
+//!
+//! Separated records (`-format=separator:C`, before their `-field` and `-key` statements) have
+//! fields that are their columns in the order declared (`-field=name:F[,TYPE][,maximum_size:N]`,
+//! text or numbers written as text), and `-key=position:N` names column N.
+//!
+//! A condition's parentheses and quotes hold blanks and line breaks: a statement whose '(' (or a
+//! quote after it) is still open goes on past them.
 //!
 //! Delimited records (`-format=delimiter:'\n'`) have delimited fields, each
 //! starting where the previous one ended and ending at its `delimiter`
