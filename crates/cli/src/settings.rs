@@ -135,13 +135,14 @@ impl Settings {
 }
 
 /// Whether a spec describes newline-ended records and nothing of their order or content (no
-/// fields, keys, selection or folding), so that GNU's options may order them.
+/// fields, keys, selection, reformat or folding), so that GNU's options may order them.
 fn is_plain_lines(spec: &NsortSpec) -> bool {
     spec.record_delimiter == Some(b'\n')
         && spec.separator.is_none()
         && spec.fields.is_empty()
         && spec.keys.is_empty()
         && spec.selection.is_none()
+        && spec.reformat.is_none()
         && spec.summarize.is_empty()
         && spec.duplicates.is_none()
 }

@@ -4,7 +4,7 @@ use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::KeySpec;
 use crate::order::LineOrder;
-use crate::select::reader::InputSelection;
+use crate::select::reader::InputTransform;
 use crate::text::TextMode;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -91,7 +91,7 @@ impl Input {
     /// Opens the input (once: see [`xsort_io::input`]); decompressed when `decompress` is set and
     /// its first bytes are those of a compressed format (see [`xsort_io::codec`]), then filtered
     /// by `select` when given. A caller's reader is not decompressed.
-    pub(crate) fn open(&self, decompress: bool, select: Option<&Arc<InputSelection>>) -> xsort_io::Result<OpenedInput> {
+    pub(crate) fn open(&self, decompress: bool, select: Option<&Arc<InputTransform>>) -> xsort_io::Result<OpenedInput> {
         let opened = match self {
             Input::Stdin => OpenedInput::stdin()?,
             Input::Path(p) => OpenedInput::open(p)?,
@@ -258,7 +258,7 @@ pub struct SortConfig {
     /// Set by the caller to stop the sort; checked between chunks, in merges and while writing.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Nsort's `-include` / `-omit`: only the input records it keeps are read into the sort.
-    pub select: Option<Arc<InputSelection>>,
+    pub select: Option<Arc<InputTransform>>,
 }
 
 /// The format of the records, with the settings that only it takes.

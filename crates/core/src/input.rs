@@ -19,7 +19,7 @@ use xsort_io::{
 
 use crate::config::{Input, IoSettings};
 use crate::reading::{SingleFile, CACHED_ENOUGH};
-use crate::select::reader::InputSelection;
+use crate::select::reader::InputTransform;
 
 /// Bytes of a chunk buffer that alignment may waste per input file it holds.
 pub const SLACK_PER_FILE: usize = 2 * IO_ALIGN;
@@ -95,7 +95,7 @@ impl InputSet {
         inputs: &[Input],
         record_size: usize,
         io: IoSettings,
-        (decompress, select): (bool, Option<&Arc<InputSelection>>),
+        (decompress, select): (bool, Option<&Arc<InputTransform>>),
         counters: Arc<IoCounters>,
     ) -> Result<Self> {
         let sources = inputs
@@ -201,7 +201,7 @@ fn open_source(
     input: &Input,
     r: usize,
     direct: bool,
-    (decompress, select): (bool, Option<&Arc<InputSelection>>),
+    (decompress, select): (bool, Option<&Arc<InputTransform>>),
     first: bool,
 ) -> Result<Source> {
     let mut reg = match input.open(decompress, select).map_err(cannot_read)? {

@@ -1,5 +1,5 @@
-"""Nsort's record selection (-condition, -include, -omit) and separated records, checked against a
-reference written here, apart from xsort's code: random records, random conditions, each run
+"""Nsort's record selection (-condition, -include, -omit), -reformat and separated records, checked
+against a reference written here, apart from xsort's code: random records, random conditions, each run
 through the xsort command, the nsort command (a link named nsort) and Sorter(spec=...)."""
 
 import os
@@ -40,6 +40,13 @@ def compare(left, op, right):
     }[op]
 
 
+def reformat(rng, names, keys):
+    """A random -reformat: the key fields and some others, in a random order."""
+    chosen = list(keys) + [n for n in names if n not in keys and rng.random() < 0.5]
+    rng.shuffle(chosen)
+    return chosen
+
+
 class Fixed:
     """24-byte records: name (6 characters), n (4-byte big-endian integer), d (6-byte decimal
     text), f (8-byte little-endian double)."""
@@ -56,6 +63,12 @@ class Fixed:
         d = rng.choice(["", "-", "x", f"{rng.randint(-99, 99)}", f"{rng.uniform(-99, 99):.1f}"]).rjust(6).encode()
         f = rng.choice([rng.uniform(-10, 10), 0.0, -0.0, 2.5])
         return name + struct.pack(">i", n) + d + struct.pack("<d", f)
+
+    PLACES = {"name": (0, 6), "n": (6, 10), "d": (10, 16), "f": (16, 24)}
+
+    @staticmethod
+    def rewrite(rec, names):
+        return b"".join(rec[Fixed.PLACES[n][0] : Fixed.PLACES[n][1]] for n in names)
 
     @staticmethod
     def fields(rec):
@@ -172,10 +185,15 @@ def test_fixed_records_selected_as_the_reference_selects(tmp_path, nsort, seed):
     statements, keeps = selection(rng, Fixed)
     kept = [r for r in records if keeps(Fixed.fields(r))]
     # Stable: equal keys keep their input order.
-    want = b"".join(sorted(kept, key=lambda r: (r[:6], struct.unpack(">i", r[6:10])[0])))
+    ordered = sorted(kept, key=lambda r: (r[:6], struct.unpack(">i", r[6:10])[0]))
+    spec = [Fixed.SPEC, "-key=name", "-key=n", *statements]
+    if seed % 2:
+        names = reformat(rng, ["name", "n", "d", "f"], ["name", "n"])
+        spec.append("-reformat=" + ",".join(names))
+        ordered = [Fixed.rewrite(r, names) for r in ordered]
+    want = b"".join(ordered)
     data = tmp_path / "in"
     data.write_bytes(b"".join(records))
-    spec = [Fixed.SPEC, "-key=name", "-key=n", *statements]
     assert run_command(os.path.join(BIN, "xsort"), ["--spec", " ".join(spec), str(data)], tmp_path) == want, spec
     assert run_command(nsort, [*spec, str(data)], tmp_path) == want, spec
     with xsort.Sorter(spec=" ".join(spec)) as sorter:
@@ -191,10 +209,17 @@ def test_separated_records_selected_as_the_reference_selects(tmp_path, nsort, se
     records = [Separated.record(rng) for _ in range(rng.randint(0, 300))]
     statements, keeps = selection(rng, Separated)
     kept = [r for r in records if keeps(Separated.fields(r))]
-    want = b"".join(r + b"\n" for r in sorted(kept, key=lambda r: Separated.fields(r)["b"]))
+    ordered = sorted(kept, key=lambda r: Separated.fields(r)["b"])
+    spec = [Separated.SPEC, "-key=b", *statements]
+    if seed % 2:
+        # Missing columns are written empty.
+        names = reformat(rng, ["a", "b", "n"], ["b"])
+        spec.append("-reformat=" + ",".join(names))
+        column = {"a": 0, "b": 1, "n": 2}
+        ordered = [b",".join((r.split(b",") + [b""] * 3)[column[n]] for n in names) for r in ordered]
+    want = b"".join(r + b"\n" for r in ordered)
     data = tmp_path / "in.csv"
     data.write_bytes(b"".join(r + b"\n" for r in records))
-    spec = [Separated.SPEC, "-key=b", *statements]
     assert run_command(os.path.join(BIN, "xsort"), ["--spec", " ".join(spec), str(data)], tmp_path) == want, spec
     # The same key by its column number, from the nsort command.
     spec[1] = "-key=position:2"
@@ -230,6 +255,8 @@ def test_nsort_mixes_statements_with_posix_options(tmp_path, nsort):
         ("-condition=name:a,test:(b) -condition=name:b,test:(a) -include=a", "names itself: a -> b -> a"),
         ("-include=(name matches '(')", "is not a regular expression"),
         ("-include=(name eq 'x'", "does not close"),
+        ("-key=name -reformat=n,d", "the key's field 'name' is not among the -reformat fields"),
+        ("-reformat=n,nope", "no -field is named 'nope'"),
     ],
 )
 def test_bad_conditions_are_clear_errors(tmp_path, statements, message):

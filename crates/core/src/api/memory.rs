@@ -94,9 +94,9 @@ impl Sort {
         };
         let r = *r;
         super::check_record_size(r)?;
-        if folding.is_active() || self.selection.is_some() {
+        if folding.is_active() || self.selection.is_some() || self.reformat.is_some() {
             return Err(SortError::Usage(
-                "unique, summed and selected records need a sort that can drop records: use start() or run()".into(),
+                "unique, summed, selected and reformatted records need a sort that reads its input: use start() or run()".into(),
             ));
         }
         if !data.len().is_multiple_of(r) {

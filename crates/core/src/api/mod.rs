@@ -21,7 +21,7 @@ use crate::error::{Result, SortError};
 use crate::fold::Folding;
 use crate::key::{KeyPart, KeySpec};
 use crate::order::{LineOrder, LineOrderConfig, Locale};
-use crate::select::reader::{InputSelection, SelectFraming};
+use crate::select::reader::{InputTransform, SelectFraming};
 use crate::size::MemorySize;
 use crate::spec::{self, FileSpec, NsortSpec};
 use crate::stats::{SortCounters, SortStats};
@@ -101,6 +101,8 @@ pub struct Sort {
     no_warnings: bool,
     /// Nsort's `-include` / `-omit`: the input records kept.
     selection: Option<crate::select::Selection>,
+    /// Nsort's `-reformat`, and the size of the input records it rewrites (fixed-size records).
+    reformat: Option<(crate::select::Reformat, Option<usize>)>,
 }
 
 /// Which transfers an [`IoSettings`] of [`Sort`] is for.
@@ -133,6 +135,7 @@ impl Sort {
             refused: None,
             no_warnings: false,
             selection: None,
+            reformat: None,
         }
     }
 
@@ -224,6 +227,9 @@ impl Sort {
         self.no_warnings |= spec.nowarn;
         if spec.selection.is_some() {
             self.selection = spec.selection.clone();
+        }
+        if let Some(r) = &spec.reformat {
+            self.reformat = Some((r.clone(), spec.input_record_size));
         }
         self.temp_dirs.extend(spec.temp_dirs.iter().map(|t| t.path.clone()));
         if spec.method == Some(spec::Method::Merge) {
@@ -687,12 +693,13 @@ impl Sort {
         let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
         let io = |i: usize| IoSettings::of_statement(self.io[i].as_ref(), self.transfer_size, self.buffered, budget);
         let output = self.output.unwrap_or(Output::Stdout);
-        let select = self.selection.map(|s| {
+        let select = (self.selection.is_some() || self.reformat.is_some()).then(|| {
+            let input_size = self.reformat.as_ref().and_then(|(_, size)| *size);
             let framing = match &self.format {
-                Format::Records { record_size, .. } => SelectFraming::Fixed(*record_size),
+                Format::Records { record_size, .. } => SelectFraming::Fixed(input_size.unwrap_or(*record_size)),
                 Format::Lines { terminator, .. } => SelectFraming::Terminated(*terminator),
             };
-            InputSelection::new(s, framing)
+            InputTransform::new(self.selection, self.reformat.map(|(r, _)| r), framing)
         });
         let format = match self.format {
             Format::Records { record_size, key, folding, touch } => {

@@ -156,6 +156,28 @@ impl fmt::Debug for Pattern {
     }
 }
 
+/// Nsort's `-reformat`: each record rewritten as the named fields, in the order named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reformat {
+    /// Where each output field is in the input record.
+    pub pieces: Vec<Place>,
+    /// The byte written between fields (separated and delimited records), or none (fixed places:
+    /// the fields' bytes concatenated).
+    pub separator: Option<u8>,
+}
+
+impl Reformat {
+    /// Appends `record`'s reformatted bytes (without a terminator) to `out`.
+    pub fn write(&self, record: &[u8], out: &mut Vec<u8>) {
+        for (i, &place) in self.pieces.iter().enumerate() {
+            if let (Some(sep), true) = (self.separator, i > 0) {
+                out.push(sep);
+            }
+            out.extend_from_slice(field_bytes(place, record));
+        }
+    }
+}
+
 /// A text operand: a field or constant bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TextTerm {

@@ -1,7 +1,8 @@
-//! Inputs filtered as they are read: a reader that passes on only the records a [`Selection`]
-//! keeps, so the sort engine never indexes, sorts or writes the others.
+//! Inputs filtered and rewritten as they are read: a reader that passes on only the records a
+//! [`Selection`] keeps, each as a [`Reformat`] rewrites it, so the sort engine never indexes,
+//! sorts or writes the others, nor the bytes a reformat drops.
 
-use super::Selection;
+use super::{Reformat, Selection};
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -19,11 +20,14 @@ pub enum SelectFraming {
     Terminated(u8),
 }
 
-/// A selection as a sort applies it to all of its inputs, with the counts of what it decided.
+/// What a sort does to the records of all of its inputs as they are read, with the counts of what
+/// it decided.
 #[derive(Debug)]
-pub struct InputSelection {
-    /// What is kept.
-    pub selection: Selection,
+pub struct InputTransform {
+    /// What is kept (all, when None).
+    pub selection: Option<Selection>,
+    /// How kept records are rewritten (not at all, when None).
+    pub reformat: Option<Reformat>,
     /// How the inputs split into records.
     pub framing: SelectFraming,
     /// Records read, over every input.
@@ -32,10 +36,10 @@ pub struct InputSelection {
     pub kept: AtomicU64,
 }
 
-impl InputSelection {
-    /// `selection` applied to inputs framed as `framing`.
-    pub fn new(selection: Selection, framing: SelectFraming) -> Arc<Self> {
-        Arc::new(InputSelection { selection, framing, read: AtomicU64::new(0), kept: AtomicU64::new(0) })
+impl InputTransform {
+    /// `selection` and `reformat` applied to inputs framed as `framing`.
+    pub fn new(selection: Option<Selection>, reformat: Option<Reformat>, framing: SelectFraming) -> Arc<Self> {
+        Arc::new(InputTransform { selection, reformat, framing, read: AtomicU64::new(0), kept: AtomicU64::new(0) })
     }
 
     /// `input`, filtered.
@@ -44,14 +48,22 @@ impl InputSelection {
     }
 
     /// Decides the whole records at the start of `data` (all of them when `last`: the input has
-    /// ended), appending those kept to `out`; returns the bytes decided.
-    fn decide(&self, data: &[u8], last: bool, out: &mut Vec<u8>) -> usize {
+    /// ended), appending those kept to `out`, rewritten; returns the bytes decided, or what is
+    /// wrong with the input.
+    fn decide(&self, data: &[u8], last: bool, out: &mut Vec<u8>) -> Result<usize, String> {
         let (mut read, mut kept) = (0u64, 0u64);
+        // `whole`: the record with its terminator, if it has one.
         let mut keep = |rec: &[u8], whole: &[u8]| {
             read += 1;
-            if self.selection.keeps(rec) {
+            if self.selection.as_ref().is_none_or(|s| s.keeps(rec)) {
                 kept += 1;
-                out.extend_from_slice(whole);
+                match &self.reformat {
+                    Some(r) => {
+                        r.write(rec, out);
+                        out.extend_from_slice(&whole[rec.len()..]);
+                    }
+                    None => out.extend_from_slice(whole),
+                }
             }
         };
         let used = match self.framing {
@@ -59,6 +71,14 @@ impl InputSelection {
                 let whole = data.len() / r * r;
                 data[..whole].chunks_exact(r).for_each(|rec| keep(rec, rec));
                 if last && whole < data.len() {
+                    // Passed on as it is, for the engine to refuse as a partial record (a reformat
+                    // refuses it here: its output would hide which input record was cut).
+                    if self.reformat.is_some() {
+                        return Err(format!(
+                            "its length is not a multiple of the record size {r} ({} bytes left over)",
+                            data.len() - whole
+                        ));
+                    }
                     out.extend_from_slice(&data[whole..]);
                     data.len()
                 } else {
@@ -80,14 +100,14 @@ impl InputSelection {
         };
         self.read.fetch_add(read, Ordering::Relaxed);
         self.kept.fetch_add(kept, Ordering::Relaxed);
-        used
+        Ok(used)
     }
 }
 
-/// The reader [`InputSelection::filter`] makes.
+/// The reader [`InputTransform::filter`] makes.
 struct Selecting {
     input: StreamReader,
-    select: Arc<InputSelection>,
+    select: Arc<InputTransform>,
     /// Bytes read and not yet decided (a record's start, waiting for its end).
     pending: Vec<u8>,
     /// Records kept and not yet returned, from `out_at`.
@@ -115,7 +135,7 @@ impl Read for Selecting {
             let n = n.inspect_err(|_| self.pending.truncate(have))?;
             self.pending.truncate(have + n);
             self.eof = n == 0;
-            let used = self.select.decide(&self.pending, self.eof, &mut self.out);
+            let used = self.select.decide(&self.pending, self.eof, &mut self.out).map_err(std::io::Error::other)?;
             self.pending.drain(..used);
         }
         let n = buf.len().min(self.out.len() - self.out_at);

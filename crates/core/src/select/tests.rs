@@ -1,6 +1,6 @@
 //! Selection on records: conditions resolved against fields and decided per record.
 
-use super::reader::{InputSelection, SelectFraming};
+use super::reader::{InputTransform, SelectFraming};
 use super::*;
 use std::io::Read;
 
@@ -84,7 +84,7 @@ fn numbers_read_as_their_types() {
 #[test]
 fn the_reader_passes_on_only_the_records_kept() {
     let s = selection(vec![column("a", 0)], &[(false, "a eq 'drop'")], &[]).unwrap();
-    let sel = InputSelection::new(s, SelectFraming::Terminated(b'\n'));
+    let sel = InputTransform::new(Some(s), None, SelectFraming::Terminated(b'\n'));
     let input: Vec<u8> =
         (0..100_000).flat_map(|i| if i % 3 == 0 { b"drop,1\n".to_vec() } else { format!("{i},x\n").into_bytes() }).collect();
     let mut all = input.clone();

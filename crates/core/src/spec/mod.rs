@@ -293,6 +293,11 @@ pub struct NsortSpec {
     pub summarize: Vec<FieldDef>,
     /// `-include` and `-omit` (with the `-condition`s they name): the input records kept.
     pub selection: Option<crate::select::Selection>,
+    /// `-reformat=F1,F2,...`: the records rewritten as these fields when read. The spec's record
+    /// size, fields and keys are then those of the rewritten records.
+    pub reformat: Option<crate::select::Reformat>,
+    /// With `-reformat` on fixed-size records: the size of the records read.
+    pub input_record_size: Option<usize>,
 }
 
 /// A spec that could not be parsed. Every message quotes the statement as
@@ -623,6 +628,8 @@ struct Builder {
     conditions: Vec<selection::NamedCondition>,
     /// `-include` and `-omit` statements in order, resolved at the end.
     steps: Vec<selection::SelectStep>,
+    /// The `-reformat` statement and its field names, applied at the end.
+    reformat: Option<(String, Vec<String>)>,
 }
 
 impl Builder {
@@ -728,6 +735,13 @@ impl Builder {
             Keyword::Specification => self.include(st)?,
             Keyword::Condition => self.conditions.push(selection::parse_condition(st)?),
             Keyword::Include | Keyword::Omit => self.steps.push(selection::parse_step(st, st.keyword == Keyword::Include)?),
+            Keyword::Reformat => {
+                let names: Vec<String> = st.items(st.value("-reformat=key,amount")?)?.iter().map(|i| i.word.to_string()).collect();
+                if let Some((prev, _)) = &self.reformat {
+                    return Err(st.invalid(format!("only one -reformat is allowed, and '{}' came first", excerpt(prev))));
+                }
+                self.reformat = Some((st.text.to_string(), names));
+            }
         }
         Ok(())
     }
@@ -808,6 +822,11 @@ impl Builder {
             }
         }
         self.spec.selection = selection::resolve(&self.spec, &self.conditions, &self.steps)?;
+        if let Some((statement, names)) = self.reformat.take() {
+            let (reformat, input_size) = selection::reformat(&mut self.spec, &statement, &names)?;
+            self.spec.reformat = Some(reformat);
+            self.spec.input_record_size = input_size;
+        }
         Ok(self.spec)
     }
 

@@ -1,12 +1,13 @@
 //! The statements of record selection: `-condition=name:C,test:(EXPR)` names a condition,
 //! `-include=C` / `-omit=C` (or `-include=(EXPR)` inline) select input records by it, in the order
-//! written (see [`crate::select`] for what they mean). Conditions are parsed as their statements
+//! written (see [`crate::select`] for what they mean); and `-reformat=F1,F2,...`, which rewrites
+//! the records as the named fields. Conditions are parsed as their statements
 //! are read and resolved against the fields once the whole spec is known, so statements may come
 //! in any order.
 
 use super::{excerpt, FieldType, NsortSpec, Result, SpecError, Statement};
 use crate::key::ByteOrder;
-use crate::select::{expr, Expr, FieldAccess, Place, Resolver, Selection, ValueKind};
+use crate::select::{expr, Expr, FieldAccess, Place, Reformat, Resolver, Selection, ValueKind};
 
 /// A `-condition` as parsed: its statement, name and test.
 pub(super) struct NamedCondition {
@@ -100,6 +101,82 @@ pub(super) fn resolve(spec: &NsortSpec, conditions: &[NamedCondition], steps: &[
         .map(|s| resolver.resolve(&s.test).map(|c| (s.include, c)).map_err(|e| invalid(&s.statement, e)))
         .collect::<Result<Vec<_>>>()?;
     Ok(Some(Selection::new(fields, resolved)))
+}
+
+/// `-reformat=F1,F2,...` applied to a spec whose keys are resolved: the records are rewritten as
+/// the named fields as they are read, so the spec's record size, fields and keys become those of
+/// the rewritten records. Every key's field must be among them (Nsort's
+/// `NSORT_REFORMAT_KEY_MISSING`). Returns the reformat and, for fixed-size records, the size of
+/// the records read.
+pub(super) fn reformat(spec: &mut NsortSpec, statement: &str, names: &[String]) -> Result<(Reformat, Option<usize>)> {
+    let err = |reason: String| invalid(statement, reason);
+    if !spec.summarize.is_empty() {
+        return Err(err("-reformat and -summarize do not combine: summarize the fields, or rewrite the records".into()));
+    }
+    let access = field_access(spec);
+    let mut kept: Vec<usize> = Vec::with_capacity(names.len());
+    for name in names {
+        let Some(i) = spec.fields.iter().position(|f| &f.name == name) else {
+            return Err(err(super::unknown_field(name, &spec.fields)));
+        };
+        if kept.contains(&i) {
+            return Err(err(format!("field '{}' is named twice", excerpt(name))));
+        }
+        kept.push(i);
+    }
+    let columns = spec.fields.iter().any(|f| f.delimiter.is_some());
+    let separator = columns.then(|| match access[0].place {
+        Place::Column { separator, .. } => separator,
+        Place::Bytes { .. } => b'\n',
+    });
+    let pieces = kept.iter().map(|&i| access[i].place).collect();
+    // The rewritten records' fields: columns in the new order, or bytes packed one after another.
+    let mut offset = 0;
+    let fields: Vec<super::FieldDef> = kept
+        .iter()
+        .map(|&i| {
+            let mut f = spec.fields[i].clone();
+            if let Some(sep) = separator {
+                f.delimiter = Some(sep);
+            } else {
+                f.offset = offset;
+                offset += f.size;
+            }
+            f
+        })
+        .collect();
+    for key in &mut spec.keys {
+        let name = match (&key.field, spec.separator) {
+            (Some(name), _) => name.clone(),
+            // A separated record's column by number names the field declared there.
+            (None, Some(_)) => match spec.fields.get(key.offset) {
+                Some(f) => f.name.clone(),
+                None => {
+                    return Err(err(format!(
+                        "the key on column {} names no declared field, which -reformat would need to keep",
+                        key.offset + 1
+                    )))
+                }
+            },
+            (None, None) => {
+                return Err(err("a key at a byte position does not combine with -reformat: name the key's field, as in -key=NAME".into()))
+            }
+        };
+        let Some(new) = fields.iter().position(|f| f.name == name) else {
+            return Err(err(format!(
+                "the key's field '{}' is not among the -reformat fields, which the sort needs to order the records",
+                excerpt(&name)
+            )));
+        };
+        key.field = Some(name);
+        key.offset = fields[new].offset;
+    }
+    let input_size = spec.record_size;
+    if input_size.is_some() {
+        spec.record_size = Some(offset);
+    }
+    spec.fields = fields;
+    Ok((Reformat { pieces, separator }, input_size))
 }
 
 fn invalid(statement: &str, reason: String) -> SpecError {

@@ -183,6 +183,7 @@ pub(super) enum Keyword {
     Condition,
     Include,
     Omit,
+    Reformat,
 }
 
 pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
@@ -214,6 +215,7 @@ pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
     ("condition", Keyword::Condition),
     ("include", Keyword::Include),
     ("omit", Keyword::Omit),
+    ("reformat", Keyword::Reformat),
 ];
 
 pub(super) const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method::Merge)];

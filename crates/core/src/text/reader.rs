@@ -17,7 +17,7 @@ use crate::csv::{Fault, Scanner};
 use crate::error::{Result, SortError};
 use crate::framing::Splitter;
 use crate::reading::SingleFile;
-use crate::select::reader::InputSelection;
+use crate::select::reader::InputTransform;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use xsort_io::error::os_text;
@@ -194,7 +194,7 @@ impl LineReader {
     /// a stream (standard input, a FIFO, a device) keeps its descriptor, since it cannot be opened
     /// again without losing data. Compressed inputs are decompressed when asked (see
     /// [`Input::open`]), and filtered by `select` when given.
-    pub fn new(inputs: &[Input], shape: TextInputs, select: Option<&Arc<InputSelection>>, counters: Arc<IoCounters>) -> Result<Self> {
+    pub fn new(inputs: &[Input], shape: TextInputs, select: Option<&Arc<InputTransform>>, counters: Arc<IoCounters>) -> Result<Self> {
         let mut known_len = Some(0u64);
         let mut pending = Vec::with_capacity(inputs.len());
         for (i, input) in inputs.iter().enumerate() {
