@@ -59,6 +59,7 @@
 //! | `-specification=FILE` | the statements in FILE, read in place |
 //! | `-condition=name:C,test:(EXPR)` | a named condition on the fields (see [`crate::select`]) |
 //! | `-include=C` / `-include=(EXPR)`, `-omit=...` | keep or drop the input records a condition holds for, in order |
+//! | `-reformat=F1,F2,...` | rewrite each record as these fields (the keys' among them), as it is read |
 //!
 //! Field and key words: `offset` (also `off`: the first byte, from 0), `position` (the first byte
 //! counted from 1, as Nsort counts it: `position:1` is `offset:0`), `size`, the
