@@ -249,7 +249,7 @@ fn quoted(text: &str, at: usize) -> Result<(Vec<u8>, usize), String> {
 /// The bytes of `x'...'`'s digits.
 fn hex(digits: &[u8]) -> Result<Vec<u8>, String> {
     let text = String::from_utf8_lossy(digits);
-    if digits.is_empty() || digits.len() % 2 != 0 || !digits.iter().all(u8::is_ascii_hexdigit) {
+    if digits.is_empty() || !digits.len().is_multiple_of(2) || !digits.iter().all(u8::is_ascii_hexdigit) {
         return Err(format!("x'{text}' is not a hex constant: write an even number of hex digits, as in x'0a1f'"));
     }
     Ok(digits.chunks(2).map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap_or("0"), 16).unwrap_or(0)).collect())
