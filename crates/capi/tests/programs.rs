@@ -1,4 +1,5 @@
-//! C programs on the rest of the API: delimited records (tests/c/lines.c), -in_file / -out_file
+//! C programs on the rest of the API: delimited records (tests/c/lines.c), separated records
+//! selected and reformatted (lines.c), -in_file / -out_file
 //! sorts (files.c), two contexts sorting at once from two threads (threads.c), sorts ended early
 //! leaving no temp file (cancel.c), paths that are not UTF-8 (files.c), a program that knows only
 //! Nsort's published names, typedefs and NSORT_MSG_IS_* macros (nsort_names.c), and the example
@@ -50,6 +51,32 @@ fn delimited_records_whole_line_key() {
 fn delimited_records_field_key() {
     let statements = "-format=delimiter:newline -field=name:word,delimiter:',' -field=name:k,delimiter:',' -key=k -memory=64m";
     sort_lines(Names::Nsort, statements, second_field);
+}
+
+/// Selection and reformatting reach the C library's sorts: separated records released by lines.c
+/// through Nsort's names, lines whose word starts with "w1" omitted, the rest rewritten as their
+/// key and word.
+#[test]
+fn separated_records_selected_and_reformatted() {
+    let dir = tempdir();
+    let exe = compile("tests/c/lines.c", dir.path(), Link::Dynamic, Names::Nsort);
+    let lines = make_lines(50_000);
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::write(&input, lines.concat()).unwrap();
+    let statements = "-format=separator:comma -field=name:word -field=name:k -field=name:pad -key=k \
+                      -omit=(word matches '^w1') -reformat=k,word -memory=64m";
+    run_ok(&exe, &[statements, input.to_str().unwrap(), output.to_str().unwrap()]);
+    let mut want: Vec<Vec<u8>> = lines
+        .iter()
+        .filter(|l| !l.starts_with(b"w1"))
+        .map(|l| {
+            let f: Vec<&[u8]> = l.split(|&b| b == b',').collect();
+            [f[1], b",", f[0], b"\n"].concat()
+        })
+        .collect();
+    want.sort();
+    assert!(!want.is_empty() && want.len() < lines.len());
+    assert!(std::fs::read(&output).unwrap() == want.concat(), "the output is not the kept lines, rewritten, in order");
 }
 
 /// Runs files.c; returns what it printed (the statistics).
