@@ -167,7 +167,8 @@ fn statements_that_do_not_map_fail_naming_the_statement() {
         (&["--spec", "-format=delimiter:'\\n' -key=nosuch"], "'-key=nosuch'"),
         (&["--record-size=10", "--spec", "-format=delimiter:'\\n'"], "--record-size"),
         (&["--key-bytes=0:2", "--spec", "-format=delimiter:'\\n'"], "--key-bytes"),
-        (&["-k1,1", "--spec", "-format=delimiter:'\\n'"], "-k"),
+        // GNU's options order plain lines (as the nsort command takes them), not records with fields.
+        (&["-k1,1", "--spec", "-format=delimiter:'\\n' -field=name:a,delimiter:','"], "-k"),
         (&["-o", "x", "--spec", "-format=delimiter:'\\n' -out_file=y"], "-out_file"),
     ];
     for (args, names) in cases {
@@ -177,5 +178,8 @@ fn statements_that_do_not_map_fail_naming_the_statement() {
         assert!(line.contains(names), "{args:?}: '{line}' should name {names}");
     }
     assert!(!fx.path("x").exists() && !fx.path("y").exists());
+    // Statements that only say the records are lines leave their order to GNU's options.
+    fx.write("in", b"b 2\na 10\n");
+    assert_eq!(ok(fx.cmd().args(["-k2n", "--spec", "-format=delimiter:'\\n' -memory=64m", "in"])).stdout, b"b 2\na 10\n");
     fx.assert_clean();
 }

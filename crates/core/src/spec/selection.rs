@@ -25,28 +25,13 @@ pub(super) struct SelectStep {
 
 /// Splits a value at its commas outside parentheses and quotes.
 fn split_top(value: &str) -> Vec<&str> {
-    let (mut depth, mut quote, mut start) = (0usize, None, 0);
-    let mut items = Vec::new();
-    let mut escaped = false;
-    for (i, c) in value.char_indices() {
-        match (quote, c) {
-            (Some(_), '\\') if !escaped => {
-                escaped = true;
-                continue;
-            }
-            (Some(q), c) if c == q && !escaped => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(') => depth += 1,
-            (None, ')') => depth = depth.saturating_sub(1),
-            (None, ',') if depth == 0 => {
-                items.push(&value[start..i]);
-                start = i + 1;
-            }
-            _ => {}
+    let (mut items, mut start) = (Vec::new(), 0);
+    super::words::nesting(value, |i, c| {
+        if c == ',' {
+            items.push(&value[start..i]);
+            start = i + 1;
         }
-        escaped = false;
-    }
+    });
     items.push(&value[start..]);
     items
 }

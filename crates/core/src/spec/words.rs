@@ -51,9 +51,15 @@ pub(super) fn statements(text: &str) -> Vec<Written> {
 /// (`test:(a eq 'x y')`) goes on past blanks, and past line breaks, until they close. Quotes count
 /// only after a '(' so that a quote in a path or a name (`O'Brien`) is taken as written.
 fn unclosed(statement: &str) -> bool {
-    let Some(open) = statement.find('(') else { return false };
+    statement.find('(').is_some_and(|open| nesting(&statement[open..], |_, _| {}))
+}
+
+/// Walks `text` through its parentheses and quotes (`'` or `"`, in which `\` escapes the next
+/// character), calling `outside(index, c)` for each character outside both; returns whether a
+/// parenthesis or a quote is still open at the end.
+pub(super) fn nesting(text: &str, mut outside: impl FnMut(usize, char)) -> bool {
     let (mut depth, mut quote, mut escaped) = (0usize, None, false);
-    for c in statement[open..].chars() {
+    for (i, c) in text.char_indices() {
         match (quote, c) {
             (Some(_), '\\') if !escaped => {
                 escaped = true;
@@ -64,6 +70,7 @@ fn unclosed(statement: &str) -> bool {
             (None, '\'' | '"') => quote = Some(c),
             (None, '(') => depth += 1,
             (None, ')') => depth = depth.saturating_sub(1),
+            (None, c) if depth == 0 => outside(i, c),
             _ => {}
         }
         escaped = false;
