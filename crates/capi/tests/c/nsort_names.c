@@ -37,7 +37,7 @@ _Static_assert(NSORT_MSG_IS_INFO(NSORT_FIRST_INFO) && !NSORT_MSG_IS_WARNING(NSOR
 struct seen {
     int calls;
     nsort_msg_t last;
-    char detail[256];
+    char detail[1024];
 };
 
 /* An nsort_error_t: remembers the code and the first detail (the message). */
