@@ -160,7 +160,7 @@
 #define NSORT_MISSING_DOUBLE_QUOTE          (-120)
 #define NSORT_TOO_MANY_KEYS                 (-121)
 #define NSORT_SUMMARIZED_KEY                (-122)
-#define NSORT_MERGE_MISORDERED              (-123)
+#define NSORT_MERGE_MISORDERED              (-123) /* libxsort: an input of -merge out of order */
 #define NSORT_MERGE_NOEDIT                  (-124)
 #define NSORT_APPEND_CHANGED                (-125)
 #define NSORT_APPEND_NOSTDOUT               (-126)

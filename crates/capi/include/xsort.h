@@ -78,6 +78,11 @@ typedef unsigned int xsort_t;
 #define XSORT_KEY_BEYOND_END -109
 
 /**
+ * An input of `-merge` holds a record that orders before the one ahead of it.
+ */
+#define XSORT_MERGE_MISORDERED -123
+
+/**
  * A syntax error (or an invalid value) in a statement.
  */
 #define XSORT_SYNTAX_ERROR -116

@@ -35,6 +35,8 @@ pub const XSORT_INVALID_CONTEXT: xsort_msg_t = -103;
 pub const XSORT_INVALID_ARGUMENT: xsort_msg_t = -104;
 /// A key that extends past the end of the record.
 pub const XSORT_KEY_BEYOND_END: xsort_msg_t = -109;
+/// An input of `-merge` holds a record that orders before the one ahead of it.
+pub const XSORT_MERGE_MISORDERED: xsort_msg_t = -123;
 /// A syntax error (or an invalid value) in a statement.
 pub const XSORT_SYNTAX_ERROR: xsort_msg_t = -116;
 /// A call out of sequence (records released after `xsort_release_end`, returned before it...).
@@ -77,6 +79,8 @@ pub const NSORT_KEY_BEYOND_END: nsort_msg_t = -109;
 pub const NSORT_SYNTAX_ERROR: nsort_msg_t = -116;
 /// `NSORT_INVALID_PHASE`.
 pub const NSORT_INVALID_PHASE: nsort_msg_t = -183;
+/// `NSORT_MERGE_MISORDERED`.
+pub const NSORT_MERGE_MISORDERED: nsort_msg_t = -123;
 
 /// Every `NSORT_*` value equals its `XSORT_*` namesake. The C headers give both as numbers
 /// (xsort.h, and the hand-written nsorterrno.h that nsort.h includes, which holds all of Nsort's
@@ -88,6 +92,7 @@ const _: () = {
     assert!(NSORT_PARTIAL_RECORD == XSORT_PARTIAL_RECORD && NSORT_INVALID_CONTEXT == XSORT_INVALID_CONTEXT);
     assert!(NSORT_INVALID_ARGUMENT == XSORT_INVALID_ARGUMENT && NSORT_KEY_BEYOND_END == XSORT_KEY_BEYOND_END);
     assert!(NSORT_SYNTAX_ERROR == XSORT_SYNTAX_ERROR && NSORT_INVALID_PHASE == XSORT_INVALID_PHASE);
+    assert!(NSORT_MERGE_MISORDERED == XSORT_MERGE_MISORDERED);
 };
 
 /// A refused or failed call: the code to return and the message `xsort_message` will show.
@@ -119,6 +124,7 @@ impl From<SortError> for Failure {
             SortError::BadOption(_) | SortError::InvalidArgument { .. } | SortError::RecordTooLarge { .. } => XSORT_CONFIG_ERROR,
             SortError::Io(_) => XSORT_IO_ERROR,
             SortError::BadInput { .. } => XSORT_BAD_INPUT,
+            SortError::MergeMisordered { .. } => XSORT_MERGE_MISORDERED,
             SortError::Program(_) => XSORT_PROGRAM_ERROR,
             SortError::Resource(_) => XSORT_RESOURCE_ERROR,
             // The C API has no call that cancels a sort: a cancelled one would be a bug.

@@ -50,6 +50,7 @@ const NSORT_CODES: &[(&str, i32)] = &[
     ("NSORT_KEY_BEYOND_END", xsort::NSORT_KEY_BEYOND_END),
     ("NSORT_SYNTAX_ERROR", xsort::NSORT_SYNTAX_ERROR),
     ("NSORT_INVALID_PHASE", xsort::NSORT_INVALID_PHASE),
+    ("NSORT_MERGE_MISORDERED", xsort::NSORT_MERGE_MISORDERED),
 ];
 
 /// xsort's own codes, for failures Nsort has no number for.
@@ -76,6 +77,7 @@ const XSORT_ITEMS: &[&str] = &[
     "XSORT_INVALID_CONTEXT",
     "XSORT_INVALID_ARGUMENT",
     "XSORT_KEY_BEYOND_END",
+    "XSORT_MERGE_MISORDERED",
     "XSORT_SYNTAX_ERROR",
     "XSORT_INVALID_PHASE",
     "XSORT_CONFIG_ERROR",

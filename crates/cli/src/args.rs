@@ -86,7 +86,8 @@ Nsort statements (--spec):
   the columns in order; -key=position:3 is column 3).
   Selection: -condition=name:C,test:(N gt 10 and A ne 'x') -include=C -omit=(A matches '^#'):
   the first include/omit whose condition holds decides; with any -include, the rest are dropped.
-  -reformat=F1,F2 writes each record as those fields (the keys' fields among them).
+  -reformat=F1,F2 writes each record as those fields (the keys' fields among them). -merge merges
+  inputs each sorted by the keys, and fails naming the first record out of order.
   Run as 'nsort' (a link), xsort takes statements, sort's options and files mixed on its command line.
   Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Blanks and line
   breaks may follow a comma inside a statement; '#' starts a comment. -specification=FILE reads

@@ -259,6 +259,9 @@ pub struct SortConfig {
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Nsort's `-include` / `-omit`: only the input records it keeps are read into the sort.
     pub select: Option<Arc<InputTransform>>,
+    /// Nsort's `-merge` of lines (GNU's `-m` that checks): a merge of the inputs fails on a record
+    /// that orders before the one ahead of it in its input.
+    pub merge_check: bool,
 }
 
 /// The format of the records, with the settings that only it takes.
@@ -285,6 +288,9 @@ pub struct RecordFormat {
     pub preallocate: bool,
     /// Pre-fault the sort buffer before reading (Nsort's `-touch`).
     pub touch: bool,
+    /// Nsort's `-merge`: the inputs are each sorted already, and are merged (each checked for
+    /// order) without a sort pass.
+    pub merge: bool,
 }
 
 impl RecordFormat {
@@ -297,6 +303,7 @@ impl RecordFormat {
             input_io: IoSettings::default(),
             preallocate: true,
             touch: false,
+            merge: false,
         }
     }
 }
@@ -347,6 +354,7 @@ impl SortConfig {
             expected_input_bytes: None,
             cancel: None,
             select: None,
+            merge_check: false,
         }
     }
 

@@ -12,6 +12,11 @@ pub enum SortError {
     /// (where a partial last record starts); the message names the file and the problem.
     #[error("{}", bad_input_text(path, problem))]
     BadInput { path: PathBuf, offset: Option<u64>, problem: String },
+    /// A record of an input to Nsort's `-merge` that orders before the record ahead of it: the
+    /// inputs of a merge must each be sorted by the keys (Nsort's `NSORT_MERGE_MISORDERED`).
+    /// `record` counts from 1; `offset` is the record's first byte in the input.
+    #[error("{}: record {record} (at byte {offset}) is out of order: -merge needs each input sorted by the keys", path.display())]
+    MergeMisordered { path: PathBuf, record: u64, offset: u64 },
     /// An option or setting that cannot work, worded as GNU sort or Nsort word it (a key beyond
     /// the record, a zero record size, incompatible ordering options, an unreadable
     /// `--random-source`...).

@@ -134,6 +134,25 @@ impl InputSet {
         SingleFile::of(f.input.file().map_err(cannot_read)?, len, &path, cached)
     }
 
+    /// Every input as a run of a merge of presorted inputs (Nsort's `-merge`): a regular file read
+    /// in place, a stream copied into the temp store first; each checked for order by the merge
+    /// that reads it.
+    pub fn take_runs(&mut self, store: &mut crate::runs::TempStore, block: usize) -> Result<Vec<crate::runs::Run>> {
+        let mut runs = Vec::with_capacity(self.sources.len());
+        for source in self.sources.drain(..) {
+            let (mut run, name) = match source {
+                Source::File(mut f) => {
+                    f.input.release();
+                    (crate::runs::Run::input(f.input.path().to_owned(), f.len), f.input.path().to_owned())
+                }
+                Source::Stream { mut file, name, .. } => (store.spool(&mut file, &name, block, 2)?, name),
+            };
+            run.order_check = Some(name);
+            runs.push(run);
+        }
+        Ok(runs)
+    }
+
     /// Number of input files.
     pub fn file_count(&self) -> usize {
         self.sources.len()

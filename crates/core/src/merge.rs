@@ -98,6 +98,36 @@ struct RunCursor {
     decompression: Option<Decompression>,
     /// For a run of zstd frames, its decoder (read in order) and the temp directory, for errors.
     unpacking: Option<(Arc<Mutex<RunDecoder>>, PathBuf)>,
+    /// For an input of Nsort's `-merge`: the check of its order.
+    check: Option<OrderCheck>,
+}
+
+/// What the cursor of an input of Nsort's `-merge` keeps to check that its records are in order:
+/// a copy of the record before the head, and where the head is.
+struct OrderCheck {
+    name: PathBuf,
+    prev: Vec<u8>,
+    /// Records read so far (the head is the last of them).
+    records: u64,
+    /// The head's first byte in the input.
+    offset: u64,
+}
+
+impl OrderCheck {
+    /// Notes that `head` is the record after the one kept (its bytes `step` in the input past its
+    /// start), failing when it orders before it.
+    fn next(&mut self, head: &[u8], step: u64, order: &impl RecordOrder) -> Result<()> {
+        self.records += 1;
+        if self.records > 1 {
+            self.offset += step;
+            if order.compare(&self.prev, head) == Ordering::Greater {
+                return Err(SortError::MergeMisordered { path: self.name.clone(), record: self.records, offset: self.offset });
+            }
+        }
+        self.prev.clear();
+        self.prev.extend_from_slice(head);
+        Ok(())
+    }
 }
 
 impl RunCursor {
@@ -120,7 +150,9 @@ impl RunCursor {
             key: HeadKey { prefix: 0, exhausted: false },
             decompression: None,
             unpacking: None,
+            check: None,
         };
+        c.check = c.run.order_check.clone().map(|name| OrderCheck { name, prev: Vec::new(), records: 0, offset: 0 });
         if let (Some(compressor), true) = (&c.run.compressed, c.run.bytes > 0) {
             c.decompression = Some(compressor.decompress(&c.file)?);
         }
@@ -230,6 +262,12 @@ impl RunCursor {
             },
         }
         self.key.prefix = order.prefix(self.head());
+        if let Some(mut check) = self.check.take() {
+            // The step from the record before: its bytes, and its terminator.
+            let step = check.prev.len() as u64 + u64::from(matches!(self.framing, Framing::Delimited(_)));
+            check.next(self.head(), step, order)?;
+            self.check = Some(check);
+        }
         self.prefetch_next();
         Ok(())
     }

@@ -342,7 +342,11 @@ impl FormatSort for RecordSort<'_> {
         self.read_and_sort(plan, store, dest)
     }
 
-    fn presorted_runs(&mut self, _store: &mut TempStore) -> Result<Option<Vec<Run>>> {
+    fn presorted_runs(&mut self, store: &mut TempStore) -> Result<Option<Vec<Run>>> {
+        if self.rec.merge {
+            let block = xsort_io::align_up(self.cfg.temp_io.transfer_size.clamp(xsort_io::IO_ALIGN, 1 << 20));
+            return self.inputs.take_runs(store, block).map(Some);
+        }
         Ok(None)
     }
 

@@ -34,6 +34,9 @@ pub struct Run {
     /// For a run stored zstd-compressed in its extent: the codec and its stored length (then
     /// `bytes` is its length decompressed).
     pub packed: Option<PackedRun>,
+    /// For an input of Nsort's `-merge`: its name, and a merge that reads it checks that its
+    /// records are in order.
+    pub order_check: Option<PathBuf>,
 }
 
 /// A run's zstd frames: how they were made, and their length.
@@ -58,12 +61,12 @@ pub enum RunSource {
 impl Run {
     /// A whole input file of `bytes` bytes, merged in place.
     pub fn input(path: PathBuf, bytes: u64) -> Self {
-        Run { source: RunSource::Input(path), offset: 0, bytes, compressed: None, packed: None }
+        Run { source: RunSource::Input(path), offset: 0, bytes, compressed: None, packed: None, order_check: None }
     }
 
     /// A run in a temp file.
     fn temp(file: Arc<DirectFile>, offset: u64, bytes: u64, compressed: Option<Arc<Compressor>>) -> Self {
-        Run { source: RunSource::Temp(file), offset, bytes, compressed, packed: None }
+        Run { source: RunSource::Temp(file), offset, bytes, compressed, packed: None, order_check: None }
     }
 
     /// Whether the run is read as a stream (through a decompressor), a block at a time in order,

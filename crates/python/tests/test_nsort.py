@@ -1,5 +1,5 @@
-"""Nsort's record selection (-condition, -include, -omit), -reformat and separated records, checked
-against a reference written here, apart from xsort's code: random records, random conditions, each run
+"""Nsort's record selection (-condition, -include, -omit), -reformat, separated records and -merge,
+checked against a reference written here, apart from xsort's code: random records, random conditions, each run
 through the xsort command, the nsort command (a link named nsort) and Sorter(spec=...)."""
 
 import os
@@ -266,3 +266,35 @@ def test_bad_conditions_are_clear_errors(tmp_path, statements, message):
     done = subprocess.run([os.path.join(BIN, "xsort"), "--spec", f"{Fixed.SPEC} {statements}", "-o", str(out), str(data)], capture_output=True, text=True)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_merge_of_sorted_inputs_is_their_sorted_union(tmp_path, nsort, seed):
+    rng = random.Random(2000 + seed)
+    key = lambda r: (r[:6], struct.unpack(">i", r[6:10])[0])
+    inputs = []
+    for i in range(rng.randint(1, 4)):
+        records = sorted((Fixed.record(rng) for _ in range(rng.randint(0, 200))), key=key)
+        path = tmp_path / f"in{i}"
+        path.write_bytes(b"".join(records))
+        inputs.append((path, records))
+    # Stable: equal keys in the order of the inputs.
+    want = b"".join(sorted((r for _, records in inputs for r in records), key=key))
+    args = [Fixed.SPEC, "-key=name", "-key=n", "-merge", *(str(p) for p, _ in inputs)]
+    assert run_command(nsort, args, tmp_path) == want
+    lines = tmp_path / "lines"
+    words = sorted(rng.choice(["a", "b", "c,1", "c,2", ""]) for _ in range(50))
+    lines.write_text("".join(w + "\n" for w in words))
+    done = subprocess.run([nsort, "-format=separator:comma", "-key=position:1", "-merge", str(lines), "-"], input=b"b\nc\n", capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"".join(w.encode() + b"\n" for w in sorted(words + ["b", "c"], key=lambda w: w.split(",")[0]))
+
+
+def test_merge_names_the_first_record_out_of_order(tmp_path, nsort):
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    good.write_text("a\nc\n")
+    bad.write_text("b\nd\nc\ne\n")
+    out = tmp_path / "out"
+    done = subprocess.run([nsort, "-format=delimiter:newline", "-merge", "-o", str(out), str(good), str(bad)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr == f"nsort: {bad}: record 3 (at byte 4) is out of order: -merge needs each input sorted by the keys\n"
+    assert not out.exists()

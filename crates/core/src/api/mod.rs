@@ -36,7 +36,7 @@ use xsort_kernels::Method;
 #[derive(Clone, Debug)]
 enum Format {
     /// Fixed-size records.
-    Records { record_size: usize, key: Vec<KeyPart>, folding: Folding, touch: bool },
+    Records { record_size: usize, key: Vec<KeyPart>, folding: Folding, touch: bool, merge: bool },
     /// Lines (or Nsort's delimited records, or CSV records) ended by `terminator`, the first
     /// `header` records of each input its header.
     Lines { terminator: u8, order: LineOrderConfig, merge: bool, header: usize },
@@ -101,6 +101,8 @@ pub struct Sort {
     no_warnings: bool,
     /// Nsort's `-include` / `-omit`: the input records kept.
     selection: Option<crate::select::Selection>,
+    /// Nsort's `-merge` of lines: each input's order is checked as it is merged.
+    merge_check: bool,
     /// Nsort's `-reformat`, and the size of the input records it rewrites (fixed-size records).
     reformat: Option<(crate::select::Reformat, Option<usize>)>,
 }
@@ -136,13 +138,14 @@ impl Sort {
             no_warnings: false,
             selection: None,
             reformat: None,
+            merge_check: false,
         }
     }
 
     /// A sort of records of `record_size` bytes, by the whole record until keys are given
     /// ([`Sort::key`], [`Sort::key_bytes`]). Records with equal keys keep their input order.
     pub fn records(record_size: usize) -> Sort {
-        Sort::of(Format::Records { record_size, key: Vec::new(), folding: Folding::default(), touch: false })
+        Sort::of(Format::Records { record_size, key: Vec::new(), folding: Folding::default(), touch: false, merge: false })
     }
 
     /// A sort of text lines ended by `\n`, by whole lines in byte order until GNU ordering options
@@ -193,7 +196,8 @@ impl Sort {
     pub fn statements(mut self, spec: &NsortSpec) -> Result<Sort> {
         let mismatch = || SortError::BadOption("the statements' -format does not describe the sort's records".into());
         match &mut self.format {
-            Format::Records { record_size, key, folding, touch } => {
+            Format::Records { record_size, key, folding, touch, merge } => {
+                *merge |= spec.merge;
                 if spec.record_delimiter.is_some() || spec.record_size.is_some_and(|r| r != *record_size) {
                     return Err(mismatch());
                 }
@@ -202,7 +206,9 @@ impl Sort {
                 folding.sums.extend(spec::mapping::sum_fields(spec));
                 *touch = spec.touch.unwrap_or(*touch);
             }
-            Format::Lines { terminator, order, .. } => {
+            Format::Lines { terminator, order, merge, .. } => {
+                *merge |= spec.merge;
+                self.merge_check |= spec.merge;
                 if spec.record_size.is_some() || spec.record_delimiter.is_some_and(|t| t != *terminator) {
                     return Err(mismatch());
                 }
@@ -702,7 +708,7 @@ impl Sort {
             InputTransform::new(self.selection, self.reformat.map(|(r, _)| r), framing)
         });
         let format = match self.format {
-            Format::Records { record_size, key, folding, touch } => {
+            Format::Records { record_size, key, folding, touch, merge } => {
                 check_record_size(record_size)?;
                 // Checked now, so that a session refuses them before any input is pushed.
                 let key = KeySpec::new(key);
@@ -714,6 +720,7 @@ impl Sort {
                 rec.input_io = io(INPUT_IO);
                 rec.touch = touch;
                 rec.folding = folding;
+                rec.merge = merge;
                 config::Format::Records(rec)
             }
             Format::Lines { terminator, order, merge, header } => {
@@ -757,6 +764,7 @@ impl Sort {
         cfg.expected_input_bytes = self.expected_input_bytes;
         cfg.cancel = Some(self.cancel.unwrap_or_default());
         cfg.select = select;
+        cfg.merge_check = self.merge_check;
         Ok(Job(crate::engine::Engine::new(cfg, self.counters.unwrap_or_default())))
     }
 }

@@ -60,6 +60,7 @@
 //! | `-condition=name:C,test:(EXPR)` | a named condition on the fields (see [`crate::select`]) |
 //! | `-include=C` / `-include=(EXPR)`, `-omit=...` | keep or drop the input records a condition holds for, in order |
 //! | `-reformat=F1,F2,...` | rewrite each record as these fields (the keys' among them), as it is read |
+//! | `-merge` | merge inputs each sorted by the keys, checking their order, without a sort pass |
 //!
 //! Field and key words: `offset` (also `off`: the first byte, from 0), `position` (the first byte
 //! counted from 1, as Nsort counts it: `position:1` is `offset:0`), `size`, the
@@ -299,6 +300,8 @@ pub struct NsortSpec {
     pub reformat: Option<crate::select::Reformat>,
     /// With `-reformat` on fixed-size records: the size of the records read.
     pub input_record_size: Option<usize>,
+    /// `-merge`: the inputs are each sorted by the keys already; they are merged, not sorted.
+    pub merge: bool,
 }
 
 /// A spec that could not be parsed. Every message quotes the statement as
@@ -736,6 +739,10 @@ impl Builder {
             Keyword::Specification => self.include(st)?,
             Keyword::Condition => self.conditions.push(selection::parse_condition(st)?),
             Keyword::Include | Keyword::Omit => self.steps.push(selection::parse_step(st, st.keyword == Keyword::Include)?),
+            Keyword::Merge => {
+                st.no_value()?;
+                self.spec.merge = true;
+            }
             Keyword::Reformat => {
                 let names: Vec<String> = st.items(st.value("-reformat=key,amount")?)?.iter().map(|i| i.word.to_string()).collect();
                 if let Some((prev, _)) = &self.reformat {

@@ -66,6 +66,7 @@ fn published_command_line() {
         separator: None,
         reformat: None,
         input_record_size: None,
+        merge: false,
     };
     assert_eq!(ok(PUBLISHED), want);
 }
@@ -266,7 +267,7 @@ fn statement_errors() {
             "-colour=red",
             "unknown statement '-colour=red': expected one of -processes, -memory, -method, \
              -touch, -notouch, -statistics, -nostatistics, -nowarn, -format, -field, -key, -in_file, \
-             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification, -condition, -include, -omit, -reformat",
+             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification, -condition, -include, -omit, -reformat, -merge",
         ),
         ("-me=1G", "ambiguous statement '-me=1G': '-me' could be -memory or -method"),
         ("-t", "ambiguous statement '-t': '-t' could be -threads, -touch or -temp_file"),

@@ -191,6 +191,7 @@ pub(super) enum Keyword {
     Include,
     Omit,
     Reformat,
+    Merge,
 }
 
 pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
@@ -223,6 +224,7 @@ pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
     ("include", Keyword::Include),
     ("omit", Keyword::Omit),
     ("reformat", Keyword::Reformat),
+    ("merge", Keyword::Merge),
 ];
 
 pub(super) const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method::Merge)];

@@ -293,13 +293,17 @@ impl FormatSort for LineSort<'_> {
         let inputs = self.reader.take_inputs()?;
         let mut runs = Vec::with_capacity(inputs.len());
         for input in inputs {
-            runs.push(match input {
+            let name = input.name().to_owned();
+            let mut run = match input {
                 xsort_io::OpenedInput::Regular(mut r) => {
                     r.release();
                     Run::input(r.path().to_owned(), r.len())
                 }
                 xsort_io::OpenedInput::Stream(mut s) => store.spool(&mut s.file, &s.name, self.plan_block(), 2)?,
-            });
+            };
+            // Nsort's -merge checks each input's order as it merges it; GNU's -m does not.
+            run.order_check = self.cfg.merge_check.then_some(name);
+            runs.push(run);
         }
         Ok(Some(runs))
     }
