@@ -143,6 +143,7 @@ fn is_plain_lines(spec: &NsortSpec) -> bool {
         && spec.keys.is_empty()
         && spec.selection.is_none()
         && spec.reformat.is_none()
+        && spec.derivation.is_none()
         && spec.summarize.is_empty()
         && spec.duplicates.is_none()
 }

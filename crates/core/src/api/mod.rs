@@ -99,6 +99,8 @@ pub struct Sort {
     refused: Option<String>,
     /// Nsort's `-nowarn`: [`Sort::warnings`] is empty.
     no_warnings: bool,
+    /// Nsort's `-derived` fields, which the selection and the reformat read.
+    derivation: Option<crate::select::Derivation>,
     /// Nsort's `-include` / `-omit`: the input records kept.
     selection: Option<crate::select::Selection>,
     /// Nsort's `-merge` of lines: each input's order is checked as it is merged.
@@ -136,6 +138,7 @@ impl Sort {
             counters: None,
             refused: None,
             no_warnings: false,
+            derivation: None,
             selection: None,
             reformat: None,
             merge_check: false,
@@ -233,6 +236,9 @@ impl Sort {
         self.no_warnings |= spec.nowarn;
         if spec.selection.is_some() {
             self.selection = spec.selection.clone();
+        }
+        if spec.derivation.is_some() {
+            self.derivation = spec.derivation.clone();
         }
         if let Some(r) = &spec.reformat {
             self.reformat = Some((r.clone(), spec.input_record_size));
@@ -705,7 +711,7 @@ impl Sort {
                 Format::Records { record_size, .. } => SelectFraming::Fixed(input_size.unwrap_or(*record_size)),
                 Format::Lines { terminator, .. } => SelectFraming::Terminated(*terminator),
             };
-            InputTransform::new(self.selection, self.reformat.map(|(r, _)| r), framing)
+            InputTransform::new(self.derivation, self.selection, self.reformat.map(|(r, _)| r), framing)
         });
         let format = match self.format {
             Format::Records { record_size, key, folding, touch, merge } => {

@@ -6,8 +6,12 @@
 //! or       := and { ('or' | '||') and }
 //! and      := unary { ('and' | '&&') unary }
 //! unary    := ('not' | '!') unary | '(' or ')' | test
-//! test     := operand [ CMP operand | 'matches' STRING ]     (a lone name: a condition)
+//! test     := value [ CMP value | 'matches' STRING ]         (a lone name: a condition)
 //! CMP      := eq ne lt le gt ge | = == != <> < <= > >=
+//! value    := 'if' or 'then' value 'else' value | sum         (a derived field's value too)
+//! sum      := product { ('+' | '-') product }
+//! product  := factor { ('*' | '/') factor }
+//! factor   := '-' factor | '(' value ')' | operand
 //! operand  := NAME | NUMBER | 'text' | "text" | x'hex'
 //! ```
 //!
@@ -25,15 +29,41 @@ pub enum Expr {
     And(Box<Expr>, Box<Expr>),
     /// The inner condition false.
     Not(Box<Expr>),
-    /// Two operands compared.
-    Compare(Operand, CmpOp, Operand),
+    /// Two values compared.
+    Compare(Value, CmpOp, Value),
     /// A field's bytes searched by a regular expression (found anywhere in the field).
     Matches(Operand, String),
     /// Another condition, by its name.
     Named(String),
 }
 
-/// One side of a comparison.
+/// A value: an operand, arithmetic on values, or a choice between two by a condition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A field or a constant.
+    Operand(Operand),
+    /// The value negated.
+    Neg(Box<Value>),
+    /// Two values added, subtracted, multiplied or divided.
+    Arith(Box<Value>, ArithOp, Box<Value>),
+    /// `if COND then A else B`.
+    If(Box<Expr>, Box<Value>, Box<Value>),
+}
+
+/// An arithmetic operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    /// `+`.
+    Add,
+    /// `-`.
+    Sub,
+    /// `*`.
+    Mul,
+    /// `/` (of whole numbers: the quotient, rounded toward zero).
+    Div,
+}
+
+/// A field or a constant.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Operand {
     /// A field, by its name.
@@ -88,11 +118,15 @@ enum Token {
     Text(Vec<u8>),
     Hex(Vec<u8>),
     Op(CmpOp),
+    Arith(ArithOp),
     Open,
     Close,
     And,
     Or,
     Not,
+    If,
+    Then,
+    Else,
 }
 
 impl fmt::Display for Token {
@@ -102,6 +136,10 @@ impl fmt::Display for Token {
             Token::Text(t) => write!(f, "'{}'", String::from_utf8_lossy(t)),
             Token::Hex(_) => f.write_str("a hex constant"),
             Token::Op(op) => write!(f, "'{op:?}'"),
+            Token::Arith(op) => write!(f, "'{op:?}'"),
+            Token::If => f.write_str("'if'"),
+            Token::Then => f.write_str("'then'"),
+            Token::Else => f.write_str("'else'"),
             Token::Open => f.write_str("'('"),
             Token::Close => f.write_str("')'"),
             Token::And => f.write_str("'and'"),
@@ -113,16 +151,16 @@ impl fmt::Display for Token {
 
 /// Parses a condition; the error says what is wrong, in words for a message.
 pub fn parse(text: &str) -> Result<Expr, String> {
-    let tokens = tokenize(text)?;
-    if tokens.is_empty() {
-        return Err("the condition is empty".into());
-    }
-    let mut p = Parser { tokens, at: 0 };
+    let mut p = Parser::of(text, "condition")?;
     let e = p.or()?;
-    match p.tokens.get(p.at) {
-        None => Ok(e),
-        Some(t) => Err(format!("{t} cannot follow a complete condition (a missing 'and' or 'or', or an extra ')')")),
-    }
+    p.end(e, "condition")
+}
+
+/// Parses a value (a derived field's); the error says what is wrong.
+pub fn parse_value(text: &str) -> Result<Value, String> {
+    let mut p = Parser::of(text, "value")?;
+    let v = p.value()?;
+    p.end(v, "value")
 }
 
 /// The words of the language that are not names.
@@ -137,6 +175,9 @@ fn word_token(w: &str) -> Option<Token> {
         "le" => Token::Op(CmpOp::Le),
         "gt" => Token::Op(CmpOp::Gt),
         "ge" => Token::Op(CmpOp::Ge),
+        "if" => Token::If,
+        "then" => Token::Then,
+        "else" => Token::Else,
         _ => return None,
     })
 }
@@ -168,6 +209,10 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             b'+' | b'-' if operand_expected && b.get(i + 1).is_some_and(|d| d.is_ascii_digit() || *d == b'.') => {
                 i = number(text, i, &mut out)
             }
+            b'+' => (out.push(Token::Arith(ArithOp::Add)), i += 1).1,
+            b'-' => (out.push(Token::Arith(ArithOp::Sub)), i += 1).1,
+            b'*' => (out.push(Token::Arith(ArithOp::Mul)), i += 1).1,
+            b'/' => (out.push(Token::Arith(ArithOp::Div)), i += 1).1,
             b'&' if b.get(i + 1) == Some(&b'&') => (out.push(Token::And), i += 2).1,
             b'|' if b.get(i + 1) == Some(&b'|') => (out.push(Token::Or), i += 2).1,
             b'=' | b'!' | b'<' | b'>' => {
@@ -261,6 +306,22 @@ struct Parser {
 }
 
 impl Parser {
+    fn of(text: &str, what: &str) -> Result<Parser, String> {
+        let tokens = tokenize(text)?;
+        if tokens.is_empty() {
+            return Err(format!("the {what} is empty"));
+        }
+        Ok(Parser { tokens, at: 0 })
+    }
+
+    /// `parsed`, when nothing follows it.
+    fn end<T>(&self, parsed: T, what: &str) -> Result<T, String> {
+        match self.tokens.get(self.at) {
+            None => Ok(parsed),
+            Some(t) => Err(format!("{t} cannot follow a complete {what} (a missing operator, or an extra ')')")),
+        }
+    }
+
     fn peek(&self) -> Option<&Token> {
         self.tokens.get(self.at)
     }
@@ -290,33 +351,51 @@ impl Parser {
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
-        match self.next() {
-            Some(Token::Not) => Ok(Expr::Not(Box::new(self.unary()?))),
-            Some(Token::Open) => {
-                let e = self.or()?;
-                match self.next() {
-                    Some(Token::Close) => Ok(e),
-                    Some(t) => Err(format!("expected ')' but found {t}")),
-                    None => Err("a '(' does not close".into()),
-                }
+        match self.peek() {
+            Some(Token::Not) => {
+                self.at += 1;
+                Ok(Expr::Not(Box::new(self.unary()?)))
             }
-            Some(t) => self.test(t),
+            Some(Token::Open) => {
+                // A parenthesized value compared (`(a + b) gt 3`), or a condition in parentheses.
+                let start = self.at;
+                if self.value().is_ok() && matches!(self.peek(), Some(Token::Op(_))) {
+                    self.at = start;
+                    return self.test();
+                }
+                self.at = start + 1;
+                let e = self.or()?;
+                self.close(e)
+            }
+            Some(_) => self.test(),
             None => Err("the condition ends where a test was expected".into()),
         }
     }
 
-    /// A comparison, a match, or a lone name (another condition), whose first token is `first`.
-    fn test(&mut self, first: Token) -> Result<Expr, String> {
-        let left = operand(first)?;
+    /// `inner`, when a ')' follows it.
+    fn close<T>(&mut self, inner: T) -> Result<T, String> {
+        match self.next() {
+            Some(Token::Close) => Ok(inner),
+            Some(t) => Err(format!("expected ')' but found {t}")),
+            None => Err("a '(' does not close".into()),
+        }
+    }
+
+    /// A comparison, a match, or a lone name (another condition).
+    fn test(&mut self) -> Result<Expr, String> {
+        let left = self.value()?;
         match self.peek() {
             Some(Token::Op(op)) => {
                 let op = *op;
                 self.at += 1;
-                let right = self.next().ok_or("a comparison ends without its right side")?;
-                Ok(Expr::Compare(left, op, operand(right)?))
+                if self.peek().is_none() {
+                    return Err("a comparison ends without its right side".into());
+                }
+                Ok(Expr::Compare(left, op, self.value()?))
             }
             Some(Token::Word(w)) if w.eq_ignore_ascii_case("matches") => {
                 self.at += 1;
+                let Value::Operand(left) = left else { return Err("'matches' tests a field, as in name matches '^A'".into()) };
                 match self.next() {
                     Some(Token::Text(t)) => {
                         let pattern = String::from_utf8(t).map_err(|_| "a regular expression must be UTF-8 text".to_string())?;
@@ -326,9 +405,62 @@ impl Parser {
                 }
             }
             _ => match left {
-                Operand::Field(name) => Ok(Expr::Named(name)),
-                _ => Err("a constant alone is not a condition: compare it with a field".into()),
+                Value::Operand(Operand::Field(name)) => Ok(Expr::Named(name)),
+                _ => Err("a value alone is not a condition: compare it, as in amount gt 0".into()),
             },
+        }
+    }
+
+    /// `if C then A else B`, or a sum.
+    fn value(&mut self) -> Result<Value, String> {
+        if self.peek() != Some(&Token::If) {
+            return self.sum();
+        }
+        self.at += 1;
+        let cond = self.or()?;
+        self.keyword(Token::Then)?;
+        let then = self.value()?;
+        self.keyword(Token::Else)?;
+        Ok(Value::If(Box::new(cond), Box::new(then), Box::new(self.value()?)))
+    }
+
+    fn keyword(&mut self, want: Token) -> Result<(), String> {
+        match self.next() {
+            Some(t) if t == want => Ok(()),
+            Some(t) => Err(format!("expected {want} but found {t}")),
+            None => Err(format!("expected {want} but the text ends")),
+        }
+    }
+
+    fn sum(&mut self) -> Result<Value, String> {
+        let mut v = self.product()?;
+        while let Some(Token::Arith(op @ (ArithOp::Add | ArithOp::Sub))) = self.peek() {
+            let op = *op;
+            self.at += 1;
+            v = Value::Arith(Box::new(v), op, Box::new(self.product()?));
+        }
+        Ok(v)
+    }
+
+    fn product(&mut self) -> Result<Value, String> {
+        let mut v = self.factor()?;
+        while let Some(Token::Arith(op @ (ArithOp::Mul | ArithOp::Div))) = self.peek() {
+            let op = *op;
+            self.at += 1;
+            v = Value::Arith(Box::new(v), op, Box::new(self.factor()?));
+        }
+        Ok(v)
+    }
+
+    fn factor(&mut self) -> Result<Value, String> {
+        match self.next() {
+            Some(Token::Arith(ArithOp::Sub)) => Ok(Value::Neg(Box::new(self.factor()?))),
+            Some(Token::Open) => {
+                let v = self.value()?;
+                self.close(v)
+            }
+            Some(t) => Ok(Value::Operand(operand(t)?)),
+            None => Err("the text ends where a value was expected".into()),
         }
     }
 }
@@ -347,31 +479,62 @@ fn operand(t: Token) -> Result<Operand, String> {
 mod tests {
     use super::*;
 
-    fn f(n: &str) -> Operand {
-        Operand::Field(n.into())
+    fn f(n: &str) -> Value {
+        Value::Operand(Operand::Field(n.into()))
+    }
+
+    fn num(n: &str) -> Value {
+        Value::Operand(Operand::Number(n.into()))
+    }
+
+    fn cmp(l: Value, op: CmpOp, r: Value) -> Expr {
+        Expr::Compare(l, op, r)
+    }
+
+    fn arith(l: Value, op: ArithOp, r: Value) -> Value {
+        Value::Arith(Box::new(l), op, Box::new(r))
     }
 
     #[test]
     fn precedence_and_forms() {
         let e = parse("a eq 1 or not (b>=-2.5 && c != 'x y') and d matches '^A'").unwrap();
-        let cmp = |l, op, r| Expr::Compare(l, op, r);
         assert_eq!(
             e,
             Expr::Or(
-                Box::new(cmp(f("a"), CmpOp::Eq, Operand::Number("1".into()))),
+                Box::new(cmp(f("a"), CmpOp::Eq, num("1"))),
                 Box::new(Expr::And(
                     Box::new(Expr::Not(Box::new(Expr::And(
-                        Box::new(cmp(f("b"), CmpOp::Ge, Operand::Number("-2.5".into()))),
-                        Box::new(cmp(f("c"), CmpOp::Ne, Operand::Text(b"x y".to_vec())))
+                        Box::new(cmp(f("b"), CmpOp::Ge, num("-2.5"))),
+                        Box::new(cmp(f("c"), CmpOp::Ne, Value::Operand(Operand::Text(b"x y".to_vec()))))
                     )))),
-                    Box::new(Expr::Matches(f("d"), "^A".into()))
+                    Box::new(Expr::Matches(Operand::Field("d".into()), "^A".into()))
                 ))
             )
         );
-        assert_eq!(parse("k = x'0aFF'").unwrap(), cmp(f("k"), CmpOp::Eq, Operand::Hex(vec![10, 255])));
+        assert_eq!(parse("k = x'0aFF'").unwrap(), cmp(f("k"), CmpOp::Eq, Value::Operand(Operand::Hex(vec![10, 255]))));
         assert_eq!(parse("other").unwrap(), Expr::Named("other".into()));
-        assert_eq!(parse("a-1 <> \"q\\'\\x41\"").unwrap_err(), "'-' has no meaning in a condition");
-        assert_eq!(parse("a <> \"q\\'\\x41\"").unwrap(), cmp(f("a"), CmpOp::Ne, Operand::Text(b"q'A".to_vec())));
+        assert_eq!(parse("a <> \"q\\'\\x41\"").unwrap(), cmp(f("a"), CmpOp::Ne, Value::Operand(Operand::Text(b"q'A".to_vec()))));
+    }
+
+    #[test]
+    fn arithmetic_and_choices() {
+        // Products before sums, left to right; a sign on a number, a minus before a name.
+        assert_eq!(
+            parse_value("a - -1 * b / 2 + -c").unwrap(),
+            arith(
+                arith(f("a"), ArithOp::Sub, arith(arith(num("-1"), ArithOp::Mul, f("b")), ArithOp::Div, num("2"))),
+                ArithOp::Add,
+                Value::Neg(Box::new(f("c")))
+            )
+        );
+        assert_eq!(parse("(a + b) gt 3").unwrap(), cmp(arith(f("a"), ArithOp::Add, f("b")), CmpOp::Gt, num("3")));
+        assert_eq!(parse("(a gt 3)").unwrap(), cmp(f("a"), CmpOp::Gt, num("3")));
+        assert_eq!(
+            parse_value("if a gt 1 then a else 0").unwrap(),
+            Value::If(Box::new(cmp(f("a"), CmpOp::Gt, num("1"))), Box::new(f("a")), Box::new(num("0")))
+        );
+        assert!(parse_value("if a then 1").unwrap_err().contains("expected 'else'"));
+        assert!(parse_value("1 +").unwrap_err().contains("ends where a value"));
     }
 
     #[test]
@@ -382,8 +545,9 @@ mod tests {
         assert!(parse("a eq").unwrap_err().contains("right side"));
         assert!(parse("a eq 'x").unwrap_err().contains("does not close"));
         assert!(parse("a eq x'123'").unwrap_err().contains("even number"));
-        assert!(parse("5").unwrap_err().contains("constant alone"));
+        assert!(parse("5").unwrap_err().contains("value alone"));
         assert!(parse("a matches b").unwrap_err().contains("quoted regular expression"));
         assert!(parse("a eq 1 b eq 2").unwrap_err().contains("cannot follow"));
+        assert!(parse("a eq 1 ; b").unwrap_err().contains("no meaning"));
     }
 }

@@ -15,13 +15,17 @@
 //! as written. The inputs are filtered as they are read ([`reader`]), so the engine sees only the
 //! records kept.
 
+pub mod derive;
 pub mod expr;
 pub mod reader;
+mod resolve;
 
 use std::cmp::Ordering;
 use std::fmt;
 
-pub use expr::{CmpOp, Expr, Operand};
+pub use derive::{Derivation, DerivedField, Encoding};
+pub use expr::{ArithOp, CmpOp, Expr, Operand, Value};
+pub use resolve::{Resolved, Resolver};
 
 use crate::key::ByteOrder;
 
@@ -49,6 +53,8 @@ pub enum Place {
         /// Whether the field runs to the end of the record.
         to_end: bool,
     },
+    /// Derived field `i`'s value (see [`Derivation`]).
+    Derived(usize),
 }
 
 /// How a field's bytes are read.
@@ -88,14 +94,16 @@ pub enum Num {
 }
 
 impl Num {
-    fn cmp(self, other: Num) -> Option<Ordering> {
+    /// The order of two numbers; None when one is not a number (NaN).
+    pub fn cmp(self, other: Num) -> Option<Ordering> {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),
             (a, b) => a.as_f64().partial_cmp(&b.as_f64()),
         }
     }
 
-    fn as_f64(self) -> f64 {
+    /// The number as a float.
+    pub fn as_f64(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
             Num::Float(f) => f,
@@ -140,6 +148,28 @@ impl Num {
     }
 }
 
+/// Nsort's `-reformat`: each record rewritten as the named fields, in the order named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reformat {
+    /// Where each output field is in the input record.
+    pub pieces: Vec<Place>,
+    /// The byte written between fields (separated and delimited records), or none (fixed places:
+    /// the fields' bytes concatenated).
+    pub separator: Option<u8>,
+}
+
+impl Reformat {
+    /// Appends `rec`'s reformatted bytes (without a terminator) to `out`.
+    pub fn write(&self, rec: Rec<'_>, out: &mut Vec<u8>) {
+        for (i, &place) in self.pieces.iter().enumerate() {
+            if let (Some(sep), true) = (self.separator, i > 0) {
+                out.push(sep);
+            }
+            out.extend_from_slice(rec.at(place));
+        }
+    }
+}
+
 /// A regular expression, compared by its text.
 #[derive(Clone)]
 pub struct Pattern(regex::bytes::Regex);
@@ -156,44 +186,30 @@ impl fmt::Debug for Pattern {
     }
 }
 
-/// Nsort's `-reformat`: each record rewritten as the named fields, in the order named.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reformat {
-    /// Where each output field is in the input record.
-    pub pieces: Vec<Place>,
-    /// The byte written between fields (separated and delimited records), or none (fixed places:
-    /// the fields' bytes concatenated).
-    pub separator: Option<u8>,
-}
-
-impl Reformat {
-    /// Appends `record`'s reformatted bytes (without a terminator) to `out`.
-    pub fn write(&self, record: &[u8], out: &mut Vec<u8>) {
-        for (i, &place) in self.pieces.iter().enumerate() {
-            if let (Some(sep), true) = (self.separator, i > 0) {
-                out.push(sep);
-            }
-            out.extend_from_slice(field_bytes(place, record));
-        }
-    }
-}
-
-/// A text operand: a field or constant bytes.
+/// A text value: a field's bytes, constant bytes, or a choice between two.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TextTerm {
+pub enum TextExpr {
     /// A field's bytes.
     Field(usize),
     /// Bytes.
     Const(Vec<u8>),
+    /// The first when the condition holds, else the second.
+    If(Box<Cond>, Box<TextExpr>, Box<TextExpr>),
 }
 
-/// A numeric operand.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum NumTerm {
+/// A numeric value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NumExpr {
     /// A field's value.
     Field(usize),
     /// A number.
     Const(Num),
+    /// Negated.
+    Neg(Box<NumExpr>),
+    /// Two values combined.
+    Arith(Box<NumExpr>, ArithOp, Box<NumExpr>),
+    /// The first when the condition holds, else the second.
+    If(Box<Cond>, Box<NumExpr>, Box<NumExpr>),
 }
 
 /// A condition resolved against the fields.
@@ -210,22 +226,22 @@ pub enum Cond {
     /// Bytes compared; `padded`: the shorter side compares as if padded with blanks (fixed fields).
     Text {
         /// The left side.
-        left: TextTerm,
+        left: TextExpr,
         /// The operator.
         op: CmpOp,
         /// The right side.
-        right: TextTerm,
+        right: TextExpr,
         /// Whether blanks pad the shorter side.
         padded: bool,
     },
     /// Numbers compared.
     Number {
         /// The left side.
-        left: NumTerm,
+        left: NumExpr,
         /// The operator.
         op: CmpOp,
         /// The right side.
-        right: NumTerm,
+        right: NumExpr,
     },
     /// The regular expression found in the field's bytes.
     Matches {
@@ -234,6 +250,103 @@ pub enum Cond {
         /// The expression.
         pattern: Pattern,
     },
+}
+
+/// A record as conditions and values read it: its bytes and its derived fields' values.
+#[derive(Clone, Copy)]
+pub struct Rec<'a> {
+    /// The record, without its terminator.
+    pub bytes: &'a [u8],
+    /// The values of the derived fields computed so far.
+    pub derived: &'a [Vec<u8>],
+}
+
+impl<'a> Rec<'a> {
+    /// A record without derived fields.
+    pub fn plain(bytes: &'a [u8]) -> Self {
+        Rec { bytes, derived: &[] }
+    }
+
+    /// The bytes at `place`.
+    pub fn at(&self, place: Place) -> &'a [u8] {
+        match place {
+            Place::Derived(i) => self.derived.get(i).map_or(&[], Vec::as_slice),
+            p => field_bytes(p, self.bytes),
+        }
+    }
+}
+
+/// Conditions and values evaluated on one record.
+pub(crate) struct Eval<'a> {
+    pub(crate) fields: &'a [FieldAccess],
+    pub(crate) rec: Rec<'a>,
+}
+
+impl<'a> Eval<'a> {
+    pub(crate) fn holds(&self, cond: &Cond) -> bool {
+        match cond {
+            Cond::Const(b) => *b,
+            Cond::Or(a, b) => self.holds(a) || self.holds(b),
+            Cond::And(a, b) => self.holds(a) && self.holds(b),
+            Cond::Not(a) => !self.holds(a),
+            Cond::Text { left, op, right, padded } => op.holds(Some(compare_text(self.text(left), self.text(right), *padded))),
+            Cond::Number { left, op, right } => op.holds(self.num(left).cmp(self.num(right))),
+            Cond::Matches { field, pattern } => pattern.0.is_match(self.bytes(*field)),
+        }
+    }
+
+    pub(crate) fn text<'e>(&self, t: &'e TextExpr) -> &'e [u8]
+    where
+        'a: 'e,
+    {
+        match t {
+            TextExpr::Field(i) => self.bytes(*i),
+            TextExpr::Const(c) => c,
+            TextExpr::If(c, a, b) => self.text(if self.holds(c) { a } else { b }),
+        }
+    }
+
+    /// A number; arithmetic on whole numbers stays whole (a quotient rounded toward zero) until it
+    /// overflows, then goes on in floating point; a division by zero is not a number (NaN).
+    pub(crate) fn num(&self, e: &NumExpr) -> Num {
+        match e {
+            NumExpr::Field(i) => value(self.fields[*i].kind, self.bytes(*i)),
+            NumExpr::Const(n) => *n,
+            NumExpr::Neg(a) => match self.num(a) {
+                Num::Int(i) => i.checked_neg().map_or(Num::Float(-(i as f64)), Num::Int),
+                Num::Float(f) => Num::Float(-f),
+            },
+            NumExpr::Arith(a, op, b) => arith(self.num(a), *op, self.num(b)),
+            NumExpr::If(c, a, b) => self.num(if self.holds(c) { a } else { b }),
+        }
+    }
+
+    /// Field `i`'s bytes.
+    fn bytes(&self, i: usize) -> &'a [u8] {
+        self.rec.at(self.fields[i].place)
+    }
+}
+
+fn arith(a: Num, op: ArithOp, b: Num) -> Num {
+    if let (Num::Int(x), Num::Int(y)) = (a, b) {
+        let whole = match op {
+            ArithOp::Add => x.checked_add(y),
+            ArithOp::Sub => x.checked_sub(y),
+            ArithOp::Mul => x.checked_mul(y),
+            ArithOp::Div if y == 0 => return Num::Float(f64::NAN),
+            ArithOp::Div => x.checked_div(y),
+        };
+        if let Some(n) = whole {
+            return Num::Int(n);
+        }
+    }
+    let (x, y) = (a.as_f64(), b.as_f64());
+    Num::Float(match op {
+        ArithOp::Add => x + y,
+        ArithOp::Sub => x - y,
+        ArithOp::Mul => x * y,
+        ArithOp::Div => x / y,
+    })
 }
 
 /// What a spec's `-include` and `-omit` statements select.
@@ -250,52 +363,19 @@ impl Selection {
         Selection { fields, steps }
     }
 
-    /// Whether `record` (without its terminator) is kept.
-    pub fn keeps(&self, record: &[u8]) -> bool {
+    /// Whether `rec` is kept.
+    pub fn keeps(&self, rec: Rec<'_>) -> bool {
+        let eval = Eval { fields: &self.fields, rec };
         for (include, cond) in &self.steps {
-            if self.holds(cond, record) {
+            if eval.holds(cond) {
                 return *include;
             }
         }
         !self.steps.iter().any(|(include, _)| *include)
     }
-
-    fn holds(&self, cond: &Cond, rec: &[u8]) -> bool {
-        match cond {
-            Cond::Const(b) => *b,
-            Cond::Or(a, b) => self.holds(a, rec) || self.holds(b, rec),
-            Cond::And(a, b) => self.holds(a, rec) && self.holds(b, rec),
-            Cond::Not(a) => !self.holds(a, rec),
-            Cond::Text { left, op, right, padded } => {
-                let (l, r) = (self.text_term(left, rec), self.text_term(right, rec));
-                op.holds(Some(compare_text(l, r, *padded)))
-            }
-            Cond::Number { left, op, right } => op.holds(self.num_term(*left, rec).cmp(self.num_term(*right, rec))),
-            Cond::Matches { field, pattern } => pattern.0.is_match(self.bytes(*field, rec)),
-        }
-    }
-
-    fn text_term<'a>(&self, t: &'a TextTerm, rec: &'a [u8]) -> &'a [u8] {
-        match t {
-            TextTerm::Field(i) => self.bytes(*i, rec),
-            TextTerm::Const(c) => c,
-        }
-    }
-
-    fn num_term(&self, t: NumTerm, rec: &[u8]) -> Num {
-        match t {
-            NumTerm::Field(i) => value(self.fields[i].kind, self.bytes(i, rec)),
-            NumTerm::Const(n) => n,
-        }
-    }
-
-    /// Field `i`'s bytes in `rec`.
-    fn bytes<'a>(&self, i: usize, rec: &'a [u8]) -> &'a [u8] {
-        field_bytes(self.fields[i].place, rec)
-    }
 }
 
-/// The bytes at `place` in `rec`.
+/// The bytes at `place` (not a derived field's) in `rec`.
 pub fn field_bytes(place: Place, rec: &[u8]) -> &[u8] {
     match place {
         Place::Bytes { offset, size } => &rec[offset.min(rec.len())..offset.saturating_add(size).min(rec.len())],
@@ -313,6 +393,7 @@ pub fn field_bytes(place: Place, rec: &[u8]) -> &[u8] {
             let end = memchr::memchr(separator, &rec[start..]).map_or(rec.len(), |p| start + p);
             &rec[start..end]
         }
+        Place::Derived(_) => &[],
     }
 }
 
@@ -360,149 +441,6 @@ fn compare_text(a: &[u8], b: &[u8], padded: bool) -> Ordering {
         }
         Ordering::Equal => a.len().cmp(&b.len()),
         o => o,
-    }
-}
-
-/// What resolving a condition needs: the fields, and the conditions by name.
-pub struct Resolver<'a> {
-    /// The fields, by index.
-    pub fields: &'a [FieldAccess],
-    /// A named condition's text, if one is so named.
-    pub condition: &'a dyn Fn(&str) -> Option<&'a Expr>,
-}
-
-impl Resolver<'_> {
-    /// `expr` resolved; the error names what is wrong.
-    pub fn resolve(&self, expr: &Expr) -> Result<Cond, String> {
-        self.resolve_at(expr, &mut Vec::new())
-    }
-
-    /// The test of the condition named `name`, resolved (a test that names `name` again, directly
-    /// or through others, is an error showing the chain).
-    pub fn resolve_named(&self, name: &str, test: &Expr) -> Result<Cond, String> {
-        self.resolve_at(test, &mut vec![name.to_string()])
-    }
-
-    fn resolve_at(&self, expr: &Expr, names: &mut Vec<String>) -> Result<Cond, String> {
-        Ok(match expr {
-            Expr::Or(a, b) => Cond::Or(Box::new(self.resolve_at(a, names)?), Box::new(self.resolve_at(b, names)?)),
-            Expr::And(a, b) => Cond::And(Box::new(self.resolve_at(a, names)?), Box::new(self.resolve_at(b, names)?)),
-            Expr::Not(a) => Cond::Not(Box::new(self.resolve_at(a, names)?)),
-            Expr::Named(name) => {
-                let Some(inner) = (self.condition)(name) else {
-                    return Err(match self.field(name) {
-                        Ok(_) => format!("field '{name}' alone is not a condition: compare it, as in {name} ne 0"),
-                        Err(_) => format!("'{name}' names no condition and no field"),
-                    });
-                };
-                if names.contains(name) {
-                    names.push(name.clone());
-                    return Err(format!("condition '{name}' names itself: {}", names.join(" -> ")));
-                }
-                if names.len() >= MAX_CONDITION_DEPTH {
-                    return Err(format!("conditions nest more than {MAX_CONDITION_DEPTH} deep"));
-                }
-                names.push(name.clone());
-                let c = self.resolve_at(inner, names)?;
-                names.pop();
-                c
-            }
-            Expr::Matches(left, pattern) => {
-                let Operand::Field(name) = left else { return Err("'matches' tests a field, as in name matches '^A'".into()) };
-                let field = self.field(name)?;
-                if self.fields[field].kind != ValueKind::Text {
-                    return Err(format!("'matches' tests a character field; '{name}' is a number"));
-                }
-                let re = regex::bytes::RegexBuilder::new(pattern)
-                    .unicode(false)
-                    .build()
-                    .map_err(|e| format!("'{pattern}' is not a regular expression: {}", e.to_string().lines().last().unwrap_or("")))?;
-                Cond::Matches { field, pattern: Pattern(re) }
-            }
-            Expr::Compare(l, op, r) => self.compare(l, *op, r)?,
-        })
-    }
-
-    fn field(&self, name: &str) -> Result<usize, String> {
-        self.fields.iter().position(|f| f.name == name).ok_or_else(|| {
-            let names: Vec<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
-            if names.is_empty() {
-                format!("no field is named '{name}' (no fields are defined)")
-            } else {
-                format!("no field is named '{name}'; the fields are {} (names are case-sensitive)", names.join(", "))
-            }
-        })
-    }
-
-    fn compare(&self, l: &Operand, op: CmpOp, r: &Operand) -> Result<Cond, String> {
-        let text_field = |o: &Operand| -> Result<Option<usize>, String> {
-            match o {
-                Operand::Field(n) => self.field(n).map(|i| (self.fields[i].kind == ValueKind::Text).then_some(i)),
-                _ => Ok(None),
-            }
-        };
-        let is_text = |o: &Operand| -> Result<bool, String> {
-            Ok(match o {
-                Operand::Field(_) => text_field(o)?.is_some(),
-                Operand::Text(_) | Operand::Hex(_) => true,
-                Operand::Number(_) => false,
-            })
-        };
-        match (is_text(l)?, is_text(r)?) {
-            (true, true) => {
-                let fixed = |o: &Operand| -> Result<Option<usize>, String> {
-                    Ok(text_field(o)?.and_then(|i| match self.fields[i].place {
-                        Place::Bytes { size, .. } => Some(size),
-                        Place::Column { .. } => None,
-                    }))
-                };
-                let size = fixed(l)?.or(fixed(r)?);
-                let both_fixed = fixed(l)?.is_some() && fixed(r)?.is_some();
-                let (left, right) = (self.text_term(l, size)?, self.text_term(r, size)?);
-                if let (TextTerm::Const(a), TextTerm::Const(b)) = (&left, &right) {
-                    return Ok(Cond::Const(op.holds(Some(compare_text(a, b, false)))));
-                }
-                Ok(Cond::Text { left, op, right, padded: both_fixed })
-            }
-            (false, false) => {
-                let (left, right) = (self.num_term(l)?, self.num_term(r)?);
-                if let (NumTerm::Const(a), NumTerm::Const(b)) = (left, right) {
-                    return Ok(Cond::Const(op.holds(a.cmp(b))));
-                }
-                Ok(Cond::Number { left, op, right })
-            }
-            _ => Err("a number is compared with text: compare character fields with 'text' or x'hex', numeric fields with numbers".into()),
-        }
-    }
-
-    /// A text operand; constants padded to `size` (a fixed field's), which they must fit.
-    fn text_term(&self, o: &Operand, size: Option<usize>) -> Result<TextTerm, String> {
-        let (bytes, pad) = match o {
-            Operand::Field(n) => return self.field(n).map(TextTerm::Field),
-            Operand::Text(t) => (t, b' '),
-            Operand::Hex(h) => (h, 0),
-            Operand::Number(_) => unreachable!("numbers are not text operands"),
-        };
-        let mut bytes = bytes.clone();
-        if let Some(size) = size {
-            if bytes.len() > size {
-                return Err(format!(
-                    "the constant '{}' is {} bytes, longer than the {size}-byte field it is compared with",
-                    String::from_utf8_lossy(&bytes),
-                    bytes.len()
-                ));
-            }
-            bytes.resize(size, pad);
-        }
-        Ok(TextTerm::Const(bytes))
-    }
-
-    fn num_term(&self, o: &Operand) -> Result<NumTerm, String> {
-        match o {
-            Operand::Field(n) => self.field(n).map(NumTerm::Field),
-            Operand::Number(text) => Num::parse_constant(text).map(NumTerm::Const).ok_or_else(|| format!("'{text}' is not a number")),
-            _ => unreachable!("text is not a numeric operand"),
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! [`Selection`] keeps, each as a [`Reformat`] rewrites it, so the sort engine never indexes,
 //! sorts or writes the others, nor the bytes a reformat drops.
 
-use super::{Reformat, Selection};
+use super::{Derivation, Rec, Reformat, Selection};
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -24,6 +24,8 @@ pub enum SelectFraming {
 /// it decided.
 #[derive(Debug)]
 pub struct InputTransform {
+    /// The derived fields that the selection and the reformat read (none, when None).
+    pub derivation: Option<Derivation>,
     /// What is kept (all, when None).
     pub selection: Option<Selection>,
     /// How kept records are rewritten (not at all, when None).
@@ -37,9 +39,14 @@ pub struct InputTransform {
 }
 
 impl InputTransform {
-    /// `selection` and `reformat` applied to inputs framed as `framing`.
-    pub fn new(selection: Option<Selection>, reformat: Option<Reformat>, framing: SelectFraming) -> Arc<Self> {
-        Arc::new(InputTransform { selection, reformat, framing, read: AtomicU64::new(0), kept: AtomicU64::new(0) })
+    /// `derivation`, `selection` and `reformat` applied to inputs framed as `framing`.
+    pub fn new(
+        derivation: Option<Derivation>,
+        selection: Option<Selection>,
+        reformat: Option<Reformat>,
+        framing: SelectFraming,
+    ) -> Arc<Self> {
+        Arc::new(InputTransform { derivation, selection, reformat, framing, read: AtomicU64::new(0), kept: AtomicU64::new(0) })
     }
 
     /// `input`, filtered.
@@ -52,24 +59,32 @@ impl InputTransform {
     /// wrong with the input.
     fn decide(&self, data: &[u8], last: bool, out: &mut Vec<u8>) -> Result<usize, String> {
         let (mut read, mut kept) = (0u64, 0u64);
+        let mut derived = vec![Vec::new(); self.derivation.as_ref().map_or(0, Derivation::len)];
         // `whole`: the record with its terminator, if it has one.
-        let mut keep = |rec: &[u8], whole: &[u8]| {
+        let mut keep = |bytes: &[u8], whole: &[u8]| -> Result<(), String> {
             read += 1;
+            if let Some(d) = &self.derivation {
+                d.compute(bytes, &mut derived).map_err(|e| format!("record {}: {e}", self.read.load(Ordering::Relaxed) + read))?;
+            }
+            let rec = Rec { bytes, derived: &derived };
             if self.selection.as_ref().is_none_or(|s| s.keeps(rec)) {
                 kept += 1;
                 match &self.reformat {
                     Some(r) => {
                         r.write(rec, out);
-                        out.extend_from_slice(&whole[rec.len()..]);
+                        out.extend_from_slice(&whole[bytes.len()..]);
                     }
                     None => out.extend_from_slice(whole),
                 }
             }
+            Ok(())
         };
         let used = match self.framing {
             SelectFraming::Fixed(r) => {
                 let whole = data.len() / r * r;
-                data[..whole].chunks_exact(r).for_each(|rec| keep(rec, rec));
+                for rec in data[..whole].chunks_exact(r) {
+                    keep(rec, rec)?;
+                }
                 if last && whole < data.len() {
                     // Passed on as it is, for the engine to refuse as a partial record (a reformat
                     // refuses it here: its output would hide which input record was cut).
@@ -88,11 +103,11 @@ impl InputTransform {
             SelectFraming::Terminated(t) => {
                 let mut start = 0;
                 for end in memchr::memchr_iter(t, data) {
-                    keep(&data[start..end], &data[start..=end]);
+                    keep(&data[start..end], &data[start..=end])?;
                     start = end + 1;
                 }
                 if last && start < data.len() {
-                    keep(&data[start..], &data[start..]);
+                    keep(&data[start..], &data[start..])?;
                     start = data.len();
                 }
                 start

@@ -302,6 +302,9 @@ pub struct NsortSpec {
     pub input_record_size: Option<usize>,
     /// `-merge`: the inputs are each sorted by the keys already; they are merged, not sorted.
     pub merge: bool,
+    /// `-derived` fields: computed from each record as it is read, for the selection and the
+    /// reformat (through which a key may name them).
+    pub derivation: Option<crate::select::Derivation>,
 }
 
 /// A spec that could not be parsed. Every message quotes the statement as
@@ -634,6 +637,8 @@ struct Builder {
     steps: Vec<selection::SelectStep>,
     /// The `-reformat` statement and its field names, applied at the end.
     reformat: Option<(String, Vec<String>)>,
+    /// `-derived` statements, resolved at the end.
+    derived: Vec<selection::NamedDerived>,
 }
 
 impl Builder {
@@ -739,6 +744,7 @@ impl Builder {
             Keyword::Specification => self.include(st)?,
             Keyword::Condition => self.conditions.push(selection::parse_condition(st)?),
             Keyword::Include | Keyword::Omit => self.steps.push(selection::parse_step(st, st.keyword == Keyword::Include)?),
+            Keyword::Derived => self.derived.push(selection::parse_derived(st)?),
             Keyword::Merge => {
                 st.no_value()?;
                 self.spec.merge = true;
@@ -806,10 +812,17 @@ impl Builder {
         for (field, text) in self.spec.fields.iter().zip(&self.field_statements) {
             check_extent(text, field.offset, field.size, self.spec.record_size, "field")?;
         }
+        let (derived, access, derivation) = selection::derive(&self.spec, &self.derived)?;
         let mut key_statements = Vec::new();
         for pending in std::mem::take(&mut self.keys) {
-            let key = self.resolve_key(&pending)?;
-            check_extent(pending.statement(), key.offset, key.size, self.spec.record_size, "key")?;
+            let key = match self.resolve_key(&pending) {
+                // A key on a derived field sorts the records that -reformat writes it into.
+                Err(e) => self.derived_key(&pending, &derived).ok_or(e)??,
+                Ok(key) => {
+                    check_extent(pending.statement(), key.offset, key.size, self.spec.record_size, "key")?;
+                    key
+                }
+            };
             self.spec.keys.push(key);
             key_statements.push(pending.statement().to_string());
         }
@@ -829,13 +842,28 @@ impl Builder {
                 self.spec.summarize.push(f.clone());
             }
         }
-        self.spec.selection = selection::resolve(&self.spec, &self.conditions, &self.steps)?;
+        self.spec.selection = selection::resolve(&access, &self.conditions, &self.steps)?;
         if let Some((statement, names)) = self.reformat.take() {
-            let (reformat, input_size) = selection::reformat(&mut self.spec, &statement, &names)?;
+            let (reformat, input_size) = selection::reformat(&mut self.spec, (&statement, &names), &derived, &access)?;
             self.spec.reformat = Some(reformat);
             self.spec.input_record_size = input_size;
         }
+        self.spec.derivation = derivation;
         Ok(self.spec)
+    }
+
+    /// The key of `pending` when it names a derived field: it needs `-reformat` to write the field
+    /// into the records sorted (Nsort's `NSORT_IMPLICIT_DERIVED_REFORMAT`); None when it names no
+    /// derived field.
+    fn derived_key(&self, pending: &PendingKey, derived: &[FieldDef]) -> Option<Result<KeyDef>> {
+        let PendingKey::Named { statement, name, descending } = pending else { return None };
+        let f = derived.iter().find(|f| &f.name == name)?;
+        if self.reformat.is_none() {
+            let reason = format!("a key on the derived field '{}' needs -reformat to write it into the records sorted", excerpt(name));
+            return Some(Err(SpecError::Invalid { statement: statement.clone(), reason }));
+        }
+        let (field_type, endian) = (f.field_type, f.endian);
+        Some(Ok(KeyDef { field: Some(name.clone()), offset: 0, size: f.size, field_type, endian, descending: *descending }))
     }
 
     fn resolve_key(&self, pending: &PendingKey) -> Result<KeyDef> {

@@ -5,9 +5,10 @@
 //! are read and resolved against the fields once the whole spec is known, so statements may come
 //! in any order.
 
-use super::{excerpt, FieldType, NsortSpec, Result, SpecError, Statement};
+use super::statements::{parse_layout, typed_extent, DERIVED_CONTEXT};
+use super::{excerpt, FieldDef, FieldType, NsortSpec, Result, SpecError, Statement};
 use crate::key::ByteOrder;
-use crate::select::{expr, Expr, FieldAccess, Place, Reformat, Resolver, Selection, ValueKind};
+use crate::select::{expr, Derivation, DerivedField, Encoding, Expr, FieldAccess, Place, Reformat, Resolver, Selection, Value, ValueKind};
 
 /// A `-condition` as parsed: its statement, name and test.
 pub(super) struct NamedCondition {
@@ -54,6 +55,103 @@ pub(super) fn parse_condition(st: &Statement<'_>) -> Result<NamedCondition> {
     }
 }
 
+/// A `-derived` as parsed: its statement, name, value, and its type, size and byte order.
+pub(super) struct NamedDerived {
+    statement: String,
+    name: String,
+    value: Value,
+    layout: String,
+}
+
+/// `-derived=name:D,TYPE[,size:N][,ENDIAN],value:(EXPR)`.
+pub(super) fn parse_derived(st: &Statement<'_>) -> Result<NamedDerived> {
+    let example = "-derived=name:total,integer,value:(price * count)";
+    let (mut name, mut value, mut layout) = (None, None, Vec::new());
+    for item in split_top(st.value(example)?) {
+        let (word, text) = item.split_once([':', '=']).unwrap_or((item, ""));
+        match word.trim().to_ascii_lowercase().as_str() {
+            "name" if !text.is_empty() => name = Some(text.trim().to_string()),
+            "value" if !text.is_empty() => {
+                value = Some(expr::parse_value(text).map_err(|e| st.invalid(format!("in the value '{}': {e}", excerpt(text))))?)
+            }
+            _ => layout.push(item),
+        }
+    }
+    let layout = layout.join(",");
+    // Checked now, so that a wrong word is reported where it is written.
+    if !layout.is_empty() {
+        parse_layout(st, &layout, DERIVED_CONTEXT)?;
+    }
+    match (name, value) {
+        (Some(name), Some(value)) => Ok(NamedDerived { statement: st.text.to_string(), name, value, layout }),
+        _ => Err(st.invalid(format!("-derived needs a name and a value, as in {example}"))),
+    }
+}
+
+/// The spec's derived fields, resolved in the order declared (each may use the fields and the
+/// derived fields before it): their definitions as fields (for keys and `-reformat`), the fields
+/// as conditions read them (the declared ones, then the derived ones), and the derivation.
+pub(super) fn derive(spec: &NsortSpec, derived: &[NamedDerived]) -> Result<(Vec<FieldDef>, Vec<FieldAccess>, Option<Derivation>)> {
+    let mut access = field_access(spec);
+    let columns = spec.record_size.is_none();
+    let separator = access.iter().find_map(|f| match f.place {
+        Place::Column { separator, .. } => Some(separator),
+        _ => None,
+    });
+    let (mut defs, mut fields) = (Vec::new(), Vec::new());
+    for (j, d) in derived.iter().enumerate() {
+        let st = Statement::split(&d.statement)?;
+        let invalid = |reason: String| invalid(&d.statement, reason);
+        if access.iter().any(|f| f.name == d.name) {
+            return Err(invalid(format!("a field named '{}' is already defined", excerpt(&d.name))));
+        }
+        let layout = if d.layout.is_empty() { super::Layout::default() } else { parse_layout(&st, &d.layout, DERIVED_CONTEXT)? };
+        let (field_type, size, endian, encoding, kind) = if columns {
+            // Delimited and separated records: text, and numbers written as text.
+            let t = layout.field_type.unwrap_or(FieldType::Character);
+            let (encoding, kind, t) = match t {
+                FieldType::Character => (Encoding::Text(layout.size), ValueKind::Text, t),
+                _ => (Encoding::Decimal(layout.size), ValueKind::Decimal, FieldType::Decimal),
+            };
+            (t, layout.size.unwrap_or(0), None, encoding, kind)
+        } else {
+            let (t, size, endian) = typed_extent(&st, &layout)?;
+            let order = match endian {
+                Some(super::Endian::Big) => ByteOrder::Big,
+                Some(super::Endian::Little) => ByteOrder::Little,
+                None => ByteOrder::NATIVE,
+            };
+            let (encoding, kind) = match t {
+                FieldType::Character => (Encoding::Text(Some(size)), ValueKind::Text),
+                FieldType::Decimal => (Encoding::Decimal(Some(size)), ValueKind::Decimal),
+                FieldType::Integer => (Encoding::Signed(size, order), ValueKind::Signed(order)),
+                FieldType::Unsigned => (Encoding::Unsigned(size, order), ValueKind::Unsigned(order)),
+                FieldType::Float | FieldType::Double => (Encoding::Float(size, order), ValueKind::Float(order)),
+            };
+            (t, size, endian, encoding, kind)
+        };
+        let resolver = Resolver { fields: &access, condition: &|_| None };
+        let value = resolver.resolve_value(&d.value).map_err(|e| invalid(e))?;
+        match (&value, kind) {
+            (crate::select::Resolved::Text(_), k) if k != ValueKind::Text => {
+                return Err(invalid(format!("the value of the numeric field '{}' is text", excerpt(&d.name))))
+            }
+            (crate::select::Resolved::Number(_), ValueKind::Text) => {
+                return Err(invalid(format!(
+                    "the value of the character field '{}' is a number: declare it decimal or integer",
+                    excerpt(&d.name)
+                )))
+            }
+            _ => {}
+        }
+        access.push(FieldAccess { name: d.name.clone(), place: Place::Derived(j), kind });
+        defs.push(FieldDef { name: d.name.clone(), offset: 0, size, field_type, endian, delimiter: separator.filter(|_| columns) });
+        fields.push(DerivedField { name: d.name.clone(), value, encoding });
+    }
+    let derivation = (!fields.is_empty()).then(|| Derivation::new(access.clone(), fields));
+    Ok((defs, access, derivation))
+}
+
 /// `-include=C`, `-include=(EXPR)`, and the same for `-omit`.
 pub(super) fn parse_step(st: &Statement<'_>, include: bool) -> Result<SelectStep> {
     let value = st.value("-include=big or -include=(amount gt 1000)")?;
@@ -66,15 +164,14 @@ fn parse_test(st: &Statement<'_>, text: &str) -> Result<Expr> {
 
 /// The spec's selection, resolved against its fields; None without `-include` or `-omit`. A
 /// condition that no step uses must still resolve: an error in it is an error.
-pub(super) fn resolve(spec: &NsortSpec, conditions: &[NamedCondition], steps: &[SelectStep]) -> Result<Option<Selection>> {
+pub(super) fn resolve(fields: &[FieldAccess], conditions: &[NamedCondition], steps: &[SelectStep]) -> Result<Option<Selection>> {
     for (i, c) in conditions.iter().enumerate() {
         if conditions[..i].iter().any(|d| d.name == c.name) {
             return Err(invalid(&c.statement, format!("a condition named '{}' is already defined", excerpt(&c.name))));
         }
     }
-    let fields = field_access(spec);
     let lookup = |name: &str| conditions.iter().find(|c| c.name == name).map(|c| &c.test);
-    let resolver = Resolver { fields: &fields, condition: &lookup };
+    let resolver = Resolver { fields, condition: &lookup };
     for c in conditions {
         resolver.resolve_named(&c.name, &c.test).map_err(|e| invalid(&c.statement, e))?;
     }
@@ -85,7 +182,7 @@ pub(super) fn resolve(spec: &NsortSpec, conditions: &[NamedCondition], steps: &[
         .iter()
         .map(|s| resolver.resolve(&s.test).map(|c| (s.include, c)).map_err(|e| invalid(&s.statement, e)))
         .collect::<Result<Vec<_>>>()?;
-    Ok(Some(Selection::new(fields, resolved)))
+    Ok(Some(Selection::new(fields.to_vec(), resolved)))
 }
 
 /// `-reformat=F1,F2,...` applied to a spec whose keys are resolved: the records are rewritten as
@@ -93,26 +190,37 @@ pub(super) fn resolve(spec: &NsortSpec, conditions: &[NamedCondition], steps: &[
 /// the rewritten records. Every key's field must be among them (Nsort's
 /// `NSORT_REFORMAT_KEY_MISSING`). Returns the reformat and, for fixed-size records, the size of
 /// the records read.
-pub(super) fn reformat(spec: &mut NsortSpec, statement: &str, names: &[String]) -> Result<(Reformat, Option<usize>)> {
+pub(super) fn reformat(
+    spec: &mut NsortSpec,
+    (statement, names): (&str, &[String]),
+    derived: &[FieldDef],
+    access: &[FieldAccess],
+) -> Result<(Reformat, Option<usize>)> {
     let err = |reason: String| invalid(statement, reason);
     if !spec.summarize.is_empty() {
         return Err(err("-reformat and -summarize do not combine: summarize the fields, or rewrite the records".into()));
     }
-    let access = field_access(spec);
+    // The declared fields, then the derived ones: as `access` lists them.
+    let all: Vec<FieldDef> = spec.fields.iter().chain(derived).cloned().collect();
     let mut kept: Vec<usize> = Vec::with_capacity(names.len());
     for name in names {
-        let Some(i) = spec.fields.iter().position(|f| &f.name == name) else {
-            return Err(err(super::unknown_field(name, &spec.fields)));
+        let Some(i) = all.iter().position(|f| &f.name == name) else {
+            return Err(err(super::unknown_field(name, &all)));
         };
         if kept.contains(&i) {
             return Err(err(format!("field '{}' is named twice", excerpt(name))));
         }
         kept.push(i);
     }
-    let columns = spec.fields.iter().any(|f| f.delimiter.is_some());
-    let separator = columns.then(|| match access[0].place {
-        Place::Column { separator, .. } => separator,
-        Place::Bytes { .. } => b'\n',
+    let columns = all.iter().any(|f| f.delimiter.is_some());
+    let separator = columns.then(|| {
+        access
+            .iter()
+            .find_map(|f| match f.place {
+                Place::Column { separator, .. } => Some(separator),
+                _ => None,
+            })
+            .unwrap_or(b'\n')
     });
     let pieces = kept.iter().map(|&i| access[i].place).collect();
     // The rewritten records' fields: columns in the new order, or bytes packed one after another.
@@ -120,7 +228,7 @@ pub(super) fn reformat(spec: &mut NsortSpec, statement: &str, names: &[String]) 
     let fields: Vec<super::FieldDef> = kept
         .iter()
         .map(|&i| {
-            let mut f = spec.fields[i].clone();
+            let mut f = all[i].clone();
             if let Some(sep) = separator {
                 f.delimiter = Some(sep);
             } else {

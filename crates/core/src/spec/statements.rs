@@ -82,6 +82,9 @@ pub(super) struct LayoutContext {
     allows: fn(LayoutWord) -> bool,
 }
 
+/// A derived field's type, size and byte order (its name and value are items of their own).
+pub(super) const DERIVED_CONTEXT: LayoutContext =
+    LayoutContext { what: "derived field option", allows: |w| matches!(w, LayoutWord::Type(_) | LayoutWord::Endian(_) | LayoutWord::Size) };
 pub(super) const FIELD_CONTEXT: LayoutContext = LayoutContext { what: "field option", allows: |w| !matches!(w, LayoutWord::Descending(_)) };
 /// After `-key=NAME,` only a direction can follow, so `d` means descending.
 const NAMED_KEY_CONTEXT: LayoutContext = LayoutContext { what: "key option", allows: |w| matches!(w, LayoutWord::Descending(_)) };

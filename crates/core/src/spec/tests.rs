@@ -67,6 +67,7 @@ fn published_command_line() {
         reformat: None,
         input_record_size: None,
         merge: false,
+        derivation: None,
     };
     assert_eq!(ok(PUBLISHED), want);
 }
@@ -267,9 +268,9 @@ fn statement_errors() {
             "-colour=red",
             "unknown statement '-colour=red': expected one of -processes, -memory, -method, \
              -touch, -notouch, -statistics, -nostatistics, -nowarn, -format, -field, -key, -in_file, \
-             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification, -condition, -include, -omit, -reformat, -merge",
+             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification, -condition, -include, -omit, -reformat, -merge, -derived",
         ),
-        ("-me=1G", "ambiguous statement '-me=1G': '-me' could be -memory or -method"),
+        ("-me=1G", "ambiguous statement '-me=1G': '-me' could be -memory, -method or -merge"),
         ("-t", "ambiguous statement '-t': '-t' could be -threads, -touch or -temp_file"),
         ("-no", "ambiguous statement '-no': '-no' could be -notouch, -nostatistics, -nowarn or -noduplicates"),
         ("-f=x", "ambiguous statement '-f=x': '-f' could be -format or -field"),
@@ -661,11 +662,7 @@ fn delimited_errors() {
             "invalid statement '-format=size:100,maximum_size:200': maximum_size applies to \
              delimited records; fixed-size records have size:N",
         ),
-        (
-            "-format=maximum_size:200",
-            "invalid statement '-format=maximum_size:200': -format needs the record size or \
-             delimiter, as in -format=size:100 or -format=delimiter:'\\n'",
-        ),
+        ("-format=record_size:0", "invalid statement '-format=record_size:0': the record size must be at least 1"),
         (
             "-format=delimiter:ab",
             "invalid statement '-format=delimiter:ab': 'ab' is not a delimiter: write one \

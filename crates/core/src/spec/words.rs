@@ -192,6 +192,7 @@ pub(super) enum Keyword {
     Omit,
     Reformat,
     Merge,
+    Derived,
 }
 
 pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
@@ -225,6 +226,7 @@ pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
     ("omit", Keyword::Omit),
     ("reformat", Keyword::Reformat),
     ("merge", Keyword::Merge),
+    ("derived", Keyword::Derived),
 ];
 
 pub(super) const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method::Merge)];
