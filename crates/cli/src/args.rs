@@ -86,6 +86,7 @@ Nsort statements (--spec):
   the columns in order; -key=position:3 is column 3).
   Selection: -condition=name:C,test:(N gt 10 and A ne 'x') -include=C -omit=(A matches '^#'):
   the first include/omit whose condition holds decides; with any -include, the rest are dropped.
+  -derived=name:D,integer,value:(A * B) computes a field for conditions and -reformat.
   -reformat=F1,F2 writes each record as those fields (the keys' fields among them). -merge merges
   inputs each sorted by the keys, and fails naming the first record out of order.
   Run as 'nsort' (a link), xsort takes statements, sort's options and files mixed on its command line.

@@ -1,5 +1,5 @@
-"""Nsort's record selection (-condition, -include, -omit), -reformat, separated records and -merge,
-checked against a reference written here, apart from xsort's code: random records, random conditions, each run
+"""Nsort's record selection (-condition, -include, -omit), derived fields, -reformat, separated
+records and -merge, checked against a reference written here, apart from xsort's code: random records, random conditions, each run
 through the xsort command, the nsort command (a link named nsort) and Sorter(spec=...)."""
 
 import os
@@ -297,4 +297,75 @@ def test_merge_names_the_first_record_out_of_order(tmp_path, nsort):
     out = tmp_path / "out"
     done = subprocess.run([nsort, "-format=delimiter:newline", "-merge", "-o", str(out), str(good), str(bad)], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr == f"nsort: {bad}: record 3 (at byte 4) is out of order: -merge needs each input sorted by the keys\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_derived_fields_as_the_reference_computes_them(tmp_path, nsort, seed):
+    rng = random.Random(3000 + seed)
+    records = [Fixed.record(rng) for _ in range(rng.randint(1, 300))]
+    a, b = rng.randint(-5, 5), rng.randint(-100, 100)
+    limit = rng.randint(-200, 200)
+    # s = n * a + b (whole numbers), written as an 8-byte big-endian integer; t = d / 2 (a decimal
+    # of 10 bytes); kept when s >= limit; written as s, name, t, sorted by s then name.
+    spec = [
+        Fixed.SPEC,
+        f"-derived=name:s,integer,size:8,big_endian,value:(n * {a} + {b})",
+        "-derived=name:t,decimal,size:10,value:(if d ge 0 then d / 2 else 0 - d)",
+        f"-include=(s ge {limit})",
+        "-reformat=s,name,t",
+        "-key=s",
+        "-key=name",
+    ]
+    rows = []
+    for r in records:
+        v = Fixed.fields(r)
+        s = v["n"] * a + b
+        if s < limit:
+            continue
+        d = v["d"]
+        # Whole numbers divide to a whole quotient (d is not negative here: no rounding question).
+        t = -d if d < 0 else d // 2 if isinstance(d, int) else d / 2
+        rows.append((s, v["name"], t))
+    rows.sort(key=lambda row: (row[0], row[1]))
+    (tmp_path / "in").write_bytes(b"".join(records))
+    got = run_command(nsort, [*spec, str(tmp_path / "in")], tmp_path)
+    assert len(got) == 24 * len(rows), spec
+    for i, (s, name, t) in enumerate(rows):
+        rec = got[24 * i : 24 * i + 24]
+        assert struct.unpack(">q", rec[:8])[0] == s and rec[8:14] == name, (i, spec)
+        assert float(rec[14:24].decode()) == pytest.approx(float(t)), (i, rec, t, spec)
+
+
+def test_derived_text_fields_of_separated_records(tmp_path, nsort):
+    data = tmp_path / "in"
+    data.write_text("Oslo,700000,3\nBergen,285000,9\nVik,2700,1\nAl,,\n")
+    spec = [
+        "-format=separator:comma",
+        "-field=name:city",
+        "-field=name:pop,integer",
+        "-field=name:n,integer",
+        "-derived=name:size,value:(if pop ge 100000 then 'big' else 'small')",
+        "-derived=name:per,decimal,value:(if n eq 0 then 0 else pop / n)",
+        "-reformat=size,city,per",
+        "-key=size",
+        "-key=per,descending",
+    ]
+    assert run_command(nsort, [*spec, str(data)], tmp_path) == b"big,Oslo,233333\nbig,Bergen,31666\nsmall,Vik,2700\nsmall,Al,0\n"
+
+
+@pytest.mark.parametrize(
+    "derived, message",
+    [
+        ("-derived=name:s,integer,size:1,value:(n * 100)", "record 1: derived field 's': 300 does not fit in a 1-byte integer"),
+        ("-derived=name:s,integer,value:(n / 0)", "derived field 's': NaN is not a number it can hold"),
+        ("-derived=name:s,size:2,value:('abc')", "derived field 's': 'abc' is longer than its 2 bytes"),
+    ],
+)
+def test_derived_values_that_do_not_fit_are_errors(tmp_path, derived, message):
+    data, out = tmp_path / "in", tmp_path / "out"
+    data.write_bytes(b"ab    " + struct.pack(">i", 3) + b"     1" + struct.pack("<d", 0.5))
+    spec = f"{Fixed.SPEC} {derived} -reformat=s,name -key=name"
+    done = subprocess.run([os.path.join(BIN, "xsort"), "--spec", spec, "-o", str(out), str(data)], capture_output=True, text=True)
+    assert done.returncode == 2 and message in done.stderr and str(data) in done.stderr, done.stderr
     assert not out.exists()

@@ -61,6 +61,7 @@
 //! | `-include=C` / `-include=(EXPR)`, `-omit=...` | keep or drop the input records a condition holds for, in order |
 //! | `-reformat=F1,F2,...` | rewrite each record as these fields (the keys' among them), as it is read |
 //! | `-merge` | merge inputs each sorted by the keys, checking their order, without a sort pass |
+//! | `-derived=name:D,TYPE[,size:N],value:(EXPR)` | a field computed from each record, for conditions and `-reformat` |
 //!
 //! Field and key words: `offset` (also `off`: the first byte, from 0), `position` (the first byte
 //! counted from 1, as Nsort counts it: `position:1` is `offset:0`), `size`, the
