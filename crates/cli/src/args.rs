@@ -89,7 +89,7 @@ Nsort statements (--spec):
   -derived=name:D,integer,value:(A * B) computes a field for conditions and -reformat.
   -reformat=F1,F2 writes each record as those fields (the keys' fields among them). -merge merges
   inputs each sorted by the keys, and fails naming the first record out of order.
-  Run as 'nsort' (a link), xsort takes statements, sort's options and files mixed on its command line.
+  Run as 'nsort' (a link to xsort), it takes statements, sort options and files in any order.
   Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Blanks and line
   breaks may follow a comma inside a statement; '#' starts a comment. -specification=FILE reads
   statements from FILE (files may name files, 16 deep; a loop is an error). Options given as flags
