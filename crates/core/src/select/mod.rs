@@ -95,7 +95,7 @@ pub enum Num {
 
 impl Num {
     /// The order of two numbers; None when one is not a number (NaN).
-    pub fn cmp(self, other: Num) -> Option<Ordering> {
+    pub fn order(self, other: Num) -> Option<Ordering> {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),
             (a, b) => a.as_f64().partial_cmp(&b.as_f64()),
@@ -290,7 +290,7 @@ impl<'a> Eval<'a> {
             Cond::And(a, b) => self.holds(a) && self.holds(b),
             Cond::Not(a) => !self.holds(a),
             Cond::Text { left, op, right, padded } => op.holds(Some(compare_text(self.text(left), self.text(right), *padded))),
-            Cond::Number { left, op, right } => op.holds(self.num(left).cmp(self.num(right))),
+            Cond::Number { left, op, right } => op.holds(self.num(left).order(self.num(right))),
             Cond::Matches { field, pattern } => pattern.0.is_match(self.bytes(*field)),
         }
     }

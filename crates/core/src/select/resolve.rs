@@ -140,7 +140,7 @@ impl Resolver<'_> {
             (false, false) => {
                 let (left, right) = (self.num(l, names)?, self.num(r, names)?);
                 if let (NumExpr::Const(a), NumExpr::Const(b)) = (&left, &right) {
-                    return Ok(Cond::Const(op.holds(a.cmp(*b))));
+                    return Ok(Cond::Const(op.holds(a.order(*b))));
                 }
                 Ok(Cond::Number { left, op, right })
             }

@@ -131,7 +131,7 @@ pub(super) fn derive(spec: &NsortSpec, derived: &[NamedDerived]) -> Result<(Vec<
             (t, size, endian, encoding, kind)
         };
         let resolver = Resolver { fields: &access, condition: &|_| None };
-        let value = resolver.resolve_value(&d.value).map_err(|e| invalid(e))?;
+        let value = resolver.resolve_value(&d.value).map_err(invalid)?;
         match (&value, kind) {
             (crate::select::Resolved::Text(_), k) if k != ValueKind::Text => {
                 return Err(invalid(format!("the value of the numeric field '{}' is text", excerpt(&d.name))))
