@@ -60,22 +60,9 @@ typedef struct {
 } nsort_error_callback_t;
 
 /**
- * Nsort's old name for `nsort_error_callback_t` (a `#define` in Nsort's header, a typedef here:
- * both let a program declare `nsort_callback_t cb`).
- */
-typedef nsort_error_callback_t nsort_callback_t;
-
-/**
- * Nsort's user comparison function (named with `nsort_declare_function`, which libxsort does not
- * offer yet): two values and their lengths, and the argument given with it; negative, zero or
- * positive as the first sorts before, with or after the second. Declared so that programs that
- * define one compile.
- */
-typedef int (*nsort_compare_t)(void *p1, void *p2, int len1, int len2, void *compare_arg);
-
-/**
- * Nsort's merge input function (for `nsort_merge_define`, which libxsort does not offer yet):
- * fills `buf` (`size` bytes) with the next input of merge stream `merge_index`.
+ * Nsort's merge input function (for `nsort_merge_define`): fills `buf` (`size` bytes) with the
+ * next bytes of merge stream `merge_index` and returns how many, 0 at the stream's end, or a
+ * negative number for an error.
  */
 typedef int (*nsort_merge_input_t)(int merge_index, char *buf, int size, void *input_arg);
 
@@ -93,9 +80,59 @@ typedef struct {
   void *arg;
 } nsort_merge_callback_t;
 
+/**
+ * Nsort's old name for `nsort_error_callback_t` (a `#define` in Nsort's header, a typedef here:
+ * both let a program declare `nsort_callback_t cb`).
+ */
+typedef nsort_error_callback_t nsort_callback_t;
+
+/**
+ * Nsort's user comparison function (named with `nsort_declare_function`, which libxsort does not
+ * offer yet): two values and their lengths, and the argument given with it; negative, zero or
+ * positive as the first sorts before, with or after the second. Declared so that programs that
+ * define one compile.
+ */
+typedef int (*nsort_compare_t)(void *p1, void *p2, int len1, int len2, void *compare_arg);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Nsort's `nsort_merge_define`: a merge of `merge_width` streams, each sorted by the keys: the
+ * definition's `-in_file` files, then one stream per entry of the `merge_input` array, whose
+ * function is called as `input(merge_index, buf, size, arg)` (`merge_index` counting the files
+ * first) from the sort's threads. The merged records are taken with `nsort_return_recs`
+ * (no release calls: the merge has its inputs) or written to `-out_file`. A misordered record
+ * fails the merge with `NSORT_MERGE_MISORDERED`; a width that does not count the files, with
+ * `NSORT_BAD_MERGE_WIDTH`.
+ *
+ * # Safety
+ * As `nsort_define`; `merge_input` is NULL or points to as many `nsort_merge_callback_t` as the
+ * merge has callback streams, valid until `nsort_end`.
+ */
+nsort_msg_t nsort_merge_define(const char *def,
+                               unsigned int options,
+                               nsort_error_callback_t *callbacks,
+                               int merge_width,
+                               nsort_merge_callback_t *merge_input,
+                               nsort_t *ctxp);
+
+/**
+ * Nsort's `nsort_raise_error`: called by a merge input callback, fails the merge with `err_msg`
+ * (the callback does not go on: this call jumps back to where the library called it). Returns
+ * only when called outside a callback, with a message saying so.
+ *
+ * # Safety
+ * `err_msg` is NULL or a NUL-terminated string.
+ */
+char *nsort_raise_error(char *err_msg);
+
+/**
+ * Nsort's `nsort_get_thread_index`: 1 to N on the sort's N worker threads (where merge input
+ * callbacks are called), 0 on any other thread (the program's).
+ */
+int nsort_get_thread_index(void);
 
 /**
  * Nsort's `nsort_define`: `xsort_define` with Nsort's error callback (may be NULL) and options

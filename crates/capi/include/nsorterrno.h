@@ -236,7 +236,7 @@
 #define NSORT_THREAD_CREATE                 (-189)
 #define NSORT_PWRITE64_ERROR                (-190)
 #define NSORT_BAD_MERGE_INPUT               (-191)
-#define NSORT_BAD_MERGE_WIDTH               (-192)
+#define NSORT_BAD_MERGE_WIDTH               (-192) /* libxsort: merge_width does not count the inputs */
 #define NSORT_API_DEFINE_MERGE              (-193)
 #define NSORT_API_MERGE_INPUT               (-194)
 

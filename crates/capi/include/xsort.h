@@ -83,6 +83,11 @@ typedef unsigned int xsort_t;
 #define XSORT_MERGE_MISORDERED -123
 
 /**
+ * A merge's width does not count its inputs (`nsort_merge_define`).
+ */
+#define XSORT_BAD_MERGE_WIDTH -192
+
+/**
  * A syntax error (or an invalid value) in a statement.
  */
 #define XSORT_SYNTAX_ERROR -116

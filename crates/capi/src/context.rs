@@ -105,9 +105,16 @@ pub fn lock(context: &Mutex<Context>) -> MutexGuard<'_, Context> {
 ///
 /// The statements are bytes, as the C program gives them: a path they name is any bytes, as the
 /// `xsort` command's paths are (Linux paths need not be UTF-8); every other statement is text.
-pub fn define(statements: &[u8], callback: Option<crate::nsort::Callback>) -> (Context, xsort_msg_t) {
+///
+/// `adjust` changes the sort the statements describe before it starts (a merge adds its callback
+/// inputs; a plain sort passes `Ok`).
+pub fn define_with(
+    statements: &[u8],
+    callback: Option<crate::nsort::Callback>,
+    adjust: impl FnOnce(Sort) -> Result<Sort, Failure>,
+) -> (Context, xsort_msg_t) {
     let mut context = Context::new(callback);
-    let started = with_byte_paths(statements, Sort::from_spec).and_then(|sort| {
+    let started = with_byte_paths(statements, Sort::from_spec).map_err(Failure::from).and_then(adjust).and_then(|sort| {
         let framing = match (sort.record_size(), sort.record_delimiter()) {
             (Some(n), _) => Framing::Fixed(n),
             (None, delimiter) => Framing::Delimited(delimiter.unwrap_or(b'\n')),
@@ -123,8 +130,7 @@ pub fn define(statements: &[u8], callback: Option<crate::nsort::Callback>) -> (C
             context.file_output = file_output;
             (context, XSORT_SUCCESS)
         }
-        Err(e) => {
-            let mut failure = Failure::from(e);
+        Err(mut failure) => {
             // The parser's messages hold the bytes that are not UTF-8 as escape characters.
             failure.message = show_bytes(&failure.message);
             let code = context.refuse(failure);

@@ -27,6 +27,7 @@
 //! to be freed or written by the caller.
 
 mod context;
+pub mod merge;
 pub mod nsort;
 mod status;
 
@@ -141,6 +142,22 @@ pub(crate) unsafe fn define(
     callback: Option<nsort::Callback>,
     ctxp: *mut xsort_t,
 ) -> xsort_msg_t {
+    // SAFETY: the caller's promises are define_with's.
+    unsafe { define_with(call, statements, refusal, callback, ctxp, Ok) }
+}
+
+/// [`define`], with the sort changed by `adjust` before it starts (see [`context::define_with`]).
+///
+/// # Safety
+/// As [`define`].
+pub(crate) unsafe fn define_with(
+    call: &str,
+    statements: *const c_char,
+    refusal: Option<Failure>,
+    callback: Option<nsort::Callback>,
+    ctxp: *mut xsort_t,
+    adjust: impl FnOnce(xsort_core::Sort) -> Result<xsort_core::Sort, Failure>,
+) -> xsort_msg_t {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         if ctxp.is_null() {
             return no_context(XSORT_INVALID_ARGUMENT, format!("{call}: the context pointer is NULL"));
@@ -151,7 +168,7 @@ pub(crate) unsafe fn define(
             failed(Failure::new(XSORT_INVALID_ARGUMENT, format!("{call}: the statements are NULL")), callback)
         } else {
             // SAFETY: not NULL (checked above); the caller promises a NUL-terminated string.
-            context::define(unsafe { CStr::from_ptr(statements) }.to_bytes(), callback)
+            context::define_with(unsafe { CStr::from_ptr(statements) }.to_bytes(), callback, adjust)
         };
         let notice = if code == XSORT_SUCCESS { None } else { context.notice() };
         let id = context::insert(context);

@@ -52,8 +52,9 @@ pub type nsort_callback_t = nsort_error_callback_t;
 pub type nsort_compare_t =
     Option<unsafe extern "C" fn(p1: *mut c_void, p2: *mut c_void, len1: c_int, len2: c_int, compare_arg: *mut c_void) -> c_int>;
 
-/// Nsort's merge input function (for `nsort_merge_define`, which libxsort does not offer yet):
-/// fills `buf` (`size` bytes) with the next input of merge stream `merge_index`.
+/// Nsort's merge input function (for `nsort_merge_define`): fills `buf` (`size` bytes) with the
+/// next bytes of merge stream `merge_index` and returns how many, 0 at the stream's end, or a
+/// negative number for an error.
 #[allow(non_camel_case_types)]
 pub type nsort_merge_input_t =
     Option<unsafe extern "C" fn(merge_index: c_int, buf: *mut c_char, size: c_int, input_arg: *mut c_void) -> c_int>;
@@ -84,6 +85,11 @@ pub struct Callback {
 unsafe impl Send for Callback {}
 
 impl Callback {
+    /// The handler `error`, called with `arg`.
+    pub fn new(error: unsafe extern "C" fn(*mut c_void, nsort_msg_t, nsort_t, *mut c_char, c_int, c_int, ...), arg: *mut c_void) -> Self {
+        Callback { error, arg }
+    }
+
     /// Calls the handler with a status and its one-line message. No lock is held: the handler
     /// may call the library, `nsort_message` on the same context included.
     pub fn call(&self, code: nsort_msg_t, context: nsort_t, text: &CString) {

@@ -37,6 +37,8 @@ pub const XSORT_INVALID_ARGUMENT: xsort_msg_t = -104;
 pub const XSORT_KEY_BEYOND_END: xsort_msg_t = -109;
 /// An input of `-merge` holds a record that orders before the one ahead of it.
 pub const XSORT_MERGE_MISORDERED: xsort_msg_t = -123;
+/// A merge's width does not count its inputs (`nsort_merge_define`).
+pub const XSORT_BAD_MERGE_WIDTH: xsort_msg_t = -192;
 /// A syntax error (or an invalid value) in a statement.
 pub const XSORT_SYNTAX_ERROR: xsort_msg_t = -116;
 /// A call out of sequence (records released after `xsort_release_end`, returned before it...).
@@ -81,6 +83,8 @@ pub const NSORT_SYNTAX_ERROR: nsort_msg_t = -116;
 pub const NSORT_INVALID_PHASE: nsort_msg_t = -183;
 /// `NSORT_MERGE_MISORDERED`.
 pub const NSORT_MERGE_MISORDERED: nsort_msg_t = -123;
+/// `NSORT_BAD_MERGE_WIDTH`.
+pub const NSORT_BAD_MERGE_WIDTH: nsort_msg_t = -192;
 
 /// Every `NSORT_*` value equals its `XSORT_*` namesake. The C headers give both as numbers
 /// (xsort.h, and the hand-written nsorterrno.h that nsort.h includes, which holds all of Nsort's
@@ -92,7 +96,7 @@ const _: () = {
     assert!(NSORT_PARTIAL_RECORD == XSORT_PARTIAL_RECORD && NSORT_INVALID_CONTEXT == XSORT_INVALID_CONTEXT);
     assert!(NSORT_INVALID_ARGUMENT == XSORT_INVALID_ARGUMENT && NSORT_KEY_BEYOND_END == XSORT_KEY_BEYOND_END);
     assert!(NSORT_SYNTAX_ERROR == XSORT_SYNTAX_ERROR && NSORT_INVALID_PHASE == XSORT_INVALID_PHASE);
-    assert!(NSORT_MERGE_MISORDERED == XSORT_MERGE_MISORDERED);
+    assert!(NSORT_MERGE_MISORDERED == XSORT_MERGE_MISORDERED && NSORT_BAD_MERGE_WIDTH == XSORT_BAD_MERGE_WIDTH);
 };
 
 /// A refused or failed call: the code to return and the message `xsort_message` will show.

@@ -30,6 +30,9 @@ const NSORT_ITEMS: &[&str] = &[
     "nsort_message",
     "nsort_version",
     "nsort_end",
+    "nsort_merge_define",
+    "nsort_raise_error",
+    "nsort_get_thread_index",
 ];
 
 /// Nsort's typedefs that no libxsort call takes yet: cbindgen leaves out unused types unless asked.
@@ -51,6 +54,7 @@ const NSORT_CODES: &[(&str, i32)] = &[
     ("NSORT_SYNTAX_ERROR", xsort::NSORT_SYNTAX_ERROR),
     ("NSORT_INVALID_PHASE", xsort::NSORT_INVALID_PHASE),
     ("NSORT_MERGE_MISORDERED", xsort::NSORT_MERGE_MISORDERED),
+    ("NSORT_BAD_MERGE_WIDTH", xsort::NSORT_BAD_MERGE_WIDTH),
 ];
 
 /// xsort's own codes, for failures Nsort has no number for.
@@ -78,6 +82,7 @@ const XSORT_ITEMS: &[&str] = &[
     "XSORT_INVALID_ARGUMENT",
     "XSORT_KEY_BEYOND_END",
     "XSORT_MERGE_MISORDERED",
+    "XSORT_BAD_MERGE_WIDTH",
     "XSORT_SYNTAX_ERROR",
     "XSORT_INVALID_PHASE",
     "XSORT_CONFIG_ERROR",
@@ -97,6 +102,9 @@ const XSORT_ITEMS: &[&str] = &[
     "xsort_message",
     "xsort_version",
 ];
+
+/// The C functions the library calls internally (src/raise.c), in neither header.
+const PRIVATE_ITEMS: &[&str] = &["xsort_call_merge_input", "xsort_raise"];
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -118,7 +126,8 @@ fn generate(guard: &str, preamble: &str, exclude: &[&str], adjust: impl FnOnce(&
     config.documentation = true;
     config.style = cbindgen::Style::Type;
     config.usize_is_size_t = true;
-    config.export.exclude = exclude.iter().chain(NSORT_CODES.iter().map(|(name, _)| name)).map(|s| s.to_string()).collect();
+    config.export.exclude =
+        exclude.iter().chain(PRIVATE_ITEMS).chain(NSORT_CODES.iter().map(|(name, _)| name)).map(|s| s.to_string()).collect();
     adjust(&mut config);
     let mut out = Vec::new();
     cbindgen::Builder::new()

@@ -1,5 +1,5 @@
 //! C programs on the rest of the API: delimited records (tests/c/lines.c), separated records
-//! selected and reformatted (lines.c), -in_file / -out_file
+//! selected and reformatted (lines.c), merges fed by callbacks (merge.c), -in_file / -out_file
 //! sorts (files.c), two contexts sorting at once from two threads (threads.c), sorts ended early
 //! leaving no temp file (cancel.c), paths that are not UTF-8 (files.c), a program that knows only
 //! Nsort's published names, typedefs and NSORT_MSG_IS_* macros (nsort_names.c), and the example
@@ -77,6 +77,20 @@ fn separated_records_selected_and_reformatted() {
     want.sort();
     assert!(!want.is_empty() && want.len() < lines.len());
     assert!(std::fs::read(&output).unwrap() == want.concat(), "the output is not the kept lines, rewritten, in order");
+}
+
+/// nsort_merge_define merges three streams fed by callbacks, fails on a raised error, a misordered
+/// stream and a bad width with Nsort's codes (merge.c), linked both ways.
+#[test]
+fn merges_fed_by_callbacks() {
+    let dir = tempdir();
+    for link in [Link::Dynamic, Link::Static] {
+        let exe = compile("tests/c/merge.c", dir.path(), link, Names::Nsort);
+        let out = run_ok(&exe, &["20000"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("stream 1 lost its connection"), "{stderr}");
+        assert!(stderr.contains("merge input 2: record") && stderr.contains("is out of order"), "{stderr}");
+    }
 }
 
 /// Runs files.c; returns what it printed (the statistics).

@@ -59,6 +59,7 @@ pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
 pub use limits::worker_threads;
 pub use order::Locale;
 pub use plan::{resolve_budget, Budget};
+pub use pool::worker_index;
 pub use reading::ReadStrategy;
 pub use stats::{PhaseStats, Sample, SortCounters, SortStats};
 pub use text::check::Disorder;

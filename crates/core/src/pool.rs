@@ -52,3 +52,8 @@ pub(crate) fn install<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         _ => f(),
     }
 }
+/// The index of the calling thread among the worker threads of the sort it works for (from 0),
+/// or None on any other thread (Nsort's `nsort_get_thread_index` numbers them from 1).
+pub fn worker_index() -> Option<usize> {
+    rayon::current_thread_index()
+}
