@@ -50,6 +50,8 @@ pub struct Context {
     message: CString,
     /// The first error that stopped the sort, repeated by later calls.
     stopped_by: Option<String>,
+    /// The statement of the definition that did not parse (see [`Context::failed_statement`]).
+    failed_statement: Option<String>,
     /// Returned records of a delimited sort not yet handed out: `stage[staged..]`.
     stage: Vec<u8>,
     staged: usize,
@@ -149,6 +151,7 @@ impl Context {
             file_output: false,
             message: CString::default(),
             stopped_by: None,
+            failed_statement: None,
             stage: Vec::new(),
             staged: 0,
             drained: false,
@@ -163,6 +166,9 @@ impl Context {
     /// once the context is unlocked: a handler may well call `nsort_message`.) A sort whose output
     /// has ended has nothing left to stop: it stays done, its statistics kept until `xsort_end`.
     pub fn refuse(&mut self, failure: Failure) -> xsort_msg_t {
+        if failure.statement.is_some() {
+            self.failed_statement.clone_from(&failure.statement);
+        }
         if failure.is_error() && self.stopped_by.is_none() && !matches!(self.phase, Phase::Done(_)) {
             self.stopped_by = Some(one_line(&failure.message));
             self.phase = Phase::Failed;
@@ -181,6 +187,11 @@ impl Context {
     /// The error callback and the message to give it, for a call that just failed.
     pub fn notice(&self) -> Option<(crate::nsort::Callback, CString)> {
         self.callback.map(|cb| (cb, self.message.clone()))
+    }
+
+    /// The statement of the definition that did not parse, if that is why the sort failed.
+    pub fn failed_statement(&self) -> Option<&str> {
+        self.failed_statement.as_deref()
     }
 
     /// The last error's message ("" when none).

@@ -116,7 +116,7 @@ unsafe fn on_context<R>(
         let notice = guard.notice();
         drop(guard);
         if let Some((callback, message)) = notice {
-            callback.call(code, id, &message);
+            callback.call(code, id, &message, None);
         }
         Err(code)
     }));
@@ -171,12 +171,18 @@ pub(crate) unsafe fn define_with(
             context::define_with(unsafe { CStr::from_ptr(statements) }.to_bytes(), callback, adjust)
         };
         let notice = if code == XSORT_SUCCESS { None } else { context.notice() };
+        // A statement that did not parse: the handler gets the definition and where it is.
+        let at = context.failed_statement().and_then(|st| {
+            // SAFETY: the definition is not NULL here (a parse failed), and NUL-terminated.
+            let def = unsafe { CStr::from_ptr(statements) }.to_bytes();
+            nsort::offset_in(def, st).map(|offset| (statements, offset))
+        });
         let id = context::insert(context);
         // SAFETY: not NULL (checked above); the caller promises it points to a writable xsort_t.
         unsafe { *ctxp = id };
         // Once the id is the caller's, so that the handler can ask nsort_message for it.
         if let Some((callback, message)) = notice {
-            callback.call(code, id, &message);
+            callback.call(code, id, &message, at);
         }
         code
     }));

@@ -90,13 +90,25 @@ impl Callback {
         Callback { error, arg }
     }
 
-    /// Calls the handler with a status and its one-line message. No lock is held: the handler
+    /// Calls the handler with a status and its one-line message, and for a statement that did
+    /// not parse the definition and the statement's offset in it. No lock is held: the handler
     /// may call the library, `nsort_message` on the same context included.
-    pub fn call(&self, code: nsort_msg_t, context: nsort_t, text: &CString) {
+    pub fn call(&self, code: nsort_msg_t, context: nsort_t, text: &CString, at: Option<(*const c_char, c_int)>) {
+        let (definition, offset) = at.unwrap_or((std::ptr::null(), 0));
         // SAFETY: the program gave this handler for this purpose; the arguments are those of
-        // Nsort's nsort_error_t, and the message outlives the call.
-        unsafe { (self.error)(self.arg, code, context, std::ptr::null_mut(), 0, 1, text.as_ptr()) }
+        // Nsort's nsort_error_t; the message outlives the call, and the definition is the
+        // program's own string, which the handler may read (not write, though Nsort's type says
+        // char *).
+        unsafe { (self.error)(self.arg, code, context, definition.cast_mut(), offset, 1, text.as_ptr()) }
     }
+}
+
+/// Where `statement` (as the parser split it: blanks after commas dropped) starts in `definition`:
+/// its text, else its keyword (up to the first '=', ':' or ','), as written there.
+pub fn offset_in(definition: &[u8], statement: &str) -> Option<c_int> {
+    let find = |needle: &[u8]| (!needle.is_empty()).then(|| definition.windows(needle.len()).position(|w| w == needle)).flatten();
+    let keyword = statement.split(['=', ':', ',']).next().unwrap_or(statement);
+    find(statement.as_bytes()).or_else(|| find(keyword.as_bytes())).and_then(|at| c_int::try_from(at).ok())
 }
 
 /// Nsort's `nsort_define`: `xsort_define` with Nsort's error callback (may be NULL) and options

@@ -106,12 +106,15 @@ pub struct Failure {
     pub code: xsort_msg_t,
     /// One line (newlines are joined by `open_line` when stored).
     pub message: String,
+    /// For a statement that did not parse: the statement, as the parser split it (the error
+    /// callback is given its offset in the definition).
+    pub statement: Option<String>,
 }
 
 impl Failure {
     /// A failure with `code` and `message`.
     pub fn new(code: xsort_msg_t, message: impl Into<String>) -> Failure {
-        Failure { code, message: message.into() }
+        Failure { code, message: message.into(), statement: None }
     }
 
     /// Whether the code is an error, after which the sort does not go on (warnings are positive).
@@ -135,7 +138,11 @@ impl From<SortError> for Failure {
             SortError::Internal(_) | SortError::Cancelled => XSORT_INTERNAL_ERROR,
             _ => XSORT_INTERNAL_ERROR,
         };
-        Failure::new(code, e.to_string())
+        let statement = match &e {
+            SortError::Spec(s) => s.statement().map(str::to_string),
+            _ => None,
+        };
+        Failure { statement, ..Failure::new(code, e.to_string()) }
     }
 }
 

@@ -321,7 +321,7 @@ impl Engine {
         SortStats {
             version: env!("CARGO_PKG_VERSION"),
             records,
-            records_read: cfg.select.as_ref().map(|s| s.read.load(std::sync::atomic::Ordering::Relaxed)),
+            records_read: cfg.select.as_ref().filter(|s| s.selection.is_some()).map(|s| s.read.load(std::sync::atomic::Ordering::Relaxed)),
             bytes: own.bytes,
             record_size: own.record_size,
             key: own.key,

@@ -38,14 +38,16 @@ struct seen {
     int calls;
     nsort_msg_t last;
     char detail[1024];
+    const char *definition; /* for a statement that did not parse: the definition */
+    int offset;             /* and where the statement starts in it */
 };
 
 /* An nsort_error_t: remembers the code and the first detail (the message). */
 static void on_error(void *arg, nsort_msg_t msg, nsort_t context, char *definition, int offset, int ndetails, ...) {
     struct seen *seen = arg;
     (void)context;
-    (void)definition;
-    (void)offset;
+    seen->definition = definition;
+    seen->offset = offset;
     seen->calls++;
     seen->last = msg;
     seen->detail[0] = '\0';
@@ -87,7 +89,7 @@ static int make_records(int merge_index, char *buf, int size, void *input_arg) {
 }
 
 int main(void) {
-    struct seen seen = {0, NSORT_SUCCESS, ""};
+    struct seen seen = {0, NSORT_SUCCESS, "", NULL, 0};
     nsort_error_t handler = on_error;
     nsort_callback_t old_name = {handler, &seen};           /* Nsort's first name for the struct */
     nsort_error_callback_t *callbacks = &old_name;
@@ -101,6 +103,8 @@ int main(void) {
     CHECK(status == NSORT_UNKNOWN_KEYWORD && NSORT_MSG_IS_ERROR(status));
     CHECK(seen.calls == 1 && seen.last == NSORT_UNKNOWN_KEYWORD && strstr(seen.detail, "frobnicate") != NULL);
     CHECK(strcmp(nsort_message(&ctx), seen.detail) == 0);
+    /* The handler is told which statement: the definition, and the statement's offset in it. */
+    CHECK(seen.definition != NULL && strncmp(seen.definition + seen.offset, "-frobnicate=3", 13) == 0);
     CHECK(nsort_end(&ctx) == NSORT_SUCCESS);
 
     /* A sort of COUNT records, released 100 and one at a time. */

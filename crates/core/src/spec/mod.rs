@@ -399,6 +399,22 @@ pub enum SpecError {
 }
 
 impl SpecError {
+    /// The statement at fault, as written; None for a statement of a `-specification` file (the
+    /// error names the file and line) and for a word that is no statement.
+    pub fn statement(&self) -> Option<&str> {
+        match self {
+            SpecError::UnknownStatement { statement, .. }
+            | SpecError::AmbiguousStatement { statement, .. }
+            | SpecError::UnknownWord { statement, .. }
+            | SpecError::AmbiguousWord { statement, .. }
+            | SpecError::Size { statement, .. }
+            | SpecError::Invalid { statement, .. }
+            | SpecError::BeyondRecord { statement, .. } => Some(statement),
+            SpecError::NotAStatement { token } => Some(token),
+            SpecError::InFile { .. } => None,
+        }
+    }
+
     /// The error, naming the file and line of its statement when the statement was read from a
     /// `-specification` file (`origins`: each such statement's text, file and line). For errors
     /// found once every statement is known: a key naming no field, a field past the record.
