@@ -117,6 +117,50 @@ pub(crate) static NEVER: AtomicBool = AtomicBool::new(false);
 /// entries, a few tens of milliseconds).
 const EXTRACT_SLICE: usize = 1 << 22;
 
+/// The entries of the records of `data` that `keep` keeps, into the front of `out` in input order,
+/// in parallel, a slice at a time, calling `check` before each; returns how many. Each parallel
+/// piece writes its kept entries to the front of its own part of `out`, and the parts are then
+/// moved together (only ever toward the front, over entries already moved).
+pub(crate) fn extract_selected(
+    key: &ResolvedKey,
+    layout: EntryLayout,
+    data: &[u8],
+    record_size: usize,
+    out: &mut [u128],
+    keep: &(dyn Fn(&[u8]) -> bool + Sync),
+    check: impl Fn() -> Result<()>,
+) -> Result<usize> {
+    let n = out.len().min(data.len() / record_size);
+    let (mut kept, mut first) = (0, 0);
+    while first < n {
+        check()?;
+        let end = (first + EXTRACT_SLICE).min(n);
+        let counts: Vec<usize> = out[first..end]
+            .par_chunks_mut(PAR_MIN)
+            .enumerate()
+            .map(|(c, part)| {
+                let base = first + c * PAR_MIN;
+                let mut k = 0;
+                for i in base..base + part.len() {
+                    let rec = &data[i * record_size..(i + 1) * record_size];
+                    if keep(rec) {
+                        part[k] = layout.entry(key, rec, i * record_size);
+                        k += 1;
+                    }
+                }
+                k
+            })
+            .collect();
+        for (c, k) in counts.into_iter().enumerate() {
+            let from = first + c * PAR_MIN;
+            out.copy_within(from..from + k, kept);
+            kept += k;
+        }
+        first = end;
+    }
+    Ok(kept)
+}
+
 /// The entries of every record of `data`, into `out` in parallel, a slice at a time, calling
 /// `check` before each: a cancelled sort stops between them rather than after the whole input.
 pub fn extract_checked(

@@ -6,7 +6,7 @@
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::config::{RecordFormat, SortConfig};
 use crate::engine::{FormatSort, FormatStats, InputShape, Sorted};
-use crate::entry::{extract_at, extract_checked, gather, sort_in_pieces, EntryLayout};
+use crate::entry::{extract_at, extract_checked, extract_selected, gather, sort_in_pieces, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::fold::{FoldSink, Folding};
 use crate::framing::Framing;
@@ -17,6 +17,8 @@ use crate::output::{sort_while_writing, Destination};
 use crate::plan::{MemoryPlan, ENTRY_BYTES_PER_RECORD};
 use crate::reading::{MappedInput, ReadStrategy};
 use crate::runs::{RecordSink, Run, RunWriter, TempStore};
+use crate::select::reader::InputTransform;
+use crate::select::Rec;
 use crate::stats::SortCounters;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -39,15 +41,36 @@ pub(crate) struct RecordSort<'a> {
     read: ReadStrategy,
     /// Bytes of entries and scratch held at most.
     entries_bytes: u64,
+    /// A selection left to the mapped sort of the single input (which extracts entries only for
+    /// the records kept), its input opened unfiltered; if the input is not mapped after all, it is
+    /// opened again, filtered as it is read.
+    mapped_selection: Option<Arc<InputTransform>>,
 }
 
 impl<'a> RecordSort<'a> {
     /// Opens the inputs of a format that `Sort` has checked (record size, key, folding, budget).
     pub fn open(cfg: &'a SortConfig, rec: &'a RecordFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let key = rec.key.resolve(rec.record_size)?;
-        let inputs =
-            InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, (cfg.decompress, cfg.select.as_ref()), counters.input.clone())?;
-        Ok(RecordSort { cfg, rec, key, inputs, counters, read: ReadStrategy::default(), entries_bytes: 0 })
+        // A selection alone (no derived fields, no reformat) on one file may be applied by the
+        // mapped sort, which reads the records in place.
+        let mapped_selection = cfg.select.clone().filter(|t| {
+            t.derivation.is_none() && t.reformat.is_none() && !rec.merge && matches!(cfg.inputs[..], [crate::config::Input::Path(_)])
+        });
+        let select = if mapped_selection.is_some() { None } else { cfg.select.as_ref() };
+        let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, (cfg.decompress, select), counters.input.clone())?;
+        let read = ReadStrategy::default();
+        Ok(RecordSort { cfg, rec, key, inputs, counters, read, entries_bytes: 0, mapped_selection })
+    }
+
+    /// The inputs opened again, filtered by the selection as they are read: the mapped sort that
+    /// would have applied it is not taken.
+    fn filter_inputs(&mut self) -> Result<()> {
+        if self.mapped_selection.take().is_some() {
+            let (cfg, rec) = (self.cfg, self.rec);
+            let counters = self.counters.input.clone();
+            self.inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, (cfg.decompress, cfg.select.as_ref()), counters)?;
+        }
+        Ok(())
     }
 
     /// Reads chunk after chunk, sorting each; a single chunk that holds all the input goes straight to
@@ -220,6 +243,14 @@ impl<'a> RecordSort<'a> {
     /// than the budget sorts in one pass instead of spilling. None otherwise (and with Nsort's
     /// `-touch`, which asks for the buffers to be faulted in).
     fn map_cached_input(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedInput, ReadStrategy)>> {
+        let mapped = self.try_map(plan)?;
+        if mapped.is_none() {
+            self.filter_inputs()?;
+        }
+        Ok(mapped)
+    }
+
+    fn try_map(&mut self, plan: &MemoryPlan) -> Result<Option<(MappedInput, ReadStrategy)>> {
         if self.rec.touch {
             return Ok(None);
         }
@@ -241,14 +272,27 @@ impl<'a> RecordSort<'a> {
         let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
         let r = rec.record_size;
         let data = map.bytes();
-        let n = data.len() / r;
+        let all = data.len() / r;
         let layout = EntryLayout::new(key.len(), data.len());
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
-        let mut entry_buf = AlignedBuf::new(n * 16)?;
+        let mut entry_buf = AlignedBuf::new(all * 16)?;
         self.read = read;
         self.entries_bytes = entry_buf.capacity() as u64;
-        let entries = &mut entry_buf.as_u128_mut()[..n];
-        extract_checked(key, layout, data, r, entries, || cfg.check_cancelled())?;
+        let entries = &mut entry_buf.as_u128_mut()[..all];
+        let n = match self.mapped_selection.as_ref().and_then(|t| t.selection.as_ref().map(|s| (t, s))) {
+            Some((t, selection)) => {
+                let keeps = |rec: &[u8]| selection.keeps(Rec::plain(rec));
+                let n = extract_selected(key, layout, data, r, entries, &keeps, || cfg.check_cancelled())?;
+                t.read.fetch_add(all as u64, Ordering::Relaxed);
+                t.kept.fetch_add(n as u64, Ordering::Relaxed);
+                n
+            }
+            None => {
+                extract_checked(key, layout, data, r, entries, || cfg.check_cancelled())?;
+                all
+            }
+        };
+        let entries = &mut entries[..n];
         // Every record has been read once: a file that shrank meanwhile stops the sort here.
         map.intact()?;
         self.counters.input.record(data.len() as u64, map.started, false);
@@ -262,7 +306,7 @@ impl<'a> RecordSort<'a> {
                 plan.write_block,
                 plan.write_buffers,
                 cfg.output_io,
-                Some(data.len() as u64),
+                Some((n * r) as u64),
                 rec.preallocate,
                 self.counters.output.clone(),
             )?;
