@@ -98,7 +98,9 @@ fn check_spec(s: &NsortSpec) {
     for k in &s.keys {
         assert!(k.endian.is_none() || k.field_type.is_binary_number(), "byte order on a text key: {k:?}");
         let field = k.field.as_ref().map(|n| s.fields.iter().find(|f| &f.name == n).expect("a key names a field that exists"));
-        if field.is_none_or(|f| f.delimiter.is_none()) {
+        // A key of separated records by position names a column, not bytes.
+        let column = field.is_none() && s.separator.is_some();
+        if !column && field.is_none_or(|f| f.delimiter.is_none()) {
             check_extent(k.offset, k.size, k.field_type, s.record_size);
         }
     }
@@ -127,7 +129,7 @@ fn check_extent(offset: usize, size: usize, t: FieldType, record: Option<usize>)
         FieldType::Integer | FieldType::Unsigned => &[1, 2, 4, 8],
         FieldType::Float => &[4],
         FieldType::Double => &[8],
-        FieldType::Character | FieldType::Decimal => &[],
+        FieldType::Character | FieldType::Decimal | FieldType::Packed | FieldType::Zoned | FieldType::Month => &[],
     };
     assert!(allowed.is_empty() || allowed.contains(&size), "a {t} of {size} bytes");
     let end = offset.checked_add(size).expect("extent overflows");
@@ -152,6 +154,9 @@ fn key_type(t: FieldType, endian: Option<Endian>) -> KeyType {
         FieldType::Unsigned => KeyType::Unsigned(order),
         FieldType::Float | FieldType::Double => KeyType::Float(order),
         FieldType::Decimal => KeyType::Decimal,
+        FieldType::Packed => KeyType::Packed,
+        FieldType::Zoned => KeyType::Zoned,
+        FieldType::Month => KeyType::Month,
     }
 }
 

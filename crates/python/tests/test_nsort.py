@@ -369,3 +369,38 @@ def test_derived_values_that_do_not_fit_are_errors(tmp_path, derived, message):
     done = subprocess.run([os.path.join(BIN, "xsort"), "--spec", spec, "-o", str(out), str(data)], capture_output=True, text=True)
     assert done.returncode == 2 and message in done.stderr and str(data) in done.stderr, done.stderr
     assert not out.exists()
+
+
+def packed(v, size):
+    """v as a packed decimal of size bytes (2 * size - 1 digits, the sign nibble last)."""
+    nibbles = [int(c) for c in str(abs(v)).rjust(2 * size - 1, "0")] + [0xD if v < 0 else 0xC]
+    return bytes((nibbles[i] << 4) | nibbles[i + 1] for i in range(0, len(nibbles), 2))
+
+
+def zoned(v, size):
+    """v as an ASCII zoned decimal of size bytes (the last byte's zone 7 when negative)."""
+    digits = str(abs(v)).rjust(size, "0").encode()
+    return digits[:-1] + bytes([(0x70 if v < 0 else 0x30) | (digits[-1] & 15)])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_packed_zoned_and_month_fields(tmp_path, nsort, seed):
+    rng = random.Random(4000 + seed)
+    months = ["JAN", "feb", "Mar", "apr", "MAY", "xyz", "   ", "Dec"]
+    rows = [(rng.randint(-99999, 99999), rng.randint(-9999, 9999), rng.choice(months)) for _ in range(rng.randint(1, 300))]
+    records = [packed(p, 3) + zoned(z, 4) + m.encode() for p, z, m in rows]
+    data = tmp_path / "in"
+    data.write_bytes(b"".join(records))
+    fields = "-format=size:10 -field=name:p,packed,size:3 -field=name:z,zoned,size:4 -field=name:m,month,size:3"
+    names = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+    month = lambda m: names.index(m.upper()) + 1 if m.upper() in names else 0
+    cases = [
+        (["-key=p"], lambda r: r[0], lambda r: True),
+        (["-key=z,descending"], lambda r: -r[1], lambda r: True),
+        (["-key=m", "-key=p"], lambda r: (month(r[2]), r[0]), lambda r: True),
+        (["-key=p", "-include=(z lt 0 and m ge 3)"], lambda r: r[0], lambda r: r[1] < 0 and month(r[2]) >= 3),
+    ]
+    for statements, key, keep in cases:
+        order = sorted((i for i, r in enumerate(rows) if keep(r)), key=lambda i: key(rows[i]))
+        want = b"".join(records[i] for i in order)
+        assert run_command(nsort, [fields, *statements, str(data)], tmp_path) == want, statements

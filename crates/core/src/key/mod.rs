@@ -21,6 +21,7 @@
 //! payload, sorts after `+inf` (before `-inf` when descending), NaNs equal to each other (input order
 //! kept). A decimal field that is not a number sorts before every number (after, when descending).
 
+pub mod coded;
 mod decimal;
 #[cfg(test)]
 mod tests;
@@ -56,6 +57,12 @@ pub enum KeyType {
     Float(ByteOrder),
     /// A decimal number written in ASCII: `[blanks][+|-]digits[.digits][blanks]`.
     Decimal,
+    /// Packed decimal (two digits a byte, a sign nibble last: see [`coded`]).
+    Packed,
+    /// Zoned decimal (a digit a byte, the sign in the last byte's zone: see [`coded`]).
+    Zoned,
+    /// A month's three-letter name, as GNU's `-M` reads it (see [`coded`]).
+    Month,
 }
 
 /// The `--key-bytes` names of the key types: name, type, required length (None: any).
@@ -65,6 +72,9 @@ const TYPE_NAMES: &[(&str, KeyType, Option<usize>)] = {
     &[
         ("char", Char, None),
         ("dec", Decimal, None),
+        ("packed", Packed, None),
+        ("zoned", Zoned, None),
+        ("month", Month, None),
         ("u8", Unsigned(B), Some(1)),
         ("i8", Signed(B), Some(1)),
         ("u16le", Unsigned(L), Some(2)),
@@ -118,13 +128,16 @@ impl KeyType {
             KeyType::Signed(_) => "signed integer",
             KeyType::Float(_) => "floating-point",
             KeyType::Decimal => "decimal",
+            KeyType::Packed => "packed decimal",
+            KeyType::Zoned => "zoned decimal",
+            KeyType::Month => "month",
         }
     }
 
     /// The lengths a part of this type may have; empty means any.
     pub fn allowed_lengths(self) -> &'static [usize] {
         match self {
-            KeyType::Char | KeyType::Decimal => &[],
+            KeyType::Char | KeyType::Decimal | KeyType::Packed | KeyType::Zoned | KeyType::Month => &[],
             KeyType::Unsigned(_) | KeyType::Signed(_) => &[1, 2, 4, 8],
             KeyType::Float(_) => &[4, 8],
         }
@@ -292,6 +305,8 @@ enum Norm {
     Float { order: ByteOrder },
     /// Decimal text.
     Decimal,
+    /// Packed or zoned decimal, or a month name.
+    Coded(coded::Coding),
 }
 
 /// A key part ready for the hot loops.
@@ -318,6 +333,9 @@ impl Part {
             KeyType::Signed(order) => Norm::Int { order, flip: sign },
             KeyType::Float(order) => Norm::Float { order },
             KeyType::Decimal => Norm::Decimal,
+            KeyType::Packed => Norm::Coded(coded::Coding::Packed),
+            KeyType::Zoned => Norm::Coded(coded::Coding::Zoned),
+            KeyType::Month => Norm::Coded(coded::Coding::Month),
         };
         Part { offset: p.offset, len: p.len, descending: p.descending, norm, mask, sign }
     }
@@ -355,7 +373,7 @@ impl Part {
                     v | self.sign
                 }
             }
-            Norm::Bytes | Norm::Decimal => unreachable!("not a binary number"),
+            Norm::Bytes | Norm::Decimal | Norm::Coded(_) => unreachable!("not a binary number"),
         }
     }
 
@@ -370,6 +388,7 @@ impl Part {
                 out.copy_from_slice(&v.to_be_bytes()[..out.len()]);
             }
             Norm::Decimal => decimal::encode(field, out),
+            Norm::Coded(c) => coded::encode(c, field, out),
         }
     }
 
@@ -382,7 +401,12 @@ impl Part {
                 let v = self.number(rec) << (64 - 8 * self.len);
                 out.copy_from_slice(&v.to_be_bytes()[from..from + out.len()]);
             }
-            Norm::Decimal if from == 0 => self.write(rec, out),
+            Norm::Decimal | Norm::Coded(_) if from == 0 => self.write(rec, out),
+            Norm::Coded(c) => {
+                let mut head = vec![0u8; from + out.len()];
+                coded::encode(c, &rec[self.offset..self.offset + self.len], &mut head);
+                out.copy_from_slice(&head[from..]);
+            }
             Norm::Decimal => {
                 // The encoding is written from its start: encode up to the range's end, keep the range.
                 let mut head = vec![0u8; from + out.len()];
@@ -400,6 +424,12 @@ impl Part {
             Norm::Bytes => a[r.clone()].cmp(&b[r]),
             Norm::Int { .. } | Norm::Float { .. } => self.number(a).cmp(&self.number(b)),
             Norm::Decimal => decimal::compare(&a[r.clone()], &b[r]),
+            Norm::Coded(c) => {
+                let (mut x, mut y) = (vec![0u8; self.len], vec![0u8; self.len]);
+                coded::encode(c, &a[r.clone()], &mut x);
+                coded::encode(c, &b[r], &mut y);
+                x.cmp(&y)
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 //! order of the normalized keys, [`ResolvedKey::compare`] and every prefix length agree with the
 //! reference, ascending and descending.
 
+use super::coded::{self, Coding};
 use super::*;
 use proptest::prelude::*;
 use ByteOrder::{Big, Little};
@@ -81,6 +82,10 @@ fn reference(kind: KeyType, a: &[u8], b: &[u8]) -> Ordering {
         KeyType::Signed(o) => decode_signed(a, o).cmp(&decode_signed(b, o)),
         KeyType::Float(o) => float_ref(decode_float(a, o), decode_float(b, o)),
         KeyType::Decimal => decimal_ref(a, b),
+        // The values the fields decode to (not a number first), apart from the byte forms.
+        KeyType::Packed => coded::value(Coding::Packed, a).cmp(&coded::value(Coding::Packed, b)),
+        KeyType::Zoned => coded::value(Coding::Zoned, a).cmp(&coded::value(Coding::Zoned, b)),
+        KeyType::Month => coded::month(a).cmp(&coded::month(b)),
     }
 }
 

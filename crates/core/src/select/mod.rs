@@ -71,6 +71,8 @@ pub enum ValueKind {
     Unsigned(ByteOrder),
     /// An IEEE 754 float of 4 or 8 bytes.
     Float(ByteOrder),
+    /// Packed or zoned decimal, or a month name (its number; not a number reads as 0).
+    Coded(crate::key::coded::Coding),
 }
 
 /// A field conditions may name.
@@ -413,6 +415,7 @@ fn value(kind: ValueKind, b: &[u8]) -> Num {
     };
     match kind {
         ValueKind::Text | ValueKind::Decimal => Num::parse_text(b),
+        ValueKind::Coded(c) => Num::Int(crate::key::coded::value(c, b).unwrap_or(0)),
         _ if b.is_empty() || b.len() > 8 => Num::Int(0),
         ValueKind::Unsigned(o) => Num::Int(unsigned(o) as i128),
         ValueKind::Signed(o) => {

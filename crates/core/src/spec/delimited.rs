@@ -19,7 +19,7 @@
 //! every delimited field must share one delimiter; the last field may instead end at the record's
 //! delimiter (it then runs to the end of the record). Alternatively, the fields (and positional
 //! keys) of a delimited record may all sit at fixed byte positions from the record's start. Fields
-//! are text: character or decimal. Mixing delimited and fixed-position fields, binary numbers, and
+//! are text: character, decimal or month. Mixing delimited and fixed-position fields, binary numbers, and
 //! `-summarize` are refused with the statement quoted.
 //!
 //! The statement words (`delimiter` in `-format` and `-field`, `maximum_size`) follow Nsort's
@@ -100,10 +100,10 @@ pub(super) fn field_type(st: &Statement<'_>, l: &Layout) -> Result<FieldType> {
         return Err(st.invalid("a field ends after its size or at its delimiter, not both"));
     }
     let t = l.field_type.unwrap_or(FieldType::Character);
-    if t.is_binary_number() || l.endian.is_some() {
+    if !t.is_text() || l.endian.is_some() {
         return Err(st.invalid(format!(
-            "a delimited field is text: character or decimal, not {}",
-            if t.is_binary_number() { t.as_str() } else { "a byte order" }
+            "a delimited field is text: character, decimal or month, not {}",
+            if t.is_text() { "a byte order" } else { t.as_str() }
         )));
     }
     Ok(t)
@@ -269,7 +269,7 @@ fn one_separator(delimited: &[(&FieldDef, &str)], rd: u8) -> Result<()> {
 
 /// Fields and keys of delimited records are text, and keys name fields when fields are delimited.
 fn text_types(spec: &NsortSpec, all: &[(&FieldDef, &str)], keys: &[String], delimited: bool) -> Result<()> {
-    if let Some((f, st)) = all.iter().find(|(f, _)| f.field_type.is_binary_number()) {
+    if let Some((f, st)) = all.iter().find(|(f, _)| !f.field_type.is_text()) {
         return Err(invalid(st, text_only(f.field_type)));
     }
     for (k, st) in spec.keys.iter().zip(keys) {
@@ -285,7 +285,7 @@ fn text_types(spec: &NsortSpec, all: &[(&FieldDef, &str)], keys: &[String], deli
                     .into(),
             ));
         }
-        if k.field_type.is_binary_number() {
+        if !k.field_type.is_text() {
             return Err(invalid(st, text_only(k.field_type)));
         }
     }
@@ -294,7 +294,7 @@ fn text_types(spec: &NsortSpec, all: &[(&FieldDef, &str)], keys: &[String], deli
 
 fn text_only(t: FieldType) -> String {
     format!(
-        "delimited records are sorted as text, so their fields and keys are character or \
-         decimal, not {t}"
+        "delimited records are sorted as text, so their fields and keys are character, decimal or \
+         month, not {t}"
     )
 }

@@ -38,6 +38,9 @@ pub fn record_keys(spec: &NsortSpec) -> Vec<KeyPart> {
                 FieldType::Unsigned => KeyType::Unsigned(order),
                 FieldType::Float | FieldType::Double => KeyType::Float(order),
                 FieldType::Decimal => KeyType::Decimal,
+                FieldType::Packed => KeyType::Packed,
+                FieldType::Zoned => KeyType::Zoned,
+                FieldType::Month => KeyType::Month,
             };
             KeyPart::typed(k.offset, k.size, kind, k.descending)
         })
@@ -81,8 +84,10 @@ pub fn line_keys(spec: &NsortSpec, terminator: u8) -> Result<(Option<u8>, Vec<Ke
     let mut keys = Vec::with_capacity(spec.keys.len());
     for key in &spec.keys {
         let mut flags = String::new();
-        if key.field_type == FieldType::Decimal {
-            flags.push('n');
+        match key.field_type {
+            FieldType::Decimal => flags.push('n'),
+            FieldType::Month => flags.push('M'),
+            _ => {}
         }
         if key.descending {
             flags.push('r');

@@ -166,6 +166,12 @@ pub enum FieldType {
     Double,
     /// A decimal number written as text.
     Decimal,
+    /// Packed decimal: two digits a byte, a sign nibble last (see [`crate::key::coded`]).
+    Packed,
+    /// Zoned decimal: a digit a byte, the sign in the last byte's zone.
+    Zoned,
+    /// A month's three-letter name (`JAN` to `DEC`).
+    Month,
 }
 
 impl FieldType {
@@ -178,12 +184,21 @@ impl FieldType {
             FieldType::Float => "float",
             FieldType::Double => "double",
             FieldType::Decimal => "decimal",
+            FieldType::Packed => "packed",
+            FieldType::Zoned => "zoned",
+            FieldType::Month => "month",
         }
     }
 
     /// Whether the type is a binary number, the only kind with a byte order.
     pub fn is_binary_number(self) -> bool {
-        !matches!(self, FieldType::Character | FieldType::Decimal)
+        matches!(self, FieldType::Integer | FieldType::Unsigned | FieldType::Float | FieldType::Double)
+    }
+
+    /// Whether the type is text, as delimited records hold it (characters, decimal numbers and
+    /// month names written as text).
+    pub fn is_text(self) -> bool {
+        matches!(self, FieldType::Character | FieldType::Decimal | FieldType::Month)
     }
 }
 

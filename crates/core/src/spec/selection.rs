@@ -7,6 +7,7 @@
 
 use super::statements::{parse_layout, typed_extent, DERIVED_CONTEXT};
 use super::{excerpt, FieldDef, FieldType, NsortSpec, Result, SpecError, Statement};
+use crate::key::coded::Coding;
 use crate::key::ByteOrder;
 use crate::select::{expr, Derivation, DerivedField, Encoding, Expr, FieldAccess, Place, Reformat, Resolver, Selection, Value, ValueKind};
 
@@ -127,6 +128,9 @@ pub(super) fn derive(spec: &NsortSpec, derived: &[NamedDerived]) -> Result<(Vec<
                 FieldType::Integer => (Encoding::Signed(size, order), ValueKind::Signed(order)),
                 FieldType::Unsigned => (Encoding::Unsigned(size, order), ValueKind::Unsigned(order)),
                 FieldType::Float | FieldType::Double => (Encoding::Float(size, order), ValueKind::Float(order)),
+                t @ (FieldType::Packed | FieldType::Zoned | FieldType::Month) => {
+                    return Err(invalid(format!("a derived field is a number or text, not {t}: declare it integer, decimal or character")))
+                }
             };
             (t, size, endian, encoding, kind)
         };
@@ -296,6 +300,9 @@ fn field_access(spec: &NsortSpec) -> Vec<FieldAccess> {
                 FieldType::Integer => ValueKind::Signed(order),
                 FieldType::Unsigned => ValueKind::Unsigned(order),
                 FieldType::Float | FieldType::Double => ValueKind::Float(order),
+                FieldType::Packed => ValueKind::Coded(Coding::Packed),
+                FieldType::Zoned => ValueKind::Coded(Coding::Zoned),
+                FieldType::Month => ValueKind::Coded(Coding::Month),
             };
             let place = match f.delimiter {
                 Some(d) => Place::Column { index, separator, to_end: Some(d) == terminator },

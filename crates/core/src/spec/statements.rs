@@ -171,6 +171,7 @@ pub(super) fn separated_type(st: &Statement<'_>, l: &Layout) -> Result<FieldType
     match l.field_type.unwrap_or(FieldType::Character) {
         FieldType::Character => Ok(FieldType::Character),
         FieldType::Decimal | FieldType::Integer | FieldType::Unsigned => Ok(FieldType::Decimal),
+        FieldType::Month => Ok(FieldType::Month),
         t => Err(st.invalid(format!("separated fields are text: character, or numbers written as decimal or integer, not {t}"))),
     }
 }
@@ -221,7 +222,7 @@ pub(super) fn typed_extent(st: &Statement<'_>, l: &Layout) -> Result<(FieldType,
 /// else the type's default; character and decimal have no default.
 fn type_size(t: FieldType, given: Option<usize>) -> Result<usize, String> {
     let (default, allowed): (Option<usize>, &[usize]) = match t {
-        FieldType::Character | FieldType::Decimal => (None, &[]),
+        FieldType::Character | FieldType::Decimal | FieldType::Packed | FieldType::Zoned | FieldType::Month => (None, &[]),
         FieldType::Integer | FieldType::Unsigned => (Some(4), &[1, 2, 4, 8]),
         FieldType::Float => (Some(4), &[4]),
         FieldType::Double => (Some(8), &[8]),

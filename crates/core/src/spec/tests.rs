@@ -364,7 +364,7 @@ fn field_errors() {
             "-field=name:k,size:4,descending",
             "invalid statement '-field=name:k,size:4,descending': unknown field option \
              'descending'; expected one of name, offset, position, size, character, integer, unsigned, \
-             float, double, decimal, big_endian, little_endian, delimiter, maximum_size",
+             float, double, decimal, packed, zoned, month, big_endian, little_endian, delimiter, maximum_size",
         ),
         (
             "-field=name:k,d",
@@ -704,12 +704,12 @@ fn delimited_errors() {
         (
             "-format=delimiter:'\\n' -field=name:a,delimiter:',',integer",
             "invalid statement '-field=name:a,delimiter:',',integer': a delimited field is text: \
-             character or decimal, not integer",
+             character, decimal or month, not integer",
         ),
         (
             "-format=delimiter:'\\n' -field=name:a,delimiter:',',big_endian",
             "invalid statement '-field=name:a,delimiter:',',big_endian': a delimited field is \
-             text: character or decimal, not a byte order",
+             text: character, decimal or month, not a byte order",
         ),
         (
             "-field=name:a,delimiter:','",
@@ -750,18 +750,18 @@ fn delimited_errors() {
         (
             "-format=delimiter:'\\n' -field=name:n,size:4,integer",
             "invalid statement '-field=name:n,size:4,integer': delimited records are sorted as \
-             text, so their fields and keys are character or decimal, not integer",
+             text, so their fields and keys are character, decimal or month, not integer",
         ),
         (
             "-format=delimiter:'\\n' -key=position:1,double",
             "invalid statement '-key=position:1,double': delimited records are sorted as text, \
-             so their fields and keys are character or decimal, not double",
+             so their fields and keys are character, decimal or month, not double",
         ),
         (
             "-format=delimiter:'\\n' -key=position:1,size:2,delimiter:','",
             "invalid statement '-key=position:1,size:2,delimiter:','': unknown key option \
              'delimiter'; expected one of name, offset, position, size, character, integer, unsigned, \
-             float, double, decimal, big_endian, little_endian, ascending, descending",
+             float, double, decimal, packed, zoned, month, big_endian, little_endian, ascending, descending",
         ),
         (
             "-format=delimiter:'\\n' -field=name:c,delimiter:',' -summarize=c",
