@@ -66,7 +66,7 @@
 //! Field and key words: `offset` (also `off`: the first byte, from 0), `position` (the first byte
 //! counted from 1, as Nsort counts it: `position:1` is `offset:0`), `size`, the
 //! types `character` (the default), `integer` (`int`), `unsigned`, `float`,
-//! `double`, `decimal`, and the byte orders `big_endian`, `little_endian`
+//! `double`, `decimal`, `packed`, `zoned`, `month` (see [`crate::key::coded`]), and the byte orders `big_endian`, `little_endian`
 //! (binary numbers only; when absent the consumer chooses: xsort, like
 //! Nsort, uses the machine's order). Binary numbers have default sizes (integer and
 //! unsigned 4, of 1, 2, 4 or 8; float 4; double 8); character and decimal
