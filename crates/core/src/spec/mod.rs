@@ -952,6 +952,8 @@ fn check_extent(statement: &str, offset: usize, size: usize, record: Option<usiz
 }
 
 #[cfg(test)]
+mod record_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod written_tests;

@@ -44,9 +44,18 @@ pub(super) fn parse_condition(st: &Statement<'_>) -> Result<NamedCondition> {
     let (mut name, mut test) = (None, None);
     for item in split_top(st.value(example)?) {
         let (word, value) = item.split_once([':', '=']).unwrap_or((item, ""));
+        let twice = |what: &str| st.invalid(format!("the condition's {what} is given twice"));
         match word.trim().to_ascii_lowercase().as_str() {
-            "name" if !value.is_empty() => name = Some(value.trim().to_string()),
-            "test" if !value.is_empty() => test = Some(parse_test(st, value)?),
+            "name" if !value.is_empty() => {
+                if name.replace(value.trim().to_string()).is_some() {
+                    return Err(twice("name"));
+                }
+            }
+            "test" if !value.is_empty() => {
+                if test.replace(parse_test(st, value)?).is_some() {
+                    return Err(twice("test"));
+                }
+            }
             w => return Err(st.invalid(format!("'{}' is not a condition option: write {example}", excerpt(w)))),
         }
     }
@@ -70,10 +79,18 @@ pub(super) fn parse_derived(st: &Statement<'_>) -> Result<NamedDerived> {
     let (mut name, mut value, mut layout) = (None, None, Vec::new());
     for item in split_top(st.value(example)?) {
         let (word, text) = item.split_once([':', '=']).unwrap_or((item, ""));
+        let twice = |what: &str| st.invalid(format!("the derived field's {what} is given twice"));
         match word.trim().to_ascii_lowercase().as_str() {
-            "name" if !text.is_empty() => name = Some(text.trim().to_string()),
+            "name" if !text.is_empty() => {
+                if name.replace(text.trim().to_string()).is_some() {
+                    return Err(twice("name"));
+                }
+            }
             "value" if !text.is_empty() => {
-                value = Some(expr::parse_value(text).map_err(|e| st.invalid(format!("in the value '{}': {e}", excerpt(text))))?)
+                let v = expr::parse_value(text).map_err(|e| st.invalid(format!("in the value '{}': {e}", excerpt(text))))?;
+                if value.replace(v).is_some() {
+                    return Err(twice("value"));
+                }
             }
             _ => layout.push(item),
         }
