@@ -28,12 +28,16 @@ pub(super) struct SelectStep {
 /// Splits a value at its commas outside parentheses and quotes.
 fn split_top(value: &str) -> Vec<&str> {
     let (mut items, mut start) = (Vec::new(), 0);
-    super::words::nesting(value, |i, c| {
-        if c == ',' {
-            items.push(&value[start..i]);
-            start = i + 1;
-        }
-    });
+    super::words::nesting(
+        value,
+        |i, c| {
+            if c == ',' {
+                items.push(&value[start..i]);
+                start = i + 1;
+            }
+        },
+        &mut false,
+    );
     items.push(&value[start..]);
     items
 }

@@ -27,10 +27,23 @@ pub(super) struct Written {
 pub(super) fn statements(text: &str) -> Vec<Written> {
     let mut out: Vec<Written> = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        for word in line.split_whitespace() {
+        // Where the previous word of this line ended.
+        let mut after: Option<usize> = None;
+        for (start, word) in words(line) {
+            let end = start + word.len();
+            let open = out.last().and_then(|last| unclosed(&last.text));
             match out.last_mut() {
-                // Inside a condition's parentheses or quotes, blanks and '#' are the condition's.
-                Some(last) if unclosed(&last.text) => {
+                // Inside quotes the text is taken as written, blanks and '#' included.
+                Some(last) if open == Some(Nesting::Quote) => match after {
+                    Some(a) => last.text.push_str(&line[a..end]),
+                    None => {
+                        last.text.push('\n');
+                        last.text.push_str(&line[..end]);
+                    }
+                },
+                // Inside a condition's parentheses, blanks separate its words; '#' still starts a
+                // comment.
+                Some(last) if open == Some(Nesting::Parenthesis) && !word.starts_with('#') => {
                     last.text.push(' ');
                     last.text.push_str(word);
                 }
@@ -42,22 +55,39 @@ pub(super) fn statements(text: &str) -> Vec<Written> {
                 }
                 _ => out.push(Written { text: word.to_string(), line: i + 1 }),
             }
+            after = Some(end);
         }
     }
     out
 }
 
+/// The words of a line (runs of non-whitespace) with their byte offsets.
+fn words(line: &str) -> impl Iterator<Item = (usize, &str)> {
+    line.split_whitespace().map(move |w| (w.as_ptr() as usize - line.as_ptr() as usize, w))
+}
+
+/// What is still open at the end of a statement.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nesting {
+    /// A parenthesis.
+    Parenthesis,
+    /// A quote (inside parentheses).
+    Quote,
+}
+
 /// Whether a statement has a parenthesis or a quote after its first '(' still open: a condition
 /// (`test:(a eq 'x y')`) goes on past blanks, and past line breaks, until they close. Quotes count
 /// only after a '(' so that a quote in a path or a name (`O'Brien`) is taken as written.
-fn unclosed(statement: &str) -> bool {
-    statement.find('(').is_some_and(|open| nesting(&statement[open..], |_, _| {}))
+fn unclosed(statement: &str) -> Option<Nesting> {
+    let open = statement.find('(')?;
+    let mut quote = false;
+    nesting(&statement[open..], |_, _| {}, &mut quote).then_some(if quote { Nesting::Quote } else { Nesting::Parenthesis })
 }
 
 /// Walks `text` through its parentheses and quotes (`'` or `"`, in which `\` escapes the next
 /// character), calling `outside(index, c)` for each character outside both; returns whether a
-/// parenthesis or a quote is still open at the end.
-pub(super) fn nesting(text: &str, mut outside: impl FnMut(usize, char)) -> bool {
+/// parenthesis or a quote is still open at the end, and sets `in_quote` when a quote is.
+pub(super) fn nesting(text: &str, mut outside: impl FnMut(usize, char), in_quote: &mut bool) -> bool {
     let (mut depth, mut quote, mut escaped) = (0usize, None, false);
     for (i, c) in text.char_indices() {
         match (quote, c) {
@@ -75,6 +105,7 @@ pub(super) fn nesting(text: &str, mut outside: impl FnMut(usize, char)) -> bool 
         }
         escaped = false;
     }
+    *in_quote = quote.is_some();
     depth > 0 || quote.is_some()
 }
 
