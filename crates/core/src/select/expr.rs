@@ -300,9 +300,19 @@ fn hex(digits: &[u8]) -> Result<Vec<u8>, String> {
     Ok(digits.chunks(2).map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap_or("0"), 16).unwrap_or(0)).collect())
 }
 
+/// The deepest a condition or value may nest (parentheses, `not`, `if`, a minus): deeper text is
+/// refused rather than risking the stack.
+pub const MAX_NESTING: usize = 100;
+
 struct Parser {
     tokens: Vec<Token>,
     at: usize,
+    /// How deep the parse is (see [`MAX_NESTING`]).
+    depth: usize,
+    /// The value that starts at each token where one was tried for a parenthesis (its end), or
+    /// None where none does: a parenthesis is tried as a value first, then as a condition, and
+    /// without this, nested ones would be tried again and again.
+    tried: std::collections::HashMap<usize, Option<(Value, usize)>>,
 }
 
 impl Parser {
@@ -311,7 +321,7 @@ impl Parser {
         if tokens.is_empty() {
             return Err(format!("the {what} is empty"));
         }
-        Ok(Parser { tokens, at: 0 })
+        Ok(Parser { tokens, at: 0, depth: 0, tried: std::collections::HashMap::new() })
     }
 
     /// `parsed`, when nothing follows it.
@@ -350,7 +360,22 @@ impl Parser {
         Ok(e)
     }
 
+    /// `f`, one level deeper.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, String>) -> Result<T, String> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!("it nests more than {MAX_NESTING} deep"));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     fn unary(&mut self) -> Result<Expr, String> {
+        self.nested(Self::unary_here)
+    }
+
+    fn unary_here(&mut self) -> Result<Expr, String> {
         match self.peek() {
             Some(Token::Not) => {
                 self.at += 1;
@@ -359,9 +384,15 @@ impl Parser {
             Some(Token::Open) => {
                 // A parenthesized value compared (`(a + b) gt 3`), or a condition in parentheses.
                 let start = self.at;
-                if self.value().is_ok() && matches!(self.peek(), Some(Token::Op(_))) {
-                    self.at = start;
-                    return self.test();
+                if let Some((left, end)) = self.value_at(start) {
+                    if let Some(Token::Op(op)) = self.tokens.get(end) {
+                        let op = *op;
+                        self.at = end + 1;
+                        if self.peek().is_none() {
+                            return Err("a comparison ends without its right side".into());
+                        }
+                        return Ok(Expr::Compare(left, op, self.value()?));
+                    }
                 }
                 self.at = start + 1;
                 let e = self.or()?;
@@ -370,6 +401,18 @@ impl Parser {
             Some(_) => self.test(),
             None => Err("the condition ends where a test was expected".into()),
         }
+    }
+
+    /// The value that starts at token `start` and where it ends, if one does (tried once per
+    /// token).
+    fn value_at(&mut self, start: usize) -> Option<(Value, usize)> {
+        if let Some(tried) = self.tried.get(&start) {
+            return tried.clone();
+        }
+        self.at = start;
+        let found = self.value().ok().map(|v| (v, self.at));
+        self.tried.insert(start, found.clone());
+        found
     }
 
     /// `inner`, when a ')' follows it.
@@ -453,6 +496,10 @@ impl Parser {
     }
 
     fn factor(&mut self) -> Result<Value, String> {
+        self.nested(Self::factor_here)
+    }
+
+    fn factor_here(&mut self) -> Result<Value, String> {
         match self.next() {
             Some(Token::Arith(ArithOp::Sub)) => Ok(Value::Neg(Box::new(self.factor()?))),
             Some(Token::Open) => {

@@ -84,6 +84,9 @@ pub struct FieldAccess {
     pub place: Place,
     /// How it reads.
     pub kind: ValueKind,
+    /// The size of a fixed-size character field (at a fixed place, or derived with a size), which
+    /// text constants compared with it are padded to; None for a column.
+    pub padded_size: Option<usize>,
 }
 
 /// A number a condition compares.

@@ -3,7 +3,7 @@
 //! (text against a number, a name that is no field, a condition that names itself) is an error
 //! in words for a message.
 
-use super::{Cond, Expr, FieldAccess, Num, NumExpr, Operand, Pattern, Place, TextExpr, Value, ValueKind, MAX_CONDITION_DEPTH};
+use super::{Cond, Expr, FieldAccess, Num, NumExpr, Operand, Pattern, TextExpr, Value, ValueKind, MAX_CONDITION_DEPTH};
 use crate::select::expr::CmpOp;
 
 /// What resolving a condition needs: the fields, and the conditions by name.
@@ -23,28 +23,50 @@ pub enum Resolved {
     Text(TextExpr),
 }
 
-/// Condition names being resolved, outermost first (to find a condition that names itself).
-type Chain = Vec<String>;
+/// The most tests and values a resolved condition may hold: conditions that name conditions are
+/// copied where they are named, and a chain of them that each name the one before twice would
+/// double at every step.
+pub const MAX_CONDITION_NODES: usize = 100_000;
+
+/// Where resolving is: the condition names being resolved, outermost first (to find a condition
+/// that names itself), and the tests and values made so far.
+#[derive(Default)]
+struct Chain {
+    names: Vec<String>,
+    nodes: usize,
+}
+
+impl Chain {
+    /// Counts one more test or value; an error past [`MAX_CONDITION_NODES`].
+    fn node(&mut self) -> Result<(), String> {
+        self.nodes += 1;
+        if self.nodes > MAX_CONDITION_NODES {
+            return Err(format!("the conditions expand to more than {MAX_CONDITION_NODES} tests and values"));
+        }
+        Ok(())
+    }
+}
 
 impl Resolver<'_> {
     /// `expr` resolved; the error names what is wrong.
     pub fn resolve(&self, expr: &Expr) -> Result<Cond, String> {
-        self.cond(expr, &mut Vec::new())
+        self.cond(expr, &mut Chain::default())
     }
 
     /// The test of the condition named `name`, resolved (a test that names `name` again, directly
     /// or through others, is an error showing the chain).
     pub fn resolve_named(&self, name: &str, test: &Expr) -> Result<Cond, String> {
-        self.cond(test, &mut vec![name.to_string()])
+        self.cond(test, &mut Chain { names: vec![name.to_string()], nodes: 0 })
     }
 
     /// A derived field's value, resolved.
     pub fn resolve_value(&self, value: &Value) -> Result<Resolved, String> {
-        let chain = &mut Vec::new();
+        let chain = &mut Chain::default();
         Ok(if self.is_text(value)? { Resolved::Text(self.text(value, None, chain)?) } else { Resolved::Number(self.num(value, chain)?) })
     }
 
     fn cond(&self, expr: &Expr, names: &mut Chain) -> Result<Cond, String> {
+        names.node()?;
         Ok(match expr {
             Expr::Or(a, b) => Cond::Or(Box::new(self.cond(a, names)?), Box::new(self.cond(b, names)?)),
             Expr::And(a, b) => Cond::And(Box::new(self.cond(a, names)?), Box::new(self.cond(b, names)?)),
@@ -74,16 +96,16 @@ impl Resolver<'_> {
                 Err(_) => format!("'{name}' names no condition and no field"),
             });
         };
-        if names.iter().any(|n| n == name) {
-            names.push(name.to_string());
-            return Err(format!("condition '{name}' names itself: {}", names.join(" -> ")));
+        if names.names.iter().any(|n| n == name) {
+            names.names.push(name.to_string());
+            return Err(format!("condition '{name}' names itself: {}", names.names.join(" -> ")));
         }
-        if names.len() >= MAX_CONDITION_DEPTH {
+        if names.names.len() >= MAX_CONDITION_DEPTH {
             return Err(format!("conditions nest more than {MAX_CONDITION_DEPTH} deep"));
         }
-        names.push(name.to_string());
+        names.names.push(name.to_string());
         let c = self.cond(inner, names)?;
-        names.pop();
+        names.names.pop();
         Ok(c)
     }
 
@@ -118,10 +140,7 @@ impl Resolver<'_> {
     /// The size of a value that is a fixed-size character field, which constants it meets take.
     fn fixed_size(&self, v: &Value) -> Result<Option<usize>, String> {
         Ok(match v {
-            Value::Operand(Operand::Field(n)) => match self.fields[self.field(n)?].place {
-                Place::Bytes { size, .. } => Some(size),
-                _ => None,
-            },
+            Value::Operand(Operand::Field(n)) => self.fields[self.field(n)?].padded_size,
             _ => None,
         })
     }
@@ -179,6 +198,7 @@ impl Resolver<'_> {
     }
 
     fn num(&self, v: &Value, names: &mut Chain) -> Result<NumExpr, String> {
+        names.node()?;
         Ok(match v {
             Value::Operand(Operand::Field(n)) => {
                 let i = self.field(n)?;

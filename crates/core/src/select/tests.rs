@@ -9,11 +9,16 @@ fn keeps(s: &Selection, record: &[u8]) -> bool {
 }
 
 fn fixed(name: &str, offset: usize, size: usize, kind: ValueKind) -> FieldAccess {
-    FieldAccess { name: name.into(), place: Place::Bytes { offset, size }, kind }
+    FieldAccess { name: name.into(), place: Place::Bytes { offset, size }, kind, padded_size: Some(size) }
 }
 
 fn column(name: &str, index: usize) -> FieldAccess {
-    FieldAccess { name: name.into(), place: Place::Column { index, separator: b',', to_end: false }, kind: ValueKind::Text }
+    FieldAccess {
+        name: name.into(),
+        place: Place::Column { index, separator: b',', to_end: false },
+        kind: ValueKind::Text,
+        padded_size: None,
+    }
 }
 
 fn selection(fields: Vec<FieldAccess>, steps: &[(bool, &str)], named: &[(&str, &str)]) -> Result<Selection, String> {

@@ -169,7 +169,11 @@ pub(super) fn derive(spec: &NsortSpec, derived: &[NamedDerived]) -> Result<(Vec<
             }
             _ => {}
         }
-        access.push(FieldAccess { name: d.name.clone(), place: Place::Derived(j), kind });
+        let padded_size = match encoding {
+            Encoding::Text(size) => size,
+            _ => None,
+        };
+        access.push(FieldAccess { name: d.name.clone(), place: Place::Derived(j), kind, padded_size });
         defs.push(FieldDef { name: d.name.clone(), offset: 0, size, field_type, endian, delimiter: separator.filter(|_| columns) });
         fields.push(DerivedField { name: d.name.clone(), value, encoding });
     }
@@ -247,6 +251,26 @@ pub(super) fn reformat(
             })
             .unwrap_or(b'\n')
     });
+    for (at, &i) in kept.iter().enumerate() {
+        match access[i].place {
+            // A field that runs to the end of the record may hold the separator: anywhere but last
+            // it would shift the columns after it.
+            Place::Column { to_end: true, .. } if at + 1 < kept.len() => {
+                return Err(err(format!(
+                    "field '{}' runs to the end of the record, so -reformat must write it last",
+                    excerpt(&all[i].name)
+                )));
+            }
+            // Fixed places need every field's size; a derived one of delimited records has none.
+            Place::Derived(_) if separator.is_none() && all[i].size == 0 => {
+                return Err(err(format!(
+                    "derived field '{}' needs a size (size:N) to be written among fixed-size fields",
+                    excerpt(&all[i].name)
+                )));
+            }
+            _ => {}
+        }
+    }
     let pieces = kept.iter().map(|&i| access[i].place).collect();
     // The rewritten records' fields: columns in the new order, or bytes packed one after another.
     let mut offset = 0;
@@ -329,7 +353,11 @@ fn field_access(spec: &NsortSpec) -> Vec<FieldAccess> {
                 Some(d) => Place::Column { index, separator, to_end: Some(d) == terminator },
                 None => Place::Bytes { offset: f.offset, size: f.size },
             };
-            FieldAccess { name: f.name.clone(), place, kind }
+            let padded_size = match place {
+                Place::Bytes { size, .. } => Some(size),
+                _ => None,
+            };
+            FieldAccess { name: f.name.clone(), place, kind, padded_size }
         })
         .collect()
 }
