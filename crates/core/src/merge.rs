@@ -295,6 +295,12 @@ impl RunCursor {
         while self.staging.len() < r {
             if self.pos == self.cur_len {
                 if self.at_run_end() {
+                    // An input of -merge read as a stream (standard input, a filtered file) was
+                    // copied whole: its last record is partial.
+                    if let Some(check) = &self.check {
+                        let problem = format!("its length is not a multiple of the record size {r} (its last record is partial)");
+                        return Err(SortError::BadInput { path: check.name.clone(), offset: None, problem });
+                    }
                     return Err(SortError::Internal(format!("run in {} ends inside a record", self.file.path().display())));
                 }
                 self.next_block(svc, None)?;

@@ -51,20 +51,21 @@ impl InputTransform {
 
     /// `input`, filtered.
     pub fn filter(self: &Arc<Self>, input: StreamReader) -> StreamReader {
-        Box::new(Selecting { input, select: self.clone(), pending: Vec::new(), out: Vec::new(), out_at: 0, eof: false })
+        Box::new(Selecting { input, select: self.clone(), pending: Vec::new(), out: Vec::new(), out_at: 0, eof: false, records: 0 })
     }
 
     /// Decides the whole records at the start of `data` (all of them when `last`: the input has
     /// ended), appending those kept to `out`, rewritten; returns the bytes decided, or what is
     /// wrong with the input.
-    fn decide(&self, data: &[u8], last: bool, out: &mut Vec<u8>) -> Result<usize, String> {
+    /// `before`: the records of this input decided before `data` (for messages).
+    fn decide(&self, data: &[u8], last: bool, out: &mut Vec<u8>, before: u64) -> Result<(usize, u64), String> {
         let (mut read, mut kept) = (0u64, 0u64);
         let mut derived = vec![Vec::new(); self.derivation.as_ref().map_or(0, Derivation::len)];
         // `whole`: the record with its terminator, if it has one.
         let mut keep = |bytes: &[u8], whole: &[u8]| -> Result<(), String> {
             read += 1;
             if let Some(d) = &self.derivation {
-                d.compute(bytes, &mut derived).map_err(|e| format!("record {}: {e}", self.read.load(Ordering::Relaxed) + read))?;
+                d.compute(bytes, &mut derived).map_err(|e| format!("record {}: {e}", before + read))?;
             }
             let rec = Rec { bytes, derived: &derived };
             if self.selection.as_ref().is_none_or(|s| s.keeps(rec)) {
@@ -115,7 +116,7 @@ impl InputTransform {
         };
         self.read.fetch_add(read, Ordering::Relaxed);
         self.kept.fetch_add(kept, Ordering::Relaxed);
-        Ok(used)
+        Ok((used, read))
     }
 }
 
@@ -129,6 +130,8 @@ struct Selecting {
     out: Vec<u8>,
     out_at: usize,
     eof: bool,
+    /// Records of this input decided so far.
+    records: u64,
 }
 
 impl Read for Selecting {
@@ -150,7 +153,9 @@ impl Read for Selecting {
             let n = n.inspect_err(|_| self.pending.truncate(have))?;
             self.pending.truncate(have + n);
             self.eof = n == 0;
-            let used = self.select.decide(&self.pending, self.eof, &mut self.out).map_err(std::io::Error::other)?;
+            let (used, decided) =
+                self.select.decide(&self.pending, self.eof, &mut self.out, self.records).map_err(std::io::Error::other)?;
+            self.records += decided;
             self.pending.drain(..used);
         }
         let n = buf.len().min(self.out.len() - self.out_at);
