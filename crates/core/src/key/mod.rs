@@ -72,9 +72,6 @@ const TYPE_NAMES: &[(&str, KeyType, Option<usize>)] = {
     &[
         ("char", Char, None),
         ("dec", Decimal, None),
-        ("packed", Packed, None),
-        ("zoned", Zoned, None),
-        ("month", Month, None),
         ("u8", Unsigned(B), Some(1)),
         ("i8", Signed(B), Some(1)),
         ("u16le", Unsigned(L), Some(2)),
@@ -93,6 +90,9 @@ const TYPE_NAMES: &[(&str, KeyType, Option<usize>)] = {
         ("f32be", Float(B), Some(4)),
         ("f64le", Float(L), Some(8)),
         ("f64be", Float(B), Some(8)),
+        ("packed", Packed, None),
+        ("zoned", Zoned, None),
+        ("month", Month, None),
     ]
 };
 
