@@ -33,17 +33,14 @@ pub(super) fn statements(text: &str) -> Vec<Written> {
             let end = start + word.len();
             let open = out.last().and_then(|last| unclosed(&last.text));
             match out.last_mut() {
-                // Inside quotes the text is taken as written, blanks and '#' included.
-                Some(last) if open == Some(Nesting::Quote) => match after {
-                    Some(a) => last.text.push_str(&line[a..end]),
-                    None => {
-                        last.text.push('\n');
-                        last.text.push_str(&line[..end]);
-                    }
-                },
-                // Inside a condition's parentheses, blanks separate its words; '#' still starts a
-                // comment.
-                Some(last) if open == Some(Nesting::Parenthesis) && !word.starts_with('#') => {
+                // Inside quotes the text of the line is taken as written, blanks and '#' included
+                // (a quote does not go on past the end of its line).
+                Some(last) if open == Some(Nesting::Quote) && after.is_some() => {
+                    last.text.push_str(&line[after.unwrap_or(start)..end]);
+                }
+                // Inside a condition's parentheses, blanks and line breaks separate its words; '#'
+                // still starts a comment.
+                Some(last) if open.is_some() && !word.starts_with('#') => {
                     last.text.push(' ');
                     last.text.push_str(word);
                 }
