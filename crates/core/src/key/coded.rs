@@ -32,34 +32,37 @@ pub enum Coding {
     Month,
 }
 
-/// The digits of a packed field (one per byte, 0-9) and whether it is negative; None when a
-/// nibble is not a digit or the sign is not a sign.
-fn packed_digits(field: &[u8], digits: &mut Vec<u8>) -> Option<bool> {
+/// How many digits a packed or zoned field holds and whether it is negative; None when a
+/// nibble is not a digit or the sign is not a sign. Its digits are then [`digit`]'s.
+fn digits(coding: Coding, field: &[u8]) -> Option<(usize, bool)> {
     let (&last, head) = field.split_last()?;
-    for &b in head {
-        digits.extend([b >> 4, b & 15]);
-    }
-    digits.push(last >> 4);
-    let negative = match last & 15 {
-        0xB | 0xD => true,
-        0xA | 0xC | 0xE | 0xF => false,
-        _ => return None,
+    let (count, negative) = match coding {
+        Coding::Packed => {
+            let negative = match last & 15 {
+                0xB | 0xD => true,
+                0xA | 0xC | 0xE | 0xF => false,
+                _ => return None,
+            };
+            (2 * field.len() - 1, negative)
+        }
+        _ => {
+            if !head.iter().all(|b| matches!(b >> 4, 0x3 | 0xF)) {
+                return None;
+            }
+            (field.len(), matches!(last >> 4, 0xB | 0xD | 0x7))
+        }
     };
-    digits.iter().all(|&d| d <= 9).then_some(negative)
+    (0..count).all(|i| digit(coding, field, i) <= 9).then_some((count, negative))
 }
 
-/// The digits of a zoned field and whether it is negative; None when a byte is not a zoned digit.
-fn zoned_digits(field: &[u8], digits: &mut Vec<u8>) -> Option<bool> {
-    let (&last, head) = field.split_last()?;
-    for &b in head {
-        if !matches!(b >> 4, 0x3 | 0xF) {
-            return None;
-        }
-        digits.push(b & 15);
+/// Digit `i` of a packed or zoned field (checked by [`digits`]).
+#[inline]
+fn digit(coding: Coding, field: &[u8], i: usize) -> u8 {
+    match coding {
+        // Two digits a byte, high nibble first.
+        Coding::Packed => (field[i / 2] >> (4 * (1 - i % 2) as u32)) & 15,
+        _ => field[i] & 15,
     }
-    digits.push(last & 15);
-    let negative = matches!(last >> 4, 0xB | 0xD | 0x7);
-    digits.iter().all(|&d| d <= 9).then_some(negative)
 }
 
 /// The month a field names: 1 to 12, or 0.
@@ -74,15 +77,13 @@ pub fn month(field: &[u8]) -> u8 {
 /// The value of a packed or zoned field: its digits as a number, None when it is not one (or has
 /// more digits than an `i128` holds).
 pub fn value(coding: Coding, field: &[u8]) -> Option<i128> {
-    let mut digits = Vec::with_capacity(2 * field.len());
-    let negative = match coding {
-        Coding::Packed => packed_digits(field, &mut digits)?,
-        Coding::Zoned => zoned_digits(field, &mut digits)?,
-        Coding::Month => return Some(i128::from(month(field))),
-    };
+    if coding == Coding::Month {
+        return Some(i128::from(month(field)));
+    }
+    let (count, negative) = digits(coding, field)?;
     let mut v: i128 = 0;
-    for d in digits {
-        v = v.checked_mul(10)?.checked_add(i128::from(d))?;
+    for i in 0..count {
+        v = v.checked_mul(10)?.checked_add(i128::from(digit(coding, field, i)))?;
     }
     Some(if negative { -v } else { v })
 }
@@ -97,21 +98,16 @@ pub fn encode(coding: Coding, field: &[u8], out: &mut [u8]) {
         }
         return;
     }
-    let mut digits = Vec::with_capacity(2 * field.len());
-    let parsed = match coding {
-        Coding::Packed => packed_digits(field, &mut digits),
-        _ => zoned_digits(field, &mut digits),
-    };
-    let Some(negative) = parsed else { return };
-    let negative = negative && digits.iter().any(|&d| d != 0);
+    let Some((count, negative)) = digits(coding, field) else { return };
+    let negative = negative && (0..count).any(|i| digit(coding, field, i) != 0);
     // Nibbles: the class, then the digits right-aligned in the 2L - 1 slots that follow.
     let slots = 2 * field.len() - 1;
-    let pad = slots - digits.len();
+    let pad = slots - count;
     let nibble = |k: usize| -> u8 {
         if k == 0 {
             return if negative { NEGATIVE } else { NONNEGATIVE };
         }
-        let d = if k > pad { digits[k - 1 - pad] } else { 0 };
+        let d = if k > pad { digit(coding, field, k - 1 - pad) } else { 0 };
         if negative {
             9 - d
         } else {
@@ -121,6 +117,21 @@ pub fn encode(coding: Coding, field: &[u8], out: &mut [u8]) {
     for (i, o) in out.iter_mut().enumerate() {
         *o = (nibble(2 * i) << 4) | nibble(2 * i + 1);
     }
+}
+
+/// Compares two fields of the same length as their normalized forms order them; fields up to 32
+/// bytes are encoded on the stack (this is the comparison of ties: no allocation there).
+pub fn compare(coding: Coding, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let (mut x, mut y) = ([0u8; 32], [0u8; 32]);
+    if a.len() <= 32 {
+        encode(coding, a, &mut x[..a.len()]);
+        encode(coding, b, &mut y[..b.len()]);
+        return x[..a.len()].cmp(&y[..b.len()]);
+    }
+    let (mut x, mut y) = (vec![0u8; a.len()], vec![0u8; b.len()]);
+    encode(coding, a, &mut x);
+    encode(coding, b, &mut y);
+    x.cmp(&y)
 }
 
 #[cfg(test)]

@@ -424,12 +424,7 @@ impl Part {
             Norm::Bytes => a[r.clone()].cmp(&b[r]),
             Norm::Int { .. } | Norm::Float { .. } => self.number(a).cmp(&self.number(b)),
             Norm::Decimal => decimal::compare(&a[r.clone()], &b[r]),
-            Norm::Coded(c) => {
-                let (mut x, mut y) = (vec![0u8; self.len], vec![0u8; self.len]);
-                coded::encode(c, &a[r.clone()], &mut x);
-                coded::encode(c, &b[r], &mut y);
-                x.cmp(&y)
-            }
+            Norm::Coded(c) => coded::compare(c, &a[r.clone()], &b[r]),
         }
     }
 }

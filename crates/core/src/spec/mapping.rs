@@ -62,7 +62,7 @@ pub fn sum_fields(spec: &NsortSpec) -> Vec<SumField> {
 }
 
 /// A field's byte order; binary numbers without one are in the machine's order, as in Nsort.
-fn byte_order(endian: Option<Endian>) -> ByteOrder {
+pub(super) fn byte_order(endian: Option<Endian>) -> ByteOrder {
     match endian {
         Some(Endian::Big) => ByteOrder::Big,
         Some(Endian::Little) => ByteOrder::Little,

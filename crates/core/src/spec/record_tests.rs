@@ -1,19 +1,9 @@
 //! Unit tests of the statements beyond keys: separated records, conditions and selection, derived
 //! fields, `-reformat` and `-merge` as the parser resolves them, and their errors.
 
+use super::written_tests::{err, ok};
 use super::*;
 use crate::select::{Place, Rec};
-
-fn ok(text: &str) -> NsortSpec {
-    parse_spec(text).unwrap_or_else(|e| panic!("{text:?} failed: {e}"))
-}
-
-fn err(text: &str) -> String {
-    match parse_spec(text) {
-        Ok(s) => panic!("{text:?} should fail, gave {s:?}"),
-        Err(e) => e.to_string(),
-    }
-}
 
 #[test]
 fn separated_fields_are_columns_and_positions_are_column_numbers() {

@@ -8,7 +8,6 @@
 use super::statements::{parse_layout, typed_extent, DERIVED_CONTEXT};
 use super::{excerpt, FieldDef, FieldType, NsortSpec, Result, SpecError, Statement};
 use crate::key::coded::Coding;
-use crate::key::ByteOrder;
 use crate::select::{expr, Derivation, DerivedField, Encoding, Expr, FieldAccess, Place, Reformat, Resolver, Selection, Value, ValueKind};
 
 /// A `-condition` as parsed: its statement, name and test.
@@ -138,11 +137,7 @@ pub(super) fn derive(spec: &NsortSpec, derived: &[NamedDerived]) -> Result<(Vec<
             (t, layout.size.unwrap_or(0), None, encoding, kind)
         } else {
             let (t, size, endian) = typed_extent(&st, &layout)?;
-            let order = match endian {
-                Some(super::Endian::Big) => ByteOrder::Big,
-                Some(super::Endian::Little) => ByteOrder::Little,
-                None => ByteOrder::NATIVE,
-            };
+            let order = super::mapping::byte_order(endian);
             let (encoding, kind) = match t {
                 FieldType::Character => (Encoding::Text(Some(size)), ValueKind::Text),
                 FieldType::Decimal => (Encoding::Decimal(Some(size)), ValueKind::Decimal),
@@ -334,11 +329,7 @@ fn field_access(spec: &NsortSpec) -> Vec<FieldAccess> {
         .iter()
         .enumerate()
         .map(|(index, f)| {
-            let order = match f.endian {
-                Some(super::Endian::Big) => ByteOrder::Big,
-                Some(super::Endian::Little) => ByteOrder::Little,
-                None => ByteOrder::NATIVE,
-            };
+            let order = super::mapping::byte_order(f.endian);
             let kind = match f.field_type {
                 FieldType::Character => ValueKind::Text,
                 FieldType::Decimal => ValueKind::Decimal,

@@ -4,11 +4,11 @@
 use super::*;
 use std::path::Path;
 
-fn ok(text: &str) -> NsortSpec {
+pub(super) fn ok(text: &str) -> NsortSpec {
     parse_spec(text).unwrap_or_else(|e| panic!("{text:?} failed: {e}"))
 }
 
-fn err(text: &str) -> String {
+pub(super) fn err(text: &str) -> String {
     match parse_spec(text) {
         Ok(s) => panic!("{text:?} should fail, gave {s:?}"),
         Err(e) => e.to_string(),
