@@ -28,6 +28,13 @@
 typedef int nsort_msg_t;
 
 /**
+ * Nsort's user comparison function, named with `nsort_declare_function` for `compare=NAME`: two
+ * values and their lengths, and the argument declared with it; negative, zero or positive as the
+ * first sorts before, with or after the second.
+ */
+typedef int (*nsort_compare_t)(void *p1, void *p2, int len1, int len2, void *compare_arg);
+
+/**
  * An Nsort context id (`unsigned`), the same ids as `xsort_t`.
  */
 typedef unsigned int nsort_t;
@@ -86,17 +93,22 @@ typedef struct {
  */
 typedef nsort_error_callback_t nsort_callback_t;
 
-/**
- * Nsort's user comparison function (named with `nsort_declare_function`, which libxsort does not
- * offer yet): two values and their lengths, and the argument given with it; negative, zero or
- * positive as the first sorts before, with or after the second. Declared so that programs that
- * define one compile.
- */
-typedef int (*nsort_compare_t)(void *p1, void *p2, int len1, int len2, void *compare_arg);
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Nsort's `nsort_declare_function`: names `func` (called as `func(a, b, len_a, len_b, arg)`, and
+ * returning a negative number, zero or a positive number as `a` sorts before, with or after `b`)
+ * for `compare=NAME` in the fields and keys of later definitions. Declaring a name again replaces
+ * its function for the definitions that follow. `NSORT_INVALID_ARGUMENT` for a NULL name or
+ * function, or a name that is not a word of letters, digits and `_`.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `func` stays callable, and `arg` valid for it, as
+ * long as a sort may use them; `func` is safe to call from several threads at once.
+ */
+nsort_msg_t nsort_declare_function(const char *name, nsort_compare_t func, void *arg);
 
 /**
  * Nsort's `nsort_merge_define`: a merge of `merge_width` streams, each sorted by the keys: the
@@ -119,9 +131,10 @@ nsort_msg_t nsort_merge_define(const char *def,
                                nsort_t *ctxp);
 
 /**
- * Nsort's `nsort_raise_error`: called by a merge input callback, fails the merge with `err_msg`
- * (the callback does not go on: this call jumps back to where the library called it). Returns
- * only when called outside a callback, with a message saying so.
+ * Nsort's `nsort_raise_error`: called by a merge input callback or a declared comparison
+ * function, fails the merge or sort with `err_msg` (the callback does not go on: this call jumps
+ * back to where the library called it). Returns only when called outside a callback, with a
+ * message saying so.
  *
  * # Safety
  * `err_msg` is NULL or a NUL-terminated string.
@@ -130,7 +143,7 @@ char *nsort_raise_error(char *err_msg);
 
 /**
  * Nsort's `nsort_get_thread_index`: 1 to N on the sort's N worker threads (where merge input
- * callbacks are called), 0 on any other thread (the program's).
+ * callbacks and comparison functions are called), 0 on any other thread (the program's).
  */
 int nsort_get_thread_index(void);
 

@@ -231,7 +231,7 @@
 #define NSORT_LOCK_FAILED                   (-184)
 #define NSORT_UNIMPLEMENTED                 (-185)
 #define NSORT_UNLOCK_FAILED                 (-186)
-#define NSORT_COMPARE_UNDECLARED            (-187)
+#define NSORT_COMPARE_UNDECLARED            (-187) /* libxsort: compare=NAME not declared */
 #define NSORT_FOLD_POINTER                  (-188)
 #define NSORT_THREAD_CREATE                 (-189)
 #define NSORT_PWRITE64_ERROR                (-190)
@@ -260,7 +260,7 @@
 #define NSORT_PACKED_SIZE_TOO_LARGE         (-210)
 #define NSORT_PACKED_OVERFLOW               (-211)
 #define NSORT_MERGE_CALLBACK_OVERWRITE      (-212)
-#define NSORT_USER_RAISED_ERROR             (-213)
+#define NSORT_USER_RAISED_ERROR             (-213) /* libxsort: a comparison function raised one */
 #define NSORT_STATFILE_STAT                 (-214)
 #define NSORT_STATFILE_BAD_TYPE             (-215)
 #define NSORT_STATFILE_OPEN                 (-216)

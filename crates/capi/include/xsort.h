@@ -88,6 +88,16 @@ typedef unsigned int xsort_t;
 #define XSORT_BAD_MERGE_WIDTH -192
 
 /**
+ * `compare=NAME` names no function declared with `nsort_declare_function`.
+ */
+#define XSORT_COMPARE_UNDECLARED -187
+
+/**
+ * A declared comparison function raised an error (`nsort_raise_error`): the sort stopped.
+ */
+#define XSORT_USER_RAISED_ERROR -213
+
+/**
  * A syntax error (or an invalid value) in a statement.
  */
 #define XSORT_SYNTAX_ERROR -116

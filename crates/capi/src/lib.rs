@@ -26,6 +26,7 @@
 //! `xsort_get_stats_json` until `xsort_end`; `xsort_version` for the life of the program. None is
 //! to be freed or written by the caller.
 
+pub mod compare;
 mod context;
 pub mod merge;
 pub mod nsort;

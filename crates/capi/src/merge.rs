@@ -117,9 +117,10 @@ pub unsafe extern "C" fn nsort_merge_define(
     unsafe { crate::define_with("merge_define", def, refusal, callback, ctxp, adjust) }
 }
 
-/// Nsort's `nsort_raise_error`: called by a merge input callback, fails the merge with `err_msg`
-/// (the callback does not go on: this call jumps back to where the library called it). Returns
-/// only when called outside a callback, with a message saying so.
+/// Nsort's `nsort_raise_error`: called by a merge input callback or a declared comparison
+/// function, fails the merge or sort with `err_msg` (the callback does not go on: this call jumps
+/// back to where the library called it). Returns only when called outside a callback, with a
+/// message saying so.
 ///
 /// # Safety
 /// `err_msg` is NULL or a NUL-terminated string.
@@ -131,7 +132,7 @@ pub unsafe extern "C" fn nsort_raise_error(err_msg: *mut c_char) -> *mut c_char 
 }
 
 /// Nsort's `nsort_get_thread_index`: 1 to N on the sort's N worker threads (where merge input
-/// callbacks are called), 0 on any other thread (the program's).
+/// callbacks and comparison functions are called), 0 on any other thread (the program's).
 #[no_mangle]
 pub extern "C" fn nsort_get_thread_index() -> c_int {
     xsort_core::worker_index().map_or(0, |i| i as c_int + 1)

@@ -44,10 +44,9 @@ pub struct nsort_error_callback_t {
 #[allow(non_camel_case_types)]
 pub type nsort_callback_t = nsort_error_callback_t;
 
-/// Nsort's user comparison function (named with `nsort_declare_function`, which libxsort does not
-/// offer yet): two values and their lengths, and the argument given with it; negative, zero or
-/// positive as the first sorts before, with or after the second. Declared so that programs that
-/// define one compile.
+/// Nsort's user comparison function, named with `nsort_declare_function` for `compare=NAME`: two
+/// values and their lengths, and the argument declared with it; negative, zero or positive as the
+/// first sorts before, with or after the second.
 #[allow(non_camel_case_types)]
 pub type nsort_compare_t =
     Option<unsafe extern "C" fn(p1: *mut c_void, p2: *mut c_void, len1: c_int, len2: c_int, compare_arg: *mut c_void) -> c_int>;

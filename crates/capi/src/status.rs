@@ -39,6 +39,10 @@ pub const XSORT_KEY_BEYOND_END: xsort_msg_t = -109;
 pub const XSORT_MERGE_MISORDERED: xsort_msg_t = -123;
 /// A merge's width does not count its inputs (`nsort_merge_define`).
 pub const XSORT_BAD_MERGE_WIDTH: xsort_msg_t = -192;
+/// `compare=NAME` names no function declared with `nsort_declare_function`.
+pub const XSORT_COMPARE_UNDECLARED: xsort_msg_t = -187;
+/// A declared comparison function raised an error (`nsort_raise_error`): the sort stopped.
+pub const XSORT_USER_RAISED_ERROR: xsort_msg_t = -213;
 /// A syntax error (or an invalid value) in a statement.
 pub const XSORT_SYNTAX_ERROR: xsort_msg_t = -116;
 /// A call out of sequence (records released after `xsort_release_end`, returned before it...).
@@ -85,6 +89,10 @@ pub const NSORT_INVALID_PHASE: nsort_msg_t = -183;
 pub const NSORT_MERGE_MISORDERED: nsort_msg_t = -123;
 /// `NSORT_BAD_MERGE_WIDTH`.
 pub const NSORT_BAD_MERGE_WIDTH: nsort_msg_t = -192;
+/// `NSORT_COMPARE_UNDECLARED`.
+pub const NSORT_COMPARE_UNDECLARED: nsort_msg_t = -187;
+/// `NSORT_USER_RAISED_ERROR`.
+pub const NSORT_USER_RAISED_ERROR: nsort_msg_t = -213;
 
 /// Every `NSORT_*` value equals its `XSORT_*` namesake. The C headers give both as numbers
 /// (xsort.h, and the hand-written nsorterrno.h that nsort.h includes, which holds all of Nsort's
@@ -97,6 +105,7 @@ const _: () = {
     assert!(NSORT_INVALID_ARGUMENT == XSORT_INVALID_ARGUMENT && NSORT_KEY_BEYOND_END == XSORT_KEY_BEYOND_END);
     assert!(NSORT_SYNTAX_ERROR == XSORT_SYNTAX_ERROR && NSORT_INVALID_PHASE == XSORT_INVALID_PHASE);
     assert!(NSORT_MERGE_MISORDERED == XSORT_MERGE_MISORDERED && NSORT_BAD_MERGE_WIDTH == XSORT_BAD_MERGE_WIDTH);
+    assert!(NSORT_COMPARE_UNDECLARED == XSORT_COMPARE_UNDECLARED && NSORT_USER_RAISED_ERROR == XSORT_USER_RAISED_ERROR);
 };
 
 /// A refused or failed call: the code to return and the message `xsort_message` will show.
@@ -132,6 +141,7 @@ impl From<SortError> for Failure {
             SortError::Io(_) => XSORT_IO_ERROR,
             SortError::BadInput { .. } => XSORT_BAD_INPUT,
             SortError::MergeMisordered { .. } => XSORT_MERGE_MISORDERED,
+            SortError::Comparison(_) => XSORT_USER_RAISED_ERROR,
             SortError::Program(_) => XSORT_PROGRAM_ERROR,
             SortError::Resource(_) => XSORT_RESOURCE_ERROR,
             // The C API has no call that cancels a sort: a cancelled one would be a bug.
@@ -155,6 +165,7 @@ fn spec_code(e: &SpecError) -> xsort_msg_t {
         }
         SpecError::InFile { error, .. } => spec_code(error),
         SpecError::BeyondRecord { .. } => XSORT_KEY_BEYOND_END,
+        SpecError::UndeclaredComparison { .. } => XSORT_COMPARE_UNDECLARED,
         _ => XSORT_SYNTAX_ERROR,
     }
 }

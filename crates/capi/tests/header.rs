@@ -31,12 +31,13 @@ const NSORT_ITEMS: &[&str] = &[
     "nsort_version",
     "nsort_end",
     "nsort_merge_define",
+    "nsort_declare_function",
     "nsort_raise_error",
     "nsort_get_thread_index",
 ];
 
 /// Nsort's typedefs that no libxsort call takes yet: cbindgen leaves out unused types unless asked.
-const NSORT_UNUSED_TYPES: &[&str] = &["nsort_callback_t", "nsort_compare_t", "nsort_merge_input_t", "nsort_merge_callback_t"];
+const NSORT_UNUSED_TYPES: &[&str] = &["nsort_callback_t", "nsort_merge_input_t", "nsort_merge_callback_t"];
 
 /// The library's `NSORT_*` status codes, with their values: in neither generated header, since
 /// nsorterrno.h (which nsort.h includes) defines them with the rest of Nsort's codes.
@@ -55,6 +56,8 @@ const NSORT_CODES: &[(&str, i32)] = &[
     ("NSORT_INVALID_PHASE", xsort::NSORT_INVALID_PHASE),
     ("NSORT_MERGE_MISORDERED", xsort::NSORT_MERGE_MISORDERED),
     ("NSORT_BAD_MERGE_WIDTH", xsort::NSORT_BAD_MERGE_WIDTH),
+    ("NSORT_COMPARE_UNDECLARED", xsort::NSORT_COMPARE_UNDECLARED),
+    ("NSORT_USER_RAISED_ERROR", xsort::NSORT_USER_RAISED_ERROR),
 ];
 
 /// xsort's own codes, for failures Nsort has no number for.
@@ -83,6 +86,8 @@ const XSORT_ITEMS: &[&str] = &[
     "XSORT_KEY_BEYOND_END",
     "XSORT_MERGE_MISORDERED",
     "XSORT_BAD_MERGE_WIDTH",
+    "XSORT_COMPARE_UNDECLARED",
+    "XSORT_USER_RAISED_ERROR",
     "XSORT_SYNTAX_ERROR",
     "XSORT_INVALID_PHASE",
     "XSORT_CONFIG_ERROR",
@@ -104,7 +109,7 @@ const XSORT_ITEMS: &[&str] = &[
 ];
 
 /// The C functions the library calls internally (src/raise.c), in neither header.
-const PRIVATE_ITEMS: &[&str] = &["xsort_call_merge_input", "xsort_raise"];
+const PRIVATE_ITEMS: &[&str] = &["xsort_call_merge_input", "xsort_call_compare", "xsort_raise"];
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

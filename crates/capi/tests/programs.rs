@@ -1,5 +1,6 @@
 //! C programs on the rest of the API: delimited records (tests/c/lines.c), separated records
-//! selected and reformatted (lines.c), merges fed by callbacks (merge.c), -in_file / -out_file
+//! selected and reformatted (lines.c), merges fed by callbacks (merge.c), keys ordered by a
+//! declared comparison function (compare.c), -in_file / -out_file
 //! sorts (files.c), two contexts sorting at once from two threads (threads.c), sorts ended early
 //! leaving no temp file (cancel.c), paths that are not UTF-8 (files.c), a program that knows only
 //! Nsort's published names, typedefs and NSORT_MSG_IS_* macros (nsort_names.c), and the example
@@ -90,6 +91,21 @@ fn merges_fed_by_callbacks() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("stream 1 lost its connection"), "{stderr}");
         assert!(stderr.contains("merge input 2: record") && stderr.contains("is out of order"), "{stderr}");
+    }
+}
+
+/// nsort_declare_function's comparison orders keys alone and after a character field, ascending
+/// and descending, in memory and spilled; an undeclared name and a raised error fail with Nsort's
+/// codes (compare.c), linked both ways.
+#[test]
+fn keys_ordered_by_a_declared_comparison_function() {
+    let dir = tempdir();
+    for link in [Link::Dynamic, Link::Static] {
+        let exe = compile("tests/c/compare.c", dir.path(), link, Names::Nsort);
+        let out = run_ok(&exe, &["150000"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("no comparison function named 'nobody' is declared"), "{stderr}");
+        assert!(stderr.contains("the comparison function 'le_number' failed: value 7 is not comparable"), "{stderr}");
     }
 }
 

@@ -224,7 +224,7 @@ fn head_less(batches: &[&[u128]], pos: &[usize], windows: &[u128], ctx: SortCont
     let shift = 128 - 8 * ctx.layout.prefix_bytes as u32;
     let (oa, ob) = (ctx.layout.offset(x), ctx.layout.offset(y));
     let o = (x >> shift).cmp(&(y >> shift)).then(windows[a].cmp(&windows[b])).then_with(|| {
-        if ctx.key.len() <= 2 * ctx.layout.prefix_bytes {
+        if ctx.key.exact_within(2 * ctx.layout.prefix_bytes) {
             return Ordering::Equal; // the prefix and the window held the whole key
         }
         let r = ctx.record_size;
@@ -289,7 +289,7 @@ mod tests {
             let r = 13;
             let key = KeySpec::new(vec![KeyPart::bytes(0, key_len, false)]).resolve(r).unwrap();
             let data: Vec<u8> = recs.concat();
-            let layout = EntryLayout::new(key.len(), if short_prefix { usize::MAX >> 24 } else { data.len() });
+            let layout = EntryLayout::for_key(&key, if short_prefix { usize::MAX >> 24 } else { data.len() });
             let ctx = SortContext { method: Method::Radix, key: &key, layout, record_size: r };
             let n = recs.len();
             let (mut entries, mut scratch) = (vec![0u128; n], vec![0u128; n]);
@@ -347,7 +347,7 @@ mod tests {
             let parts = parts.into_iter().map(|(k, off, d)| KeyPart::typed(off.min(r - kinds[k].1), kinds[k].1, kinds[k].0, d)).collect();
             let key = KeySpec::new(parts).resolve(r).unwrap();
             let data: Vec<u8> = recs.concat();
-            let layout = EntryLayout { prefix_bytes, offset_bits: 20, exact: key.len() <= prefix_bytes };
+            let layout = EntryLayout { prefix_bytes, offset_bits: 20, exact: key.exact_within(prefix_bytes) };
             let ctx = SortContext { method: Method::Radix, key: &key, layout, record_size: r };
             let n = recs.len();
             let (mut entries, mut scratch) = (vec![0u128; n], vec![0u128; n]);

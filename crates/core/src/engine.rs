@@ -140,6 +140,7 @@ impl Engine {
     /// check of the flag, or a pushed input that the cancel ended).
     pub fn run(&self) -> Result<SortStats> {
         match crate::pool::run_in_pool(self.cfg.threads, || self.start()) {
+            Err(e @ crate::SortError::Comparison(_)) => Err(e),
             Err(_) if self.cfg.is_cancelled() => Err(crate::SortError::Cancelled),
             done => done,
         }
@@ -151,7 +152,12 @@ impl Engine {
         let cpu0 = (process_cpu(), minor_faults());
         // Each format checks its settings and opens every input before anything is written.
         match &self.cfg.format {
-            Format::Records(rec) => self.drive(crate::records::RecordSort::open(&self.cfg, rec, &self.counters)?, t0, cpu0),
+            Format::Records(rec) => {
+                let sort = crate::records::RecordSort::open(&self.cfg, rec, &self.counters)?;
+                let key = sort.order().clone();
+                // A declared comparison that failed cancelled the sort: it fails for that reason.
+                self.drive(sort, t0, cpu0).map_err(|e| key.comparison_failure().map_or(e, |m| crate::SortError::Comparison(m.into())))
+            }
             Format::Lines(lines) => self.drive(crate::text::LineSort::open(&self.cfg, lines, &self.counters)?, t0, cpu0),
         }
     }

@@ -37,6 +37,13 @@ impl EntryLayout {
         EntryLayout { prefix_bytes, offset_bits, exact: key_len <= prefix_bytes }
     }
 
+    /// The layout for `key` in a buffer of `buffer_len` bytes: not exact when a part of the key
+    /// is compared by a function, whatever the prefix holds.
+    pub fn for_key(key: &ResolvedKey, buffer_len: usize) -> Self {
+        let layout = Self::new(key.len(), buffer_len);
+        EntryLayout { exact: key.exact_within(layout.prefix_bytes), ..layout }
+    }
+
     /// The entry of the record at `offset`.
     #[inline]
     pub fn entry(&self, key: &ResolvedKey, rec: &[u8], offset: usize) -> u128 {
@@ -322,8 +329,14 @@ impl<S: Records> Tied for Ties<'_, S> {
         self.key.window(self.record(e), level * self.layout.prefix_bytes, self.prefix_bytes(level))
     }
 
-    fn level_matcher(&self, _first: u128, _level: usize) -> Option<EntryMatcher<'_>> {
-        None
+    /// Equal windows are equal key bytes, so no level needs a matcher, except the last of a key
+    /// with a part compared by a function: records equal up to that part are compared whole.
+    fn level_matcher(&self, first: u128, level: usize) -> Option<EntryMatcher<'_>> {
+        if self.key.is_complete() || level + 1 < self.levels() {
+            return None;
+        }
+        let first = self.record(first);
+        Some(Box::new(move |e| self.key.compare(self.record(e), first) == std::cmp::Ordering::Equal))
     }
 
     #[inline]
@@ -423,7 +436,7 @@ mod tests {
             let r = 40;
             let key = KeySpec::new(parts).resolve(r).unwrap();
             let data: Vec<u8> = recs.concat();
-            let layout = EntryLayout { prefix_bytes, offset_bits: 20, exact: key.len() <= prefix_bytes };
+            let layout = EntryLayout { prefix_bytes, offset_bits: 20, exact: key.exact_within(prefix_bytes) };
             let n = recs.len();
             let (mut entries, mut scratch) = (vec![0u128; n], vec![0u128; n]);
             extract(&key, layout, &data, 0, r, &mut entries);
@@ -460,7 +473,7 @@ mod tests {
             let key = spec.resolve(r).unwrap();
             let data: Vec<u8> = recs.concat();
             // A large buffer length forces a short prefix, exercising the tie-break path.
-            let layout = EntryLayout::new(key.len(), if block % 2 == 0 { usize::MAX >> 20 } else { data.len() });
+            let layout = EntryLayout::for_key(&key, if block % 2 == 0 { usize::MAX >> 20 } else { data.len() });
             let n = recs.len();
             let mut entries = vec![0u128; n];
             extract(&key, layout, &data, 0, r, &mut entries);

@@ -39,6 +39,10 @@ pub enum SortError {
     /// The system refused a resource the sort needs (threads, memory).
     #[error("{0}")]
     Resource(String),
+    /// A comparison function the program declared (Nsort's `compare=NAME`) failed, as through
+    /// Nsort's `nsort_raise_error`: the sort stopped and left no output.
+    #[error("{0}")]
+    Comparison(String),
     /// An external program (the compress program) could not run or failed.
     #[error("{0}")]
     Program(String),

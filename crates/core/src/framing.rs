@@ -180,6 +180,6 @@ impl RecordOrder for ResolvedKey {
     }
 
     fn prefix_is_exact(&self) -> bool {
-        self.len() <= 16
+        self.exact_within(16)
     }
 }

@@ -47,7 +47,7 @@ impl NarrowLayout {
         if prefix_bytes == 0 {
             return None;
         }
-        let layout = NarrowLayout { prefix_bytes, index_bits, exact: key.len() <= prefix_bytes, record_size };
+        let layout = NarrowLayout { prefix_bytes, index_bits, exact: key.exact_within(prefix_bytes), record_size };
         if layout.exact {
             return Some(layout);
         }
@@ -128,7 +128,7 @@ fn sort_group<S: Records>(ctx: &SortContext, layout: NarrowLayout, records: &S, 
         return compare(group);
     };
     // Their locations are the records' numbers, as the narrow entries' are.
-    let wide = EntryLayout::new(key.len(), 1 << layout.index_bits);
+    let wide = EntryLayout::for_key(key, 1 << layout.index_bits);
     for (w, &e) in entries.iter_mut().zip(group.iter()) {
         *w = wide.entry(key, records.record(layout.index(e)), layout.index(e));
     }
@@ -173,7 +173,7 @@ pub(crate) mod tests {
         let (mut entries, mut scratch) = (vec![0u64; n], vec![0u64; n]);
         let make = |rec: &[u8], i: usize| layout.entry(key, rec, i);
         entry::extract_checked_with(data, r, key.first_offset(), &mut entries, make, || Ok(())).unwrap();
-        let ctx = SortContext { method: Method::Radix, key, layout: EntryLayout::new(key.len(), data.len()), record_size: r };
+        let ctx = SortContext { method: Method::Radix, key, layout: EntryLayout::for_key(key, data.len()), record_size: r };
         sort_until(&ctx, layout, &ByIndex { data, record_size: r }, &mut entries, &mut scratch, &entry::NEVER);
         entries.iter().map(|&e| layout.index(e)).collect()
     }

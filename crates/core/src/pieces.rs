@@ -73,7 +73,7 @@ impl<'a> RecordPieces<'a> {
     pub fn sort<'e>(&self, key: &ResolvedKey, entries: &'e mut [u128], scratch: &'e mut [u128]) -> SortedPieces<'e> {
         let (n, r) = (self.len, self.record_size);
         assert!(entries.len() >= n && scratch.len() >= n, "room for {n} entries");
-        let ctx = SortContext { method: Method::Radix, key, layout: EntryLayout::new(key.len(), n), record_size: r };
+        let ctx = SortContext { method: Method::Radix, key, layout: EntryLayout::for_key(key, n), record_size: r };
         let order = match NarrowLayout::choose(key, self, n, r) {
             Some(layout) => {
                 // SAFETY: every bit pattern is a valid `u64`, and a `u128` slice is aligned for

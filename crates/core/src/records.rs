@@ -51,6 +51,9 @@ impl<'a> RecordSort<'a> {
     /// Opens the inputs of a format that `Sort` has checked (record size, key, folding, budget).
     pub fn open(cfg: &'a SortConfig, rec: &'a RecordFormat, counters: &'a Arc<SortCounters>) -> Result<Self> {
         let key = rec.key.resolve(rec.record_size)?;
+        if let Some(flag) = &cfg.cancel {
+            key.cancel_on_comparison_failure(flag.clone());
+        }
         // A selection alone (no derived fields, no reformat) on one file may be applied by the
         // mapped sort, which reads the records in place.
         let mapped_selection = cfg.select.clone().filter(|t| {
@@ -91,7 +94,7 @@ impl<'a> RecordSort<'a> {
         // whichever thread or error path lets go of them first.
         let retired = Retired::default();
         let mut b = self.phase_buffers(plan, store, whole, &retired)?;
-        let layout = EntryLayout::new(key.len(), plan.chunk_capacity);
+        let layout = EntryLayout::for_key(key, plan.chunk_capacity);
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         let mut records = 0u64;
         std::thread::scope(|scope| {
@@ -273,7 +276,7 @@ impl<'a> RecordSort<'a> {
         let r = rec.record_size;
         let data = map.bytes();
         let all = data.len() / r;
-        let layout = EntryLayout::new(key.len(), data.len());
+        let layout = EntryLayout::for_key(key, data.len());
         let ctx = SortContext { method: cfg.method, key, layout, record_size: r };
         let mut entry_buf = AlignedBuf::new(all * 16)?;
         self.read = read;
@@ -338,7 +341,7 @@ impl<'a> RecordSort<'a> {
         let mut w =
             dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, total, rec.preallocate, self.counters.output.clone())?;
         if rec.folding.is_active() {
-            let layout = EntryLayout::new(key.len(), data.len());
+            let layout = EntryLayout::for_key(key, data.len());
             let mut sink = FoldSink::new(RecordSink::new(&mut w), key, Framing::Fixed(r), &rec.folding);
             while let Some(e) = merger.next_entry() {
                 let off = layout.offset(e);

@@ -387,3 +387,59 @@ fn the_sort_keeps_to_its_own_threads() {
     assert_eq!(out, reference(&data, 30, (0, 4)));
     assert_eq!(caller.current_num_threads(), 1);
 }
+
+/// Keys ordered by a declared comparison (Nsort's `compare=NAME`): alone and after a plain part,
+/// in memory, file to file and spilled, against a stable sort by the same order; a comparison
+/// that fails stops the sort with its message and leaves no output and no temp file.
+#[test]
+fn keys_compared_by_a_declared_function() {
+    use std::cmp::Ordering;
+    use xsort_core::key::custom::declare_comparison;
+    // Bytes read from the end: an order that is not the bytes'.
+    let backwards = |a: &[u8], b: &[u8]| -> Result<Ordering, String> { Ok(a.iter().rev().cmp(b.iter().rev())) };
+    declare_comparison("backwards", Arc::new(backwards)).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = records(60_000, 24, 7);
+    let input = tmp.path().join("in");
+    std::fs::write(&input, &data).unwrap();
+    let by = |key: &dyn Fn(&[u8], &[u8]) -> Ordering| {
+        let mut recs: Vec<&[u8]> = data.chunks(24).collect();
+        recs.sort_by(|a, b| key(a, b));
+        recs.concat()
+    };
+    let alone = by(&|a, b| backwards(&a[2..8], &b[2..8]).unwrap());
+    let mixed = by(&|a, b| a[..2].cmp(&b[..2]).then(backwards(&a[2..8], &b[2..8]).unwrap()));
+    let specs = [
+        ("-format=size:24 -key=position:3,size:6,compare:backwards", &alone),
+        ("-format=size:24 -field=name:g,size:2 -field=name:v,size:6,compare=backwards -key=g -key=v", &mixed),
+    ];
+    for (spec, want) in specs {
+        let mut in_place = data.clone();
+        Sort::from_spec(spec).unwrap().sort_slice(&mut in_place).unwrap();
+        assert!(in_place == *want, "{spec}: in memory");
+        let output = tmp.path().join("out");
+        Sort::from_spec(spec).unwrap().input_path(&input).output_path(&output).run().unwrap();
+        assert!(std::fs::read(&output).unwrap() == *want, "{spec}: file to file");
+        let temp = tmp.path().join("t");
+        std::fs::create_dir_all(&temp).unwrap();
+        let sort = Sort::from_spec(spec).unwrap().memory(1 << 20).temp_dir(&temp);
+        let stats = sort.input_path(&input).output_path(&output).run().unwrap();
+        assert!(stats.runs > 1, "{spec}: expected a spill, got {} runs", stats.runs);
+        assert!(std::fs::read(&output).unwrap() == *want, "{spec}: spilled");
+        std::fs::remove_file(&output).unwrap();
+    }
+    let refuse = |a: &[u8], b: &[u8]| if a == b"dcba" || b == b"dcba" { Err("cannot compare dcba".to_string()) } else { Ok(a.cmp(b)) };
+    declare_comparison("refuses", Arc::new(refuse)).unwrap();
+    let output = tmp.path().join("out");
+    for memory in [1 << 20, 64 << 20] {
+        let spec = "-format=size:24 -key=position:1,size:4,compare:refuses";
+        let sort = Sort::from_spec(spec).unwrap().memory(memory).temp_dir(tmp.path().join("t"));
+        let e = sort.input_path(&input).output_path(&output).run().unwrap_err();
+        assert!(matches!(e, SortError::Comparison(_)), "{e:?}");
+        assert_eq!(e.to_string(), "the comparison function 'refuses' failed: cannot compare dcba");
+        assert!(!output.exists(), "a failed sort left its output");
+        assert_eq!(entries(&tmp.path().join("t")), Vec::<String>::new());
+    }
+    let e = Sort::from_spec("-format=size:24 -key=position:1,size:4,compare:nobody").unwrap_err().to_string();
+    assert!(e.contains("no comparison function named 'nobody' is declared"), "{e}");
+}

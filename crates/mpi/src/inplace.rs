@@ -469,7 +469,7 @@ impl<'s> BucketFinder<'s> {
             }
             first.push(below as u32);
         }
-        BucketFinder { key, prefix_bytes, splits, exact: key.len() <= prefix_bytes, by_position, first }
+        BucketFinder { key, prefix_bytes, splits, exact: key.exact_within(prefix_bytes), by_position, first }
     }
 
     #[inline]

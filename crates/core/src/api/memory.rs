@@ -108,7 +108,7 @@ impl Sort {
             });
         }
         let key = KeySpec::new(key.clone()).resolve(r)?;
-        let ctx = SortContext { method: self.method, key: &key, layout: EntryLayout::new(key.len(), data.len()), record_size: r };
+        let ctx = SortContext { method: self.method, key: &key, layout: EntryLayout::for_key(&key, data.len()), record_size: r };
         let by_index = ByIndex { data, record_size: r };
         let narrow = if self.method == Method::Radix { NarrowLayout::choose(&key, &by_index, data.len() / r, r) } else { None };
         let sorted = match narrow {

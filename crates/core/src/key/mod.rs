@@ -17,11 +17,16 @@
 //! | `Float` (4 or 8 bytes, IEEE 754) | non-negative: sign bit set; negative: all bits inverted; every NaN: all ones |
 //! | `Decimal` (text) | sign class and fixed-point digits, see the `decimal` module |
 //!
+//! A part compared by a function the program declared ([`KeyType::Custom`], Nsort's `compare=NAME`:
+//! see [`custom`]) has no normalized form: the normalized key ends before it, and records equal
+//! there are compared ([`ResolvedKey::is_complete`] is false).
+//!
 //! Floats thus order `-inf < ... < -0 < +0 < ... < +inf < NaN`: every NaN, whatever its sign and
 //! payload, sorts after `+inf` (before `-inf` when descending), NaNs equal to each other (input order
 //! kept). A decimal field that is not a number sorts before every number (after, when descending).
 
 pub mod coded;
+pub mod custom;
 mod decimal;
 #[cfg(test)]
 mod tests;
@@ -29,6 +34,7 @@ mod tests;
 use crate::error::{Result, SortError};
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::Arc;
 
 /// Byte order of a binary number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,6 +69,9 @@ pub enum KeyType {
     Zoned,
     /// A month's three-letter name, as GNU's `-M` reads it (see [`coded`]).
     Month,
+    /// Compared by a function declared with [`custom::declare_comparison`] (Nsort's
+    /// `compare=NAME`), called with the part's bytes in the two records.
+    Custom(custom::ComparisonId),
 }
 
 /// The `--key-bytes` names of the key types: name, type, required length (None: any).
@@ -131,13 +140,14 @@ impl KeyType {
             KeyType::Packed => "packed decimal",
             KeyType::Zoned => "zoned decimal",
             KeyType::Month => "month",
+            KeyType::Custom(_) => "user-compared",
         }
     }
 
     /// The lengths a part of this type may have; empty means any.
     pub fn allowed_lengths(self) -> &'static [usize] {
         match self {
-            KeyType::Char | KeyType::Decimal | KeyType::Packed | KeyType::Zoned | KeyType::Month => &[],
+            KeyType::Char | KeyType::Decimal | KeyType::Packed | KeyType::Zoned | KeyType::Month | KeyType::Custom(_) => &[],
             KeyType::Unsigned(_) | KeyType::Signed(_) => &[1, 2, 4, 8],
             KeyType::Float(_) => &[4, 8],
         }
@@ -175,7 +185,8 @@ impl KeyPart {
     }
 
     /// Parses `--key-bytes OFFSET:LENGTH[:TYPE][:r]`; TYPE is one of [`KeyType::names`] (default
-    /// `char`), case-insensitive, and must suit LENGTH. What [`KeyPart`]'s `Display` prints parses
+    /// `char`), case-insensitive, and must suit LENGTH, or `compare=NAME` for a declared comparison
+    /// ([`custom::declare_comparison`]). What [`KeyPart`]'s `Display` prints parses
     /// back to the same part. The error message quotes `s` and says what is wrong.
     pub fn parse_key_bytes(s: &str) -> Result<KeyPart> {
         let bad = || {
@@ -202,6 +213,12 @@ impl KeyPart {
         let Some(name) = type_name else {
             return Ok(KeyPart::bytes(offset, len, descending));
         };
+        if let Some(function) = name.strip_prefix("compare=") {
+            let Some(id) = custom::declared_comparison(function) else {
+                return Err(SortError::BadOption(format!("invalid --key-bytes '{s}': no comparison function named '{function}' is declared")));
+            };
+            return Ok(KeyPart::typed(offset, len, KeyType::Custom(id), descending));
+        }
         let Some((kind, required)) = KeyType::from_name(name) else {
             let names: Vec<&str> = KeyType::names().collect();
             return Err(SortError::BadOption(format!(
@@ -224,8 +241,10 @@ impl fmt::Display for KeyPart {
     /// `OFFSET:LENGTH[:TYPE][:r]`, as `--key-bytes` takes it (no type for `char`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.offset, self.len)?;
-        if self.kind != KeyType::Char {
-            write!(f, ":{}", self.kind.name(self.len).unwrap_or("?"))?;
+        match self.kind {
+            KeyType::Char => {}
+            KeyType::Custom(id) => write!(f, ":compare={}", id.name())?,
+            kind => write!(f, ":{}", kind.name(self.len).unwrap_or("?"))?,
         }
         if self.descending {
             f.write_str(":r")?;
@@ -283,14 +302,27 @@ impl KeySpec {
                 )));
             }
         }
-        let len = parts.iter().map(|p| p.len).sum();
-        let parts: Vec<Part> = parts.iter().map(Part::new).collect();
+        // The normalized key ends before the first part compared by a function; it has at least
+        // one byte (zero in every record when that part comes first).
+        let normal_parts = parts.iter().position(|p| matches!(p.kind, KeyType::Custom(_))).unwrap_or(parts.len());
+        let len = parts[..normal_parts].iter().map(|p| p.len).sum::<usize>().max(1);
+        let ids: Vec<custom::ComparisonId> = parts
+            .iter()
+            .filter_map(|p| match p.kind {
+                KeyType::Custom(id) => Some(id),
+                _ => None,
+            })
+            .collect();
+        let comparisons = (!ids.is_empty()).then(|| Arc::new(custom::Comparisons::new(&ids)));
+        let mut slots = 0..;
+        let parts: Vec<Part> = parts.iter().map(|p| Part::new(p, &mut slots)).collect();
         let mode = match parts.as_slice() {
+            _ if comparisons.is_some() => Mode::General,
             [p] if matches!(p.norm, Norm::Bytes) && !p.descending => Mode::Bytes,
             [p] if matches!(p.norm, Norm::Int { .. } | Norm::Float { .. }) => Mode::Number,
             _ => Mode::General,
         };
-        Ok(ResolvedKey { parts, len, mode })
+        Ok(ResolvedKey { parts, normal_parts, len, mode, comparisons })
     }
 }
 
@@ -307,6 +339,8 @@ enum Norm {
     Decimal,
     /// Packed or zoned decimal, or a month name.
     Coded(coded::Coding),
+    /// None: compared by the key's `slot`th declared function.
+    Custom { slot: usize },
 }
 
 /// A key part ready for the hot loops.
@@ -323,7 +357,8 @@ struct Part {
 }
 
 impl Part {
-    fn new(p: &KeyPart) -> Part {
+    /// The part `p`; a part compared by a function takes the next of `slots`.
+    fn new(p: &KeyPart, slots: &mut std::ops::RangeFrom<usize>) -> Part {
         let bits = 8 * p.len.min(8) as u32;
         let mask = u64::MAX >> (64 - bits);
         let sign = 1u64 << (bits - 1);
@@ -336,6 +371,7 @@ impl Part {
             KeyType::Packed => Norm::Coded(coded::Coding::Packed),
             KeyType::Zoned => Norm::Coded(coded::Coding::Zoned),
             KeyType::Month => Norm::Coded(coded::Coding::Month),
+            KeyType::Custom(_) => Norm::Custom { slot: slots.next().expect("unbounded") },
         };
         Part { offset: p.offset, len: p.len, descending: p.descending, norm, mask, sign }
     }
@@ -373,7 +409,7 @@ impl Part {
                     v | self.sign
                 }
             }
-            Norm::Bytes | Norm::Decimal | Norm::Coded(_) => unreachable!("not a binary number"),
+            Norm::Bytes | Norm::Decimal | Norm::Coded(_) | Norm::Custom { .. } => unreachable!("not a binary number"),
         }
     }
 
@@ -389,6 +425,7 @@ impl Part {
             }
             Norm::Decimal => decimal::encode(field, out),
             Norm::Coded(c) => coded::encode(c, field, out),
+            Norm::Custom { .. } => unreachable!("a compared part has no normalized form"),
         }
     }
 
@@ -401,7 +438,8 @@ impl Part {
                 let v = self.number(rec) << (64 - 8 * self.len);
                 out.copy_from_slice(&v.to_be_bytes()[from..from + out.len()]);
             }
-            Norm::Decimal | Norm::Coded(_) if from == 0 => self.write(rec, out),
+            Norm::Decimal | Norm::Coded(_) | Norm::Custom { .. } if from == 0 => self.write(rec, out),
+            Norm::Custom { .. } => unreachable!("a compared part has no normalized form"),
             Norm::Coded(c) => {
                 let mut head = vec![0u8; from + out.len()];
                 coded::encode(c, &rec[self.offset..self.offset + self.len], &mut head);
@@ -418,9 +456,10 @@ impl Part {
 
     /// Compares the part of two records, ascending.
     #[inline]
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+    fn compare(&self, a: &[u8], b: &[u8], comparisons: Option<&custom::Comparisons>) -> Ordering {
         let r = self.offset..self.offset + self.len;
         match self.norm {
+            Norm::Custom { slot } => comparisons.expect("a compared part's functions").compare(slot, &a[r.clone()], &b[r]),
             Norm::Bytes => a[r.clone()].cmp(&b[r]),
             Norm::Int { .. } | Norm::Float { .. } => self.number(a).cmp(&self.number(b)),
             Norm::Decimal => decimal::compare(&a[r.clone()], &b[r]),
@@ -444,8 +483,14 @@ enum Mode {
 #[derive(Clone, Debug)]
 pub struct ResolvedKey {
     parts: Vec<Part>,
+    /// How many of `parts`, from the first, the normalized key holds: those before the first part
+    /// compared by a function.
+    normal_parts: usize,
+    /// Bytes of the normalized key.
     len: usize,
     mode: Mode,
+    /// The functions of the parts compared by one, shared by the key's clones.
+    comparisons: Option<Arc<custom::Comparisons>>,
 }
 
 /// The top `n` (<= 16) bytes of a u128 set.
@@ -462,6 +507,30 @@ impl ResolvedKey {
     /// Length of the normalized key in bytes.
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Whether records with equal normalized keys have equal keys: false when a part is compared
+    /// by a function, whose order only [`ResolvedKey::compare`] knows.
+    pub fn is_complete(&self) -> bool {
+        self.comparisons.is_none()
+    }
+
+    /// Whether the first `n` bytes of the normalized key order records by the whole key.
+    pub fn exact_within(&self, n: usize) -> bool {
+        self.is_complete() && self.len <= n
+    }
+
+    /// Sets `flag` (the sort's cancel flag) when a declared comparison fails, so that the sort
+    /// stops; [`ResolvedKey::comparison_failure`] then says why.
+    pub fn cancel_on_comparison_failure(&self, flag: Arc<std::sync::atomic::AtomicBool>) {
+        if let Some(c) = &self.comparisons {
+            c.cancel_on_failure(flag);
+        }
+    }
+
+    /// The message of the first declared comparison that failed, with the function's name.
+    pub fn comparison_failure(&self) -> Option<&str> {
+        self.comparisons.as_ref().and_then(|c| c.failure())
     }
 
     /// Whether the key is empty (never, once resolved; for clippy's sake).
@@ -498,7 +567,7 @@ impl ResolvedKey {
             Mode::General => {
                 let mut b = [0u8; 16];
                 let mut at = 0;
-                for p in &self.parts {
+                for p in &self.parts[..self.normal_parts] {
                     if at >= n {
                         break;
                     }
@@ -528,7 +597,7 @@ impl ResolvedKey {
         let end = (skip + n).min(self.len);
         let mut b = [0u8; 16];
         let mut start = 0; // where the current part starts in the normalized key
-        for p in &self.parts {
+        for p in &self.parts[..self.normal_parts] {
             let (from, to) = (skip.max(start), end.min(start + p.len));
             if from < to {
                 let out = &mut b[from - skip..to - skip];
@@ -551,7 +620,7 @@ impl ResolvedKey {
     #[inline]
     pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
         for p in &self.parts {
-            let o = p.compare(a, b);
+            let o = p.compare(a, b, self.comparisons.as_deref());
             if o != Ordering::Equal {
                 return if p.descending { o.reverse() } else { o };
             }
@@ -564,7 +633,7 @@ impl ResolvedKey {
     pub fn normalized(&self, rec: &[u8]) -> Vec<u8> {
         let mut v = vec![0u8; self.len];
         let mut at = 0;
-        for p in &self.parts {
+        for p in &self.parts[..self.normal_parts] {
             let out = &mut v[at..at + p.len];
             p.write(rec, out);
             if p.descending {

@@ -86,6 +86,7 @@ fn reference(kind: KeyType, a: &[u8], b: &[u8]) -> Ordering {
         KeyType::Packed => coded::value(Coding::Packed, a).cmp(&coded::value(Coding::Packed, b)),
         KeyType::Zoned => coded::value(Coding::Zoned, a).cmp(&coded::value(Coding::Zoned, b)),
         KeyType::Month => coded::month(a).cmp(&coded::month(b)),
+        KeyType::Custom(_) => unreachable!("the generated keys are typed"),
     }
 }
 
@@ -551,4 +552,27 @@ proptest! {
         expect[..take].copy_from_slice(&rec[offset..offset + take]);
         prop_assert_eq!(k.prefix(&rec, n), u128::from_be_bytes(expect));
     }
+}
+
+#[test]
+fn a_declared_comparison_ends_the_normalized_key() {
+    let id = custom::declare_comparison("odd_first", std::sync::Arc::new(|a: &[u8], b: &[u8]| Ok((a[0] % 2 == 0).cmp(&(b[0] % 2 == 0)).then(a.cmp(b)))))
+        .unwrap();
+    let part = KeyPart::parse_key_bytes("1:1:compare=odd_first:r").unwrap();
+    assert_eq!(part, KeyPart::typed(1, 1, KeyType::Custom(id), true));
+    assert_eq!(KeyPart::parse_key_bytes(&part.to_string()).unwrap(), part);
+    assert!(KeyPart::parse_key_bytes("1:1:compare=nobody").unwrap_err().to_string().contains("no comparison function named 'nobody'"));
+    assert!(custom::declare_comparison("2x", std::sync::Arc::new(|_: &[u8], _: &[u8]| Ok(Ordering::Equal))).is_err());
+    // A plain part first: its bytes are the normalized key; the compared part only orders ties.
+    let key = KeySpec::new(vec![KeyPart::bytes(0, 1, false), part]).resolve(2).unwrap();
+    assert!(!key.is_complete() && !key.exact_within(16));
+    assert_eq!((key.len(), key.normalized(b"a3")), (1, b"a".to_vec()));
+    assert_eq!(key.prefix(b"a3", 16), key.prefix(b"a4", 16));
+    assert_eq!(key.compare(b"a3", b"a4"), Ordering::Greater, "descending: even after odd, reversed");
+    assert_eq!(key.compare(b"a4", b"b3"), Ordering::Less);
+    // The compared part first: a one-byte normalized key, zero in every record.
+    let key = KeySpec::new(vec![KeyPart::typed(1, 1, KeyType::Custom(id), false)]).resolve(2).unwrap();
+    assert_eq!((key.len(), key.prefix(b"z9", 16), key.window(b"z9", 0, 1)), (1, 0, 0));
+    assert_eq!(key.compare(b"z9", b"a2"), Ordering::Less);
+    assert!(key.comparison_failure().is_none());
 }

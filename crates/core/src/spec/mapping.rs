@@ -33,6 +33,7 @@ pub fn record_keys(spec: &NsortSpec) -> Vec<KeyPart> {
         .map(|k| {
             let order = byte_order(k.endian);
             let kind = match k.field_type {
+                _ if let Some(id) = k.compare => KeyType::Custom(id),
                 FieldType::Character => KeyType::Char,
                 FieldType::Integer => KeyType::Signed(order),
                 FieldType::Unsigned => KeyType::Unsigned(order),

@@ -233,6 +233,9 @@ pub struct FieldDef {
     /// The byte that ends a field of a delimited record (`delimiter:C`); such a
     /// field has no fixed place, and its `offset` and `size` are 0.
     pub delimiter: Option<u8>,
+    /// `compare=NAME`: keys on the field are ordered by this declared function (fixed-size
+    /// records only); conditions and derived values still read the field by its type.
+    pub compare: Option<crate::key::custom::ComparisonId>,
 }
 
 /// One sort key (`-key=`), resolved to its bytes in the record.
@@ -250,6 +253,8 @@ pub struct KeyDef {
     pub endian: Option<Endian>,
     /// Sort this key from high to low.
     pub descending: bool,
+    /// Ordered by this declared function (`compare=NAME`) rather than by the type.
+    pub compare: Option<crate::key::custom::ComparisonId>,
 }
 
 /// A file or directory statement with its I/O options.
@@ -384,6 +389,15 @@ pub enum SpecError {
         /// Why the size was rejected.
         error: SizeError,
     },
+    /// `compare=NAME` naming no declared comparison function (Nsort's
+    /// `NSORT_COMPARE_UNDECLARED`).
+    #[error("invalid statement '{}': no comparison function named '{}' is declared (nsort_declare_function)", excerpt(.statement), excerpt(.name))]
+    UndeclaredComparison {
+        /// The statement as written.
+        statement: String,
+        /// The name as written.
+        name: String,
+    },
     /// Anything else wrong with a statement; `reason` says what.
     #[error("invalid statement '{}': {reason}", excerpt(.statement))]
     Invalid {
@@ -424,6 +438,7 @@ impl SpecError {
             | SpecError::AmbiguousWord { statement, .. }
             | SpecError::Size { statement, .. }
             | SpecError::Invalid { statement, .. }
+            | SpecError::UndeclaredComparison { statement, .. }
             | SpecError::BeyondRecord { statement, .. } => Some(statement),
             SpecError::NotAStatement { token } => Some(token),
             SpecError::InFile { .. } => None,
@@ -646,6 +661,7 @@ struct Layout {
     descending: Option<bool>,
     delimiter: Option<u8>,
     maximum_size: Option<usize>,
+    compare: Option<crate::key::custom::ComparisonId>,
 }
 
 #[derive(Default)]
@@ -805,7 +821,15 @@ impl Builder {
             if layout.offset.is_some() {
                 return Err(st.invalid("the fields of separated records are their columns, in the order declared: they take no position"));
             }
-            self.spec.fields.push(FieldDef { name, offset: 0, size: 0, field_type, endian: None, delimiter: Some(separator) });
+            self.spec.fields.push(FieldDef {
+                name,
+                offset: 0,
+                size: 0,
+                field_type,
+                endian: None,
+                delimiter: Some(separator),
+                compare: None,
+            });
             self.field_statements.push(st.text.to_string());
             return Ok(());
         }
@@ -814,7 +838,9 @@ impl Builder {
         }
         if let Some(delimiter) = layout.delimiter {
             let field_type = delimited::field_type(st, &layout)?;
-            self.spec.fields.push(FieldDef { name, offset: 0, size: 0, field_type, endian: None, delimiter: Some(delimiter) });
+            statements::refuse_compare(st, &layout)?;
+            let compare = None;
+            self.spec.fields.push(FieldDef { name, offset: 0, size: 0, field_type, endian: None, delimiter: Some(delimiter), compare });
             self.field_statements.push(st.text.to_string());
             return Ok(());
         }
@@ -825,7 +851,7 @@ impl Builder {
             None => return Err(st.invalid("the previous field ends past the largest possible offset")),
         };
         let (field_type, size, endian) = typed_extent(st, &layout)?;
-        self.spec.fields.push(FieldDef { name, offset, size, field_type, endian, delimiter: None });
+        self.spec.fields.push(FieldDef { name, offset, size, field_type, endian, delimiter: None, compare: layout.compare });
         self.field_statements.push(st.text.to_string());
         Ok(())
     }
@@ -855,6 +881,10 @@ impl Builder {
                     key
                 }
             };
+            if key.compare.is_some() && self.spec.record_size.is_none() {
+                let reason = "compare=NAME applies to the keys of fixed-size records (-format=size:N)".to_string();
+                return Err(SpecError::Invalid { statement: pending.statement().to_string(), reason });
+            }
             self.spec.keys.push(key);
             key_statements.push(pending.statement().to_string());
         }
@@ -895,7 +925,7 @@ impl Builder {
             return Some(Err(SpecError::Invalid { statement: statement.clone(), reason }));
         }
         let (field_type, endian) = (f.field_type, f.endian);
-        Some(Ok(KeyDef { field: Some(name.clone()), offset: 0, size: f.size, field_type, endian, descending: *descending }))
+        Some(Ok(KeyDef { field: Some(name.clone()), offset: 0, size: f.size, field_type, endian, descending: *descending, compare: None }))
     }
 
     fn resolve_key(&self, pending: &PendingKey) -> Result<KeyDef> {
@@ -907,7 +937,8 @@ impl Builder {
             let reason = unknown_field(name, &self.spec.fields);
             return Err(SpecError::Invalid { statement: statement.clone(), reason });
         };
-        Ok(KeyDef { field: Some(f.name.clone()), offset: f.offset, size: f.size, field_type: f.field_type, endian: f.endian, descending })
+        let (field_type, endian, compare) = (f.field_type, f.endian, f.compare);
+        Ok(KeyDef { field: Some(f.name.clone()), offset: f.offset, size: f.size, field_type, endian, descending, compare })
     }
 }
 

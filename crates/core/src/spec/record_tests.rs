@@ -66,3 +66,18 @@ fn merge_and_the_new_keywords() {
     assert!(is_statement("-mem=1g") && is_statement("-in") && is_statement("-stat") && is_statement("-omit=(a)"));
     assert!(!is_statement("-k1") && !is_statement("-nr") && !is_statement("-o") && !is_statement("--spec") && !is_statement("-k"));
 }
+
+#[test]
+fn compare_names_a_declared_function_for_fixed_records_only() {
+    let id = crate::key::custom::declare_comparison("spec_test_order", std::sync::Arc::new(|a: &[u8], b: &[u8]| Ok(b.cmp(a)))).unwrap();
+    let s = ok("-format=size:12 -field:name=v,size=4,off=2,compare=spec_test_order -key:v -key=position:1,size:2,compare:spec_test_order");
+    assert_eq!((s.fields[0].compare, s.keys[0].compare, s.keys[1].compare), (Some(id), Some(id), Some(id)));
+    let parts = mapping::record_keys(&s);
+    assert_eq!(parts[0], crate::key::KeyPart::typed(2, 4, crate::key::KeyType::Custom(id), false));
+    assert_eq!(parts[1], crate::key::KeyPart::typed(0, 2, crate::key::KeyType::Custom(id), false));
+    assert!(err("-format=size:12 -key=position:1,size:2,compare:undeclared_one").contains("no comparison function named 'undeclared_one'"));
+    let fixed_only = "compare=NAME applies to the fields and keys of fixed-size records";
+    assert!(err("-format=separator:comma -field=name:a,compare:spec_test_order").contains(fixed_only));
+    assert!(err("-format=delimiter:newline -field=name:a,delimiter:comma,compare:spec_test_order").contains(fixed_only));
+    assert!(err("-format=delimiter:newline -key=position:1,size:2,compare:spec_test_order").contains("applies to the keys of fixed-size records"));
+}

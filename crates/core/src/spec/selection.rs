@@ -169,7 +169,8 @@ pub(super) fn derive(spec: &NsortSpec, derived: &[NamedDerived]) -> Result<(Vec<
             _ => None,
         };
         access.push(FieldAccess { name: d.name.clone(), place: Place::Derived(j), kind, padded_size });
-        defs.push(FieldDef { name: d.name.clone(), offset: 0, size, field_type, endian, delimiter: separator.filter(|_| columns) });
+        let delimiter = separator.filter(|_| columns);
+        defs.push(FieldDef { name: d.name.clone(), offset: 0, size, field_type, endian, delimiter, compare: None });
         fields.push(DerivedField { name: d.name.clone(), value, encoding });
     }
     let derivation = (!fields.is_empty()).then(|| Derivation::new(access.clone(), fields));

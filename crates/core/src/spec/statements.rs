@@ -4,7 +4,7 @@
 //! checks statements against each other once the whole spec is read.
 
 use super::words::{canonical, or_list, FileWord, FormatWord, LayoutWord, FILE_WORDS, FORMAT_WORDS, LAYOUT_WORDS};
-use super::{bytes, delimited, excerpt, Endian, FieldType, FileSpec, KeyDef, Layout, PendingKey, Result, Statement};
+use super::{bytes, delimited, excerpt, Endian, FieldType, FileSpec, KeyDef, Layout, PendingKey, Result, SpecError, Statement};
 use crate::size;
 
 /// Stores `v` in `slot` unless it already holds a different value: a
@@ -91,6 +91,13 @@ const NAMED_KEY_CONTEXT: LayoutContext = LayoutContext { what: "key option", all
 /// Keys give delimiters only through the fields they name.
 const KEY_CONTEXT: LayoutContext =
     LayoutContext { what: "key option", allows: |w| !matches!(w, LayoutWord::Delimiter | LayoutWord::MaximumSize) };
+/// What a derived field, a separated field and a delimited field do not take.
+pub(super) fn refuse_compare(st: &Statement<'_>, l: &Layout) -> Result<()> {
+    match l.compare {
+        Some(_) => Err(st.invalid("compare=NAME applies to the fields and keys of fixed-size records (-format=size:N)")),
+        None => Ok(()),
+    }
+}
 
 /// Parses the items of a `-field` or `-key` value into a [`Layout`].
 pub(super) fn parse_layout(st: &Statement<'_>, value: &str, ctx: LayoutContext) -> Result<Layout> {
@@ -126,6 +133,12 @@ fn apply_layout_word(st: &Statement<'_>, l: &mut Layout, word: LayoutWord, text:
         LayoutWord::MaximumSize => {
             let n = st.positive("the maximum size", text)?;
             set_once(st, &mut l.maximum_size, n, "the maximum size")
+        }
+        LayoutWord::Compare => {
+            let Some(id) = crate::key::custom::declared_comparison(text) else {
+                return Err(SpecError::UndeclaredComparison { statement: st.text.to_string(), name: text.to_string() });
+            };
+            set_once(st, &mut l.compare, id, "the comparison function")
         }
     }
 }
@@ -168,6 +181,7 @@ pub(super) fn separated_type(st: &Statement<'_>, l: &Layout) -> Result<FieldType
              they take a name, a type and maximum_size, not a size, delimiter or byte order",
         ));
     }
+    refuse_compare(st, l)?;
     match l.field_type.unwrap_or(FieldType::Character) {
         FieldType::Character => Ok(FieldType::Character),
         FieldType::Decimal | FieldType::Integer | FieldType::Unsigned => Ok(FieldType::Decimal),
@@ -182,7 +196,7 @@ fn separated_key(st: &Statement<'_>, l: &Layout, descending: bool) -> Result<Key
         return Err(st.invalid("-key needs a field name or a field number, as in -key=position:3"));
     };
     let field_type = separated_type(st, l)?;
-    Ok(KeyDef { field: None, offset: column, size: 0, field_type, endian: None, descending })
+    Ok(KeyDef { field: None, offset: column, size: 0, field_type, endian: None, descending, compare: None })
 }
 
 /// A key naming a field takes its layout from the field and nothing else.
@@ -201,7 +215,7 @@ fn positional_key(st: &Statement<'_>, l: &Layout, descending: bool) -> Result<Ke
         return Err(st.invalid("-key needs a field name or a position, as in -key=position:1,size:10"));
     };
     let (field_type, size, endian) = typed_extent(st, l)?;
-    Ok(KeyDef { field: None, offset, size, field_type, endian, descending })
+    Ok(KeyDef { field: None, offset, size, field_type, endian, descending, compare: l.compare })
 }
 
 /// Applies type defaults to a layout and checks size and byte order

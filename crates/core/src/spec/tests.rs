@@ -48,7 +48,7 @@ fn published_command_line() {
         record_size: Some(100),
         record_delimiter: None,
         maximum_record_size: None,
-        fields: vec![FieldDef { name: "key".into(), offset: 0, size: 10, field_type: FieldType::Character, endian: None, delimiter: None }],
+        fields: vec![FieldDef { name: "key".into(), offset: 0, size: 10, field_type: FieldType::Character, endian: None, delimiter: None, compare: None }],
         keys: vec![KeyDef {
             field: Some("key".into()),
             offset: 0,
@@ -56,6 +56,7 @@ fn published_command_line() {
             field_type: FieldType::Character,
             endian: None,
             descending: false,
+            compare: None,
         }],
         in_files: vec![io("/data/in", 16, 64, false)],
         out_file: Some(io("/data/out", 64, 64, true)),
@@ -173,7 +174,7 @@ fn field_option_words_and_defaults() {
         -field=name:c,int,big -field=name:d,unsigned,size:2,little_endian \
         -field=name:e,float -field=name:f,double,off:24 -field=name:g,dec,size:1,o:31");
     let f =
-        |name: &str, offset, size, field_type, endian| FieldDef { name: name.into(), offset, size, field_type, endian, delimiter: None };
+        |name: &str, offset, size, field_type, endian| FieldDef { name: name.into(), offset, size, field_type, endian, delimiter: None, compare: None };
     use FieldType::*;
     assert_eq!(
         s.fields,
@@ -206,6 +207,7 @@ fn keys_in_priority_order() {
         field_type,
         endian,
         descending,
+        compare: None,
     };
     use FieldType::*;
     assert_eq!(
@@ -364,7 +366,7 @@ fn field_errors() {
             "-field=name:k,size:4,descending",
             "invalid statement '-field=name:k,size:4,descending': unknown field option \
              'descending'; expected one of name, offset, position, size, character, integer, unsigned, \
-             float, double, decimal, packed, zoned, month, big_endian, little_endian, delimiter, maximum_size",
+             float, double, decimal, packed, zoned, month, big_endian, little_endian, delimiter, maximum_size, compare",
         ),
         (
             "-field=name:k,d",
@@ -557,6 +559,7 @@ fn delimited_format_and_fields() {
         field_type,
         endian: None,
         delimiter: Some(delimiter),
+        compare: None,
     };
     assert_eq!(
         s.fields,
@@ -761,7 +764,7 @@ fn delimited_errors() {
             "-format=delimiter:'\\n' -key=position:1,size:2,delimiter:','",
             "invalid statement '-key=position:1,size:2,delimiter:','': unknown key option \
              'delimiter'; expected one of name, offset, position, size, character, integer, unsigned, \
-             float, double, decimal, packed, zoned, month, big_endian, little_endian, ascending, descending",
+             float, double, decimal, packed, zoned, month, big_endian, little_endian, ascending, descending, compare",
         ),
         (
             "-format=delimiter:'\\n' -field=name:c,delimiter:',' -summarize=c",

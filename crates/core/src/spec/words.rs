@@ -291,6 +291,8 @@ pub(super) enum LayoutWord {
     Delimiter,
     /// The longest a field of separated records may be (accepted, not enforced).
     MaximumSize,
+    /// `compare=NAME`: the field or key is ordered by a declared comparison function.
+    Compare,
 }
 
 impl LayoutWord {
@@ -303,6 +305,7 @@ impl LayoutWord {
                 | LayoutWord::Size
                 | LayoutWord::Delimiter
                 | LayoutWord::MaximumSize
+                | LayoutWord::Compare
         )
     }
 }
@@ -329,6 +332,7 @@ pub(super) const LAYOUT_WORDS: &[(&str, LayoutWord)] = &[
     ("ascending", LayoutWord::Descending(false)),
     ("descending", LayoutWord::Descending(true)),
     ("maximum_size", LayoutWord::MaximumSize),
+    ("compare", LayoutWord::Compare),
 ];
 
 /// Words of file statement options.
