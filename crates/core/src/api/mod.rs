@@ -256,7 +256,9 @@ impl Sort {
         Ok(self)
     }
 
-    /// Adds a key of fixed-size records (keys compare in the order added).
+    /// Adds a key of fixed-size records (keys compare in the order added). A part of type
+    /// [`crate::KeyType::Custom`] is ordered by a function declared with
+    /// [`crate::key::custom::declare_comparison`].
     pub fn key(mut self, part: KeyPart) -> Sort {
         match &mut self.format {
             Format::Records { key, .. } => key.push(part),
