@@ -111,7 +111,9 @@ fn run(args: args::Args) -> Result<u8> {
             if let Some(b) = bar {
                 b.finish(result.is_ok());
             }
-            report(&result.map_err(|e| s.explain(e))?, s.report.stats, json)?;
+            let stats = result.map_err(|e| s.explain(e))?;
+            warn(&stats.warnings);
+            report(&stats, s.report.stats, json)?;
             Ok(EXIT_OK)
         }
         Job::Check { sort, quiet } => {

@@ -257,6 +257,8 @@ pub struct SortConfig {
     pub expected_input_bytes: Option<u64>,
     /// Set by the caller to stop the sort; checked between chunks, in merges and while writing.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Nsort's `-nowarn`: the statistics carry no warnings.
+    pub no_warnings: bool,
     /// Nsort's `-include` / `-omit`: only the input records it keeps are read into the sort.
     pub select: Option<Arc<InputTransform>>,
     /// Nsort's `-merge` of lines (GNU's `-m` that checks): a merge of the inputs fails on a record
@@ -353,6 +355,7 @@ impl SortConfig {
             temp_compression: TempCompression::default(),
             expected_input_bytes: None,
             cancel: None,
+            no_warnings: false,
             select: None,
             merge_check: false,
         }

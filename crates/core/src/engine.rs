@@ -228,6 +228,19 @@ impl Engine {
         Ok(stats)
     }
 
+    /// The warnings of a finished sort (none under `-nowarn`).
+    fn warnings(&self) -> Vec<String> {
+        let overflows = self.counters.summarize_overflows.load(Ordering::Relaxed);
+        if self.cfg.no_warnings || overflows == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "-summarize: {overflows} record{} would have overflowed a summed field; each starts another record of its key \
+             (Nsort's NSORT_SUMMARIZE_OVERFLOWED)",
+            if overflows == 1 { "" } else { "s" }
+        )]
+    }
+
     /// The memory plan of a sort of `budget` bytes.
     fn plan(&self, budget: u64, input: &InputShape, planned_len: Option<u64>) -> Result<MemoryPlan> {
         let cfg = &self.cfg;
@@ -299,6 +312,7 @@ impl Engine {
             }
             sink.push(rec)
         })?;
+        self.counters.summarize_overflows.fetch_add(sink.overflows(), Ordering::Relaxed);
         sink.finish()?;
         w.finish()?;
         // The last runs' space is not punched out here: the temp files are closed, and their space
@@ -328,6 +342,7 @@ impl Engine {
             version: env!("CARGO_PKG_VERSION"),
             records,
             records_read: cfg.select.as_ref().filter(|s| s.selection.is_some()).map(|s| s.read.load(std::sync::atomic::Ordering::Relaxed)),
+            warnings: self.warnings(),
             bytes: own.bytes,
             record_size: own.record_size,
             key: own.key,

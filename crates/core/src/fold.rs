@@ -1,6 +1,9 @@
 //! Records with equal keys folded into one on the way out: `-u` / Nsort's `-noduplicates` keep the
 //! first (in input order), Nsort's `-summarize` keeps the first with its named integer fields
-//! replaced by the sums over the group. A sum that does not fit its field is an error, not a wrap.
+//! replaced by the sums over the group. A sum that would not fit its field never wraps: as in
+//! Nsort (its `NSORT_SUMMARIZE_OVERFLOWED` warning), the group is kept as several records, the
+//! record that would overflow starting the next one, and the overflows are counted for a
+//! warning.
 //!
 //! Folding happens where sorted records are emitted in order (the final merge, or the one-pass
 //! output), so groups that span runs fold too. It works on any [`RecordOrder`] and [`Framing`]:
@@ -107,12 +110,14 @@ pub struct FoldSink<'a, 'w, O: RecordOrder> {
     has_pending: bool,
     /// Records passed on.
     written: u64,
+    /// Records that started a new record of their group because a sum would have overflowed.
+    overflows: u64,
 }
 
 impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
     /// A sink into `sink` of records framed as `framing` (a line gets its terminator back).
     pub fn new(sink: RecordSink<'w>, order: &'a O, framing: Framing, folding: &'a Folding) -> Self {
-        FoldSink { sink, order, framing, folding, pending: Vec::new(), sums: Vec::new(), has_pending: false, written: 0 }
+        FoldSink { sink, order, framing, folding, pending: Vec::new(), sums: Vec::new(), has_pending: false, written: 0, overflows: 0 }
     }
 
     #[inline]
@@ -127,19 +132,17 @@ impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
             return self.pass(rec);
         }
         if self.has_pending && self.order.compare(&self.pending, rec) == Ordering::Equal {
-            for (sum, f) in self.sums.iter_mut().zip(&self.folding.sums) {
+            let fits = self.sums.iter().zip(&self.folding.sums).all(|(sum, f)| {
                 let (lo, hi) = f.range();
-                *sum += f.read(rec);
-                if *sum < lo || *sum > hi {
-                    return Err(SortError::BadOption(format!(
-                        "-summarize: the sum of field '{}' overflows its {}-byte {} integer",
-                        f.name,
-                        f.len,
-                        if f.signed { "signed" } else { "unsigned" }
-                    )));
+                (lo..=hi).contains(&(sum + f.read(rec)))
+            });
+            if fits {
+                for (sum, f) in self.sums.iter_mut().zip(&self.folding.sums) {
+                    *sum += f.read(rec);
                 }
+                return Ok(());
             }
-            return Ok(());
+            self.overflows += 1;
         }
         self.emit()?;
         self.pending.clear();
@@ -161,6 +164,12 @@ impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
         self.written += 1;
         self.has_pending = false;
         Ok(())
+    }
+
+    /// How many records started a new record of their group, their sums not fitting the one
+    /// before (see the module doc).
+    pub fn overflows(&self) -> u64 {
+        self.overflows
     }
 
     /// Passes on the last group and flushes.

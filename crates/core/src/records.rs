@@ -347,6 +347,7 @@ impl<'a> RecordSort<'a> {
                 let off = layout.offset(e);
                 sink.push(&data[off..off + r])?;
             }
+            self.counters.summarize_overflows.fetch_add(sink.overflows(), std::sync::atomic::Ordering::Relaxed);
             sink.finish()?;
         } else {
             write_merged(&mut w, merger, n)?;

@@ -39,6 +39,8 @@ pub struct SortCounters {
     pub spilled: AtomicBool,
     /// Set when the last merge, the one into the output, begins (after any intermediate levels).
     pub final_merge: AtomicBool,
+    /// Records that `-summarize` kept apart from their group, a sum not fitting its field.
+    pub summarize_overflows: std::sync::atomic::AtomicU64,
 }
 
 /// One point of the time series.
@@ -191,6 +193,9 @@ pub struct SortStats {
     /// With a selection (Nsort's `-include` / `-omit`): the records read, of which `records` were
     /// kept.
     pub records_read: Option<u64>,
+    /// Warnings of the run, one line each (none under Nsort's `-nowarn`): `-summarize` sums that
+    /// would have overflowed their fields, their groups kept as several records.
+    pub warnings: Vec<String>,
     /// Bytes sorted.
     pub bytes: u64,
     /// Bytes per record.
@@ -346,6 +351,9 @@ impl SortStats {
         }
         if let Some(read) = self.records_read {
             o += &format!("  selected     {} of {read} records read (-include/-omit)\n", self.records);
+        }
+        for w in &self.warnings {
+            o += &format!("  warning      {w}\n");
         }
         o += &format!("  passes       {} ({how})\n", self.passes);
         o += &format!("  input        {}\n", self.input_read);

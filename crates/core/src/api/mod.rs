@@ -771,6 +771,7 @@ impl Sort {
         cfg.max_fan_in = self.max_fan_in;
         cfg.expected_input_bytes = self.expected_input_bytes;
         cfg.cancel = Some(self.cancel.unwrap_or_default());
+        cfg.no_warnings = self.no_warnings;
         cfg.select = select;
         cfg.merge_check = self.merge_check;
         Ok(Job(crate::engine::Engine::new(cfg, self.counters.unwrap_or_default())))

@@ -215,7 +215,9 @@ impl KeyPart {
         };
         if let Some(function) = name.strip_prefix("compare=") {
             let Some(id) = custom::declared_comparison(function) else {
-                return Err(SortError::BadOption(format!("invalid --key-bytes '{s}': no comparison function named '{function}' is declared")));
+                return Err(SortError::BadOption(format!(
+                    "invalid --key-bytes '{s}': no comparison function named '{function}' is declared"
+                )));
             };
             return Ok(KeyPart::typed(offset, len, KeyType::Custom(id), descending));
         }

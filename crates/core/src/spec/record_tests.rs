@@ -79,5 +79,6 @@ fn compare_names_a_declared_function_for_fixed_records_only() {
     let fixed_only = "compare=NAME applies to the fields and keys of fixed-size records";
     assert!(err("-format=separator:comma -field=name:a,compare:spec_test_order").contains(fixed_only));
     assert!(err("-format=delimiter:newline -field=name:a,delimiter:comma,compare:spec_test_order").contains(fixed_only));
-    assert!(err("-format=delimiter:newline -key=position:1,size:2,compare:spec_test_order").contains("applies to the keys of fixed-size records"));
+    assert!(err("-format=delimiter:newline -key=position:1,size:2,compare:spec_test_order")
+        .contains("applies to the keys of fixed-size records"));
 }

@@ -48,7 +48,15 @@ fn published_command_line() {
         record_size: Some(100),
         record_delimiter: None,
         maximum_record_size: None,
-        fields: vec![FieldDef { name: "key".into(), offset: 0, size: 10, field_type: FieldType::Character, endian: None, delimiter: None, compare: None }],
+        fields: vec![FieldDef {
+            name: "key".into(),
+            offset: 0,
+            size: 10,
+            field_type: FieldType::Character,
+            endian: None,
+            delimiter: None,
+            compare: None,
+        }],
         keys: vec![KeyDef {
             field: Some("key".into()),
             offset: 0,
@@ -173,8 +181,15 @@ fn field_option_words_and_defaults() {
         -field=name:a,siz:4,offset:2 -field=name:b,size:3,pos:7,char \
         -field=name:c,int,big -field=name:d,unsigned,size:2,little_endian \
         -field=name:e,float -field=name:f,double,off:24 -field=name:g,dec,size:1,o:31");
-    let f =
-        |name: &str, offset, size, field_type, endian| FieldDef { name: name.into(), offset, size, field_type, endian, delimiter: None, compare: None };
+    let f = |name: &str, offset, size, field_type, endian| FieldDef {
+        name: name.into(),
+        offset,
+        size,
+        field_type,
+        endian,
+        delimiter: None,
+        compare: None,
+    };
     use FieldType::*;
     assert_eq!(
         s.fields,
