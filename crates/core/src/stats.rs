@@ -59,6 +59,21 @@ pub struct Sample {
     pub output_bytes: u64,
     /// Cumulative process CPU seconds (user + system).
     pub cpu_s: f64,
+    /// The whole machine's busy CPU seconds so far, over all its CPUs (`/proc/stat`; 0 where it
+    /// cannot be read): with `cpu_s`, it tells a phase short of CPU because other processes had it.
+    pub machine_cpu_s: f64,
+}
+
+/// The machine's CPUs and their busy seconds since boot (all but idle and I/O wait), from
+/// `/proc/stat`; None where it cannot be read.
+pub fn machine_cpu() -> Option<(usize, f64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+    let idle = ticks.get(3)? + ticks.get(4).unwrap_or(&0.0);
+    let cpus = stat.lines().filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)).count();
+    // SAFETY: sysconf takes any name; _SC_CLK_TCK is always defined.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some((cpus.max(1), (ticks.iter().sum::<f64>() - idle) / hz))
 }
 
 /// Process CPU time used so far: (user, system) seconds.
@@ -150,18 +165,26 @@ fn push_sample(samples: &Mutex<Vec<Sample>>, c: &SortCounters, t0: f64) {
         temp_read_bytes: c.temp_read.bytes(),
         output_bytes: c.output.bytes(),
         cpu_s: u + s,
+        machine_cpu_s: machine_cpu().map_or(0.0, |(_, busy)| busy),
     };
     if let Ok(mut v) = samples.lock() {
         v.push(sample);
     }
 }
 
-/// Figures of one I/O phase.
+/// Figures of one I/O phase. Phases overlap (the input is read while earlier chunks sort, the
+/// output written while later blocks are gathered): each says when it ran on the sort's clock,
+/// its CPU is shared with the phases running at the same time (so that the phases' CPU adds up
+/// to no more than the sort's), and [`PhaseStats::bound`] says what held it back.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[non_exhaustive]
 pub struct PhaseStats {
     /// "memory touch", "input read", "temp write", "temp read" or "output write".
     pub name: &'static str,
+    /// When the phase's first transfer started, in seconds from the start of the sort.
+    pub start_s: f64,
+    /// When its last transfer ended, in seconds from the start of the sort.
+    pub end_s: f64,
     /// Wall-clock seconds from the phase's first transfer to the end of its last.
     pub elapsed_s: f64,
     /// Bytes transferred.
@@ -174,12 +197,23 @@ pub struct PhaseStats {
     pub transfer_size: u64,
     /// Bytes moved divided by transfers.
     pub avg_transfer_bytes: u64,
-    /// Process CPU seconds during the phase.
+    /// Transfers in flight on average: the time spent inside transfers, summed over the threads
+    /// that made them, divided by the phase's elapsed time.
+    pub in_flight: f64,
+    /// The process's CPU seconds while the phase ran, each moment's shared equally among the
+    /// phases running then.
     pub cpu_s: f64,
-    /// cpu_s / (elapsed_s * threads).
+    /// All of the process's CPU while the phase ran (shared or not), divided by elapsed_s * threads.
     pub cpu_utilization: f64,
     /// "direct", "buffered" or "mixed"; "memory" for the memory touch.
     pub io_mode: &'static str,
+    /// What bounded the phase: "device" (a transfer was in flight at least 3/4 of the time),
+    /// "page cache" (the same, through the page cache), "CPU" (the threads at least 85% busy),
+    /// "CPU, one thread" (about one thread busy: serial work), "CPU, taken by other processes"
+    /// (the machine's CPUs at least 85% busy, mostly not with this sort), "page faults" (the memory touch:
+    /// the kernel making fresh memory), "waiting on memory touch" (neither, while the memory touch
+    /// ran through most of it) or "waiting on other phases" (neither).
+    pub bound: &'static str,
 }
 
 /// The statistics of a finished sort (`--stats` prints them, `--stats-json` writes them).
@@ -269,7 +303,7 @@ pub struct SortStats {
 }
 
 /// The figures of the five phases (memory touch, input read, temp write, temp read, output write)
-/// that moved bytes, given each phase's request size.
+/// that moved bytes, given each phase's request size; `t0` is the sort's start.
 pub fn phases_of(
     c: &SortCounters,
     input_request: usize,
@@ -279,7 +313,7 @@ pub fn phases_of(
     samples: &[Sample],
     threads: usize,
 ) -> Vec<PhaseStats> {
-    [
+    let mut phases = [
         ("memory touch", xsort_io::PREFAULT_STEP, &c.touch),
         ("input read", input_request, &c.input),
         ("temp write", write_block, &c.temp_write),
@@ -288,10 +322,19 @@ pub fn phases_of(
     ]
     .into_iter()
     .filter_map(|(name, request, k)| phase_stats(name, request as u64, k.snapshot(), t0, samples, threads))
-    .collect()
+    .collect::<Vec<_>>();
+    share_cpu(&mut phases, samples);
+    let touch = phases.iter().find(|p| p.name == "memory touch").map(|p| (p.start_s, p.end_s));
+    let cpus = machine_cpu().map_or(threads, |(n, _)| n).max(1) as f64;
+    for p in &mut phases {
+        let machine = interpolate(samples, p.end_s, |s| s.machine_cpu_s) - interpolate(samples, p.start_s, |s| s.machine_cpu_s);
+        p.bound = bound(p, threads, touch, machine / (p.elapsed_s * cpus));
+    }
+    phases
 }
 
-/// Builds the figures of one phase from its counters and the CPU time series.
+/// Builds the figures of one phase from its counters and the CPU time series (its CPU share and
+/// bound are set once all phases are known).
 pub fn phase_stats(name: &'static str, request: u64, s: IoSnapshot, t0: f64, samples: &[Sample], threads: usize) -> Option<PhaseStats> {
     let start = s.first_start_s? - t0;
     let end = s.last_end_s - t0;
@@ -299,12 +342,15 @@ pub fn phase_stats(name: &'static str, request: u64, s: IoSnapshot, t0: f64, sam
     let cpu = (cpu_at(samples, end) - cpu_at(samples, start)).max(0.0);
     Some(PhaseStats {
         name,
+        start_s: start,
+        end_s: end,
         elapsed_s: elapsed,
         bytes: s.bytes,
         mb_per_s: s.bytes as f64 / elapsed / 1e6,
         transfers: s.transfers,
         transfer_size: request,
         avg_transfer_bytes: s.bytes.checked_div(s.transfers).unwrap_or(0),
+        in_flight: s.busy_s / elapsed,
         cpu_s: cpu,
         cpu_utilization: cpu / (elapsed * threads.max(1) as f64),
         io_mode: match (s.direct, s.buffered) {
@@ -313,16 +359,58 @@ pub fn phase_stats(name: &'static str, request: u64, s: IoSnapshot, t0: f64, sam
             (false, true) => "buffered",
             _ => "mixed",
         },
+        bound: "",
     })
+}
+
+/// Sets each phase's CPU to its share of the process's: the time line is cut where any phase
+/// starts or ends, and each piece's CPU is divided equally among the phases running through it.
+fn share_cpu(phases: &mut [PhaseStats], samples: &[Sample]) {
+    let mut cuts: Vec<f64> = phases.iter().flat_map(|p| [p.start_s, p.end_s]).collect();
+    cuts.sort_by(f64::total_cmp);
+    cuts.dedup();
+    let mut shares = vec![0.0; phases.len()];
+    for w in cuts.windows(2) {
+        let running: Vec<usize> = (0..phases.len()).filter(|&i| phases[i].start_s <= w[0] && phases[i].end_s >= w[1]).collect();
+        let cpu = (cpu_at(samples, w[1]) - cpu_at(samples, w[0])).max(0.0);
+        for &i in &running {
+            shares[i] += cpu / running.len() as f64;
+        }
+    }
+    for (p, share) in phases.iter_mut().zip(shares) {
+        p.cpu_s = share;
+    }
+}
+
+/// What bounded a phase (see [`PhaseStats::bound`]); `touch` is when the memory touch ran,
+/// `machine_busy` the share of the machine's CPUs busy while the phase ran.
+fn bound(p: &PhaseStats, threads: usize, touch: Option<(f64, f64)>, machine_busy: f64) -> &'static str {
+    let busy_threads = p.cpu_utilization * threads.max(1) as f64;
+    let touched = touch.map_or(0.0, |(s, e)| (e.min(p.end_s) - s.max(p.start_s)).max(0.0));
+    match p.name {
+        "memory touch" => "page faults",
+        _ if p.in_flight >= 0.75 && p.io_mode == "buffered" => "page cache",
+        _ if p.in_flight >= 0.75 => "device",
+        _ if p.cpu_utilization >= 0.85 => "CPU",
+        _ if threads > 1 && busy_threads >= 0.85 => "CPU, one thread",
+        _ if machine_busy >= 0.85 => "CPU, taken by other processes",
+        _ if touched > p.elapsed_s / 2.0 => "waiting on memory touch",
+        _ => "waiting on other phases",
+    }
 }
 
 /// Process CPU seconds at time `t`, linearly interpolated between samples.
 fn cpu_at(samples: &[Sample], t: f64) -> f64 {
+    interpolate(samples, t, |s| s.cpu_s)
+}
+
+/// `value` of the samples at time `t`, linearly interpolated between them.
+fn interpolate(samples: &[Sample], t: f64, value: impl Fn(&Sample) -> f64) -> f64 {
     let i = samples.partition_point(|s| s.t_s < t);
-    match (i.checked_sub(1).map(|j| samples[j]), samples.get(i)) {
-        (Some(a), Some(b)) if b.t_s > a.t_s => a.cpu_s + (b.cpu_s - a.cpu_s) * (t - a.t_s) / (b.t_s - a.t_s),
-        (Some(a), _) => a.cpu_s,
-        (None, Some(b)) => b.cpu_s,
+    match (i.checked_sub(1).map(|j| &samples[j]), samples.get(i)) {
+        (Some(a), Some(b)) if b.t_s > a.t_s => value(a) + (value(b) - value(a)) * (t - a.t_s) / (b.t_s - a.t_s),
+        (Some(a), _) => value(a),
+        (None, Some(b)) => value(b),
         (None, None) => 0.0,
     }
 }
@@ -394,24 +482,35 @@ impl SortStats {
             self.cpu_utilization * 100.0,
             self.threads
         );
+        o += "\n  Phases overlap: each ran from its start to its end on the sort's clock; its CPU is its\n  \
+              share of the process's while it ran; the bound is what held it back.\n";
         o += &format!(
-            "\n  {:<13} {:>9} {:>11} {:>9} {:>9} {:>10} {:>7} {:>5}  {}\n",
-            "phase", "elapsed s", "bytes", "MB/s", "transfers", "xfer size", "CPU s", "CPU%", "mode"
+            "  {:<13} {:>7} {:>7} {:>11} {:>8} {:>9} {:>9} {:>6} {:>7} {:>5}  {:<8} {}\n",
+            "phase", "start s", "end s", "bytes", "MB/s", "transfers", "xfer size", "flight", "CPU s", "CPU%", "mode", "bound"
         );
         for p in &self.phases {
             o += &format!(
-                "  {:<13} {:>9.3} {:>11} {:>9.1} {:>9} {:>10} {:>7.3} {:>4.0}%  {}\n",
+                "  {:<13} {:>7.3} {:>7.3} {:>11} {:>8.1} {:>9} {:>9} {:>6.2} {:>7.3} {:>4.0}%  {:<8} {}\n",
                 p.name,
-                p.elapsed_s,
+                p.start_s,
+                p.end_s,
                 p.bytes,
                 p.mb_per_s,
                 p.transfers,
                 format_bytes(p.transfer_size),
+                p.in_flight,
                 p.cpu_s,
                 p.cpu_utilization * 100.0,
-                p.io_mode
+                p.io_mode,
+                p.bound
             );
         }
+        let in_phases: f64 = self.phases.iter().map(|p| p.cpu_s).sum();
+        let outside = (self.cpu_user_s + self.cpu_system_s - in_phases).max(0.0);
+        o += &format!(
+            "  {:<13} {:>7} {:>7} {:>55.3}  (CPU while no phase ran: planning, sorting between reads and writes)\n",
+            "other", "", "", outside
+        );
         o
     }
 }
@@ -421,7 +520,7 @@ mod tests {
     use super::*;
 
     fn sample(t_s: f64, cpu_s: f64) -> Sample {
-        Sample { t_s, input_bytes: 0, temp_write_bytes: 0, temp_read_bytes: 0, output_bytes: 0, cpu_s }
+        Sample { t_s, input_bytes: 0, temp_write_bytes: 0, temp_read_bytes: 0, output_bytes: 0, cpu_s, machine_cpu_s: 0.0 }
     }
 
     #[test]
@@ -431,6 +530,47 @@ mod tests {
         assert_eq!(cpu_at(&s, 1.5), 2.0);
         assert_eq!(cpu_at(&s, 5.0), 2.0);
         assert_eq!(cpu_at(&[], 1.0), 0.0);
+    }
+
+    fn phase(name: &'static str, start_s: f64, end_s: f64) -> PhaseStats {
+        let s = IoSnapshot {
+            bytes: 1,
+            transfers: 1,
+            busy_s: 0.0,
+            first_start_s: Some(start_s),
+            last_end_s: end_s,
+            direct: true,
+            buffered: false,
+        };
+        phase_stats(name, 1, s, 0.0, &[], 2).unwrap()
+    }
+
+    #[test]
+    fn overlapping_phases_share_the_cpu_of_the_time_they_ran_together() {
+        let samples: Vec<Sample> = (0..=4).map(|i| sample(i as f64 * 0.5, i as f64)).collect(); // 2 CPU s a second
+        let mut phases = [phase("input read", 0.0, 1.0), phase("output write", 0.5, 1.5)];
+        share_cpu(&mut phases, &samples);
+        assert_eq!((phases[0].cpu_s, phases[1].cpu_s), (1.5, 1.5));
+        assert_eq!((phases[1].start_s, phases[1].end_s, phases[1].elapsed_s), (0.5, 1.5, 1.0));
+    }
+
+    #[test]
+    fn the_bound_is_what_held_the_phase_back() {
+        let with = |in_flight: f64, cpu_utilization: f64, io_mode: &'static str| PhaseStats {
+            in_flight,
+            cpu_utilization,
+            io_mode,
+            ..phase("output write", 1.0, 2.0)
+        };
+        let (none, touch) = (None, Some((0.0, 1.8)));
+        assert_eq!(bound(&with(2.5, 0.9, "direct"), 2, none, 1.0), "device");
+        assert_eq!(bound(&with(0.8, 0.1, "buffered"), 2, none, 0.1), "page cache");
+        assert_eq!(bound(&with(0.2, 0.9, "direct"), 2, none, 0.9), "CPU");
+        assert_eq!(bound(&with(0.2, 0.5, "direct"), 2, none, 0.5), "CPU, one thread");
+        assert_eq!(bound(&with(0.2, 0.1, "direct"), 2, none, 0.95), "CPU, taken by other processes");
+        assert_eq!(bound(&with(0.2, 0.1, "direct"), 2, touch, 0.2), "waiting on memory touch");
+        assert_eq!(bound(&with(0.2, 0.1, "direct"), 2, none, 0.2), "waiting on other phases");
+        assert_eq!(bound(&PhaseStats { name: "memory touch", ..with(0.0, 0.0, "memory") }, 2, none, 0.0), "page faults");
     }
 
     #[test]

@@ -195,12 +195,31 @@ fn check_stats_json(s: &Value, n: u64, spilled: bool) {
         assert_eq!(phase_mode(s, "memory touch"), "memory", "{s}");
         assert!(phase_bytes(s, "memory touch").is_some_and(|b| b > 0 && b <= stat_u64(s, "memory_budget_bytes")), "{s}");
     }
+    const BOUNDS: &[&str] = &[
+        "device",
+        "page cache",
+        "CPU",
+        "CPU, one thread",
+        "CPU, taken by other processes",
+        "page faults",
+        "waiting on memory touch",
+        "waiting on other phases",
+    ];
+    let elapsed = s["elapsed_s"].as_f64().unwrap();
     for p in phases {
-        for f in ["elapsed_s", "mb_per_s", "cpu_s"] {
+        for f in ["elapsed_s", "mb_per_s", "cpu_s", "in_flight", "start_s"] {
             assert!(p[f].as_f64().is_some_and(|x| x >= 0.0), "phase field {f}: {p}");
         }
         assert!(p["transfers"].as_u64().unwrap() >= 1, "{p}");
+        // When it ran, on the sort's clock.
+        let (start, end) = (p["start_s"].as_f64().unwrap(), p["end_s"].as_f64().unwrap());
+        assert!(start <= end && end <= elapsed + 1e-6, "phase ran {start}..{end} in a sort of {elapsed} s: {p}");
+        assert!(BOUNDS.contains(&p["bound"].as_str().unwrap()), "{p}");
     }
+    // The phases share the CPU: theirs adds up to no more than the process's.
+    let cpu = s["cpu_user_s"].as_f64().unwrap() + s["cpu_system_s"].as_f64().unwrap();
+    let shared: f64 = phases.iter().map(|p| p["cpu_s"].as_f64().unwrap()).sum();
+    assert!(shared <= cpu + 0.02, "the phases' CPU {shared} s exceeds the sort's {cpu} s: {s}");
     // The data is read once from the input and written once to the output: no more, no less.
     assert_eq!(phase_bytes(s, "input read"), Some(bytes), "input read bytes should equal the data size: {s:#}");
     assert_eq!(phase_bytes(s, "output write"), Some(bytes), "output write bytes should equal the data size");
