@@ -50,7 +50,7 @@ mod stats;
 mod temp_codec;
 mod text;
 
-pub use api::{CancelHandle, GnuOrdering, Order, Sort, Sorting};
+pub use api::{CancelHandle, GnuOrdering, Order, RecordFilter, Sort, Sorting};
 pub use config::{OutputCompression, TempCompression};
 pub use csv::CsvDialect;
 pub use error::{Result, SortError};

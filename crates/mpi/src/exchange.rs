@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::time::Instant;
-use xsort_core::Sorting;
+use xsort_core::{RecordFilter, Sorting};
 
 /// A sender's state, in the round's header.
 const MORE: u64 = 0;
@@ -109,11 +109,14 @@ impl<'a> Exchange<'a> {
     /// Rounds overlap: while round k's pieces are in flight (`MPI_Ialltoallv`), the rank pushes
     /// round k-1's received pieces to the sort and reads and cuts round k+1's chunk into the other
     /// send buffer. Buffers are double and reused from round to round.
-    pub fn run(&mut self, share: &mut Share, splitters: &Splitters, chunk: usize, kind: Kind) -> Result<()> {
+    /// Records `keep` refuses (Nsort's `-include` / `-omit`) are dropped as they are cut, before
+    /// the exchange.
+    pub fn run(&mut self, share: &mut Share, splitters: &Splitters, chunk: usize, kind: Kind, keep: Option<&RecordFilter>) -> Result<()> {
         let started = Instant::now();
         let n = self.comm.ranks;
         let mut failure: Option<anyhow::Error> = None;
-        let mut reader = Reader { chunk_size: chunk, kind, data: Vec::new(), items: Vec::new(), finished: false };
+        let keep = keep.cloned();
+        let mut reader = Reader { chunk_size: chunk, kind, keep, data: Vec::new(), items: Vec::new(), finished: false };
         let mut send = [Pieces::new(n), Pieces::new(n)];
         let mut recv = [vec![0u8; crate::comm::SPARE], vec![0u8; crate::comm::SPARE]];
         // The round received but not yet given to the sort: its counts, where the rank's own piece
@@ -225,7 +228,7 @@ impl<'a> Exchange<'a> {
         match share.next_chunk(reader.chunk_size, &mut reader.data) {
             Ok(Some(pos)) => {
                 self.stats.input_bytes += reader.data.len() as u64;
-                pieces.cut(&reader.data, pos, reader.kind, splitters, &mut reader.items);
+                pieces.cut(&reader.data, pos, (reader.kind, reader.keep.as_ref()), splitters, &mut reader.items);
             }
             Ok(None) => {}
             Err(e) => *failure = Some(e),
@@ -312,6 +315,8 @@ impl<'a> Exchange<'a> {
 struct Reader {
     chunk_size: usize,
     kind: Kind,
+    /// The records kept (all, when None).
+    keep: Option<RecordFilter>,
     data: Vec<u8>,
     /// Each item's (start, end, rank) in the chunk, reused.
     items: Vec<(usize, usize, u32)>,
@@ -336,14 +341,23 @@ impl Pieces {
     }
 
     /// Cuts `chunk` (whole records or lines, the first at global position `pos`) by the
-    /// splitters, copying each item once, straight to its place in its rank's piece.
-    fn cut(&mut self, chunk: &[u8], pos: u64, kind: Kind, splitters: &Splitters, items: &mut Vec<(usize, usize, u32)>) {
+    /// splitters, copying each item that `keep` keeps once, straight to its place in its rank's
+    /// piece.
+    fn cut(
+        &mut self,
+        chunk: &[u8],
+        pos: u64,
+        (kind, keep): (Kind, Option<&RecordFilter>),
+        splitters: &Splitters,
+        items: &mut Vec<(usize, usize, u32)>,
+    ) {
         let n = self.counts.len();
         items.clear();
         let mut sizes = vec![0usize; n];
+        let kept = |item: &[u8]| keep.is_none_or(|k| k.keeps(item));
         match kind {
             Kind::Records(r) => {
-                for (i, rec) in chunk.chunks_exact(r).enumerate() {
+                for (i, rec) in chunk.chunks_exact(r).enumerate().filter(|(_, rec)| kept(rec)) {
                     let s = i * r;
                     let to = splitters.rank_of(rec, pos + s as u64);
                     sizes[to] += r;
@@ -353,6 +367,10 @@ impl Pieces {
             Kind::Lines(t) => {
                 let mut s = 0;
                 for e in memchr::memchr_iter(t, chunk) {
+                    if !kept(&chunk[s..e]) {
+                        s = e + 1;
+                        continue;
+                    }
                     let to = splitters.rank_of(&chunk[s..e], pos + s as u64);
                     sizes[to] += e + 1 - s;
                     items.push((s, e + 1, to as u32));

@@ -45,7 +45,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 use xsort_core::key::ResolvedKey;
 use xsort_core::pieces::{RecordPieces, SortedPieces};
-use xsort_core::Order;
+use xsort_core::{Order, RecordFilter};
 use xsort_kernels::prefetch::{prefetch_record, GATHER_AHEAD};
 
 /// Buckets (sub-ranges of all ranks) a record's bucket number can name: they are kept as u16.
@@ -134,10 +134,12 @@ impl<'a> InPlace<'a> {
     /// record's bucket and swaps the counts, then agrees with the other ranks whether every rank's
     /// share, index and buffers fit in half of `memory` (what the engine's local sort would have).
     /// Collective; None (on every rank) when any rank cannot map its share or would not fit.
+    /// Records `keep` refuses (Nsort's `-include` / `-omit`) are in no bucket: never sent, sorted
+    /// or written.
     #[allow(clippy::too_many_arguments)]
     pub fn count(
         comm: &'a Comm,
-        key: &'a ResolvedKey,
+        (key, keep): (&'a ResolvedKey, Option<&RecordFilter>),
         order: &Order,
         r: usize,
         share: &Share,
@@ -155,7 +157,9 @@ impl<'a> InPlace<'a> {
         let start = maps.as_ref().and_then(|m| m.first()).map_or(0, |m| m.global);
         let (starts, lens) = (comm.all_gather(start), comm.all_gather(share.len()));
         let subs = sub_ranges(lens.iter().sum(), n);
-        if comm.any(maps.is_none()).is_some() || n * subs > MAX_BUCKETS {
+        // A record no bucket takes is marked by the largest bucket number, which is then not one.
+        let buckets = if keep.is_some() { MAX_BUCKETS - 1 } else { MAX_BUCKETS };
+        if comm.any(maps.is_none()).is_some() || n * subs > buckets {
             return None;
         }
         let maps = maps?;
@@ -177,7 +181,7 @@ impl<'a> InPlace<'a> {
         let ((mut bucket_of, mut index), pool) = (arrays.ok()?, pool.ok()?);
         let splitters = Splitters::choose(order.clone(), true, samples, n * subs);
         let finder = BucketFinder::new(key, &splitters, prefix_bytes);
-        let (counts, bucket_at) = index_by_bucket(&maps, r, &finder, n * subs, bucket_of.as_mut_slice(), index.as_mut_slice());
+        let (counts, bucket_at) = index_by_bucket(&maps, (r, keep), &finder, n * subs, bucket_of.as_mut_slice(), index.as_mut_slice());
         drop(bucket_of);
         let incoming = comm.all_to_all(&counts);
         let plan = Plan { comm, key, r, maps, map_first, starts, subs, index, bucket_at, incoming, pool };
@@ -414,28 +418,35 @@ impl Buffers {
 /// Finds each record's bucket (of `finder`, among `buckets`) into `bucket_of`, and indexes the
 /// records by bucket: `index` holds their numbers bucket after bucket, in input order within each.
 /// Returns the records each bucket has, and where each starts in `index` (the total at the end).
+/// Records that `keep` refuses are in no bucket (marked `u16::MAX`, which `buckets` is then below).
 fn index_by_bucket(
     maps: &[MappedSegment],
-    r: usize,
+    (r, keep): (usize, Option<&RecordFilter>),
     finder: &BucketFinder,
     buckets: usize,
     bucket_of: &mut [u16],
     index: &mut [u32],
 ) -> (Vec<u64>, Vec<usize>) {
+    const NONE: u16 = u16::MAX;
     let mut counts = vec![0u64; buckets];
     let mut i = 0;
     for m in maps {
         for (j, rec) in m.data().chunks_exact(r).enumerate() {
-            let bucket = finder.bucket(rec, m.global + (j * r) as u64);
-            bucket_of[i] = bucket as u16;
-            counts[bucket] += 1;
+            bucket_of[i] = match keep {
+                Some(k) if !k.keeps(rec) => NONE,
+                _ => {
+                    let bucket = finder.bucket(rec, m.global + (j * r) as u64);
+                    counts[bucket] += 1;
+                    bucket as u16
+                }
+            };
             i += 1;
         }
     }
     let mut bucket_at: Vec<usize> = counts.iter().scan(0, |acc, &c| Some(std::mem::replace(acc, *acc + c as usize))).collect();
-    bucket_at.push(i);
+    bucket_at.push(counts.iter().sum::<u64>() as usize);
     let mut at = bucket_at.clone();
-    for (i, &b) in bucket_of.iter().enumerate() {
+    for (i, &b) in bucket_of.iter().enumerate().filter(|(_, &b)| keep.is_none() || b != NONE) {
         index[at[b as usize]] = i as u32;
         at[b as usize] += 1;
     }

@@ -80,7 +80,7 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
     let order = job.order.clone();
     let in_place = match (&order, job.kind) {
         (Order::Records(key, r), Kind::Records(_)) if !opts.folds => {
-            InPlace::count(comm, key, &order, *r, &share, samples.clone(), memory, threads)
+            InPlace::count(comm, (key, opts.keep.as_ref()), &order, *r, &share, samples.clone(), memory, threads)
         }
         _ => None,
     };
@@ -210,7 +210,7 @@ impl<'c> Job<'c> {
         let mut sorting = comm.agree(sort.start().map_err(anyhow::Error::from))?;
         let mut exchange = Exchange::new(comm, &mut sorting, (memory / 4) as usize, self.temp_dir.clone());
         fault_point(comm.rank, "exchange");
-        let exchanged = exchange.run(share, &splitters, chunk, self.kind);
+        let exchanged = exchange.run(share, &splitters, chunk, self.kind, opts.keep.as_ref());
         let (xstats, pushed) = (exchange.stats.clone(), exchange.pushed);
         comm.agree(exchanged.and_then(|_| Ok(sorting.finish()?)))?;
         Ok((sorting, xstats, pushed))

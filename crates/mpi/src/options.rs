@@ -5,7 +5,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
-use xsort_core::{Order, OutputCompression, Sort};
+use xsort_core::{Order, OutputCompression, RecordFilter, Sort};
 
 /// The text of `--help`.
 pub const HELP: &str = "\
@@ -60,6 +60,9 @@ pub struct Options {
     /// Whether the output can be smaller than the input (`-u`, `-noduplicates`): then its size is
     /// known only once it is sorted.
     pub shrinks: bool,
+    /// Nsort's `-include` / `-omit`, taken out of the sort: each rank drops the records it refuses
+    /// from its share before the exchange.
+    pub keep: Option<RecordFilter>,
     /// `--help` or `--version` was asked for: print this and stop.
     pub info: Option<String>,
 }
@@ -155,6 +158,7 @@ impl Options {
             compress: OutputCompression::ByName,
             folds: false,
             shrinks: false,
+            keep: None,
             info: Some(text),
         }
     }
@@ -217,6 +221,7 @@ impl Options {
                 gnu.iter().any(|a| a == "--unique" || (a.starts_with('-') && !a.starts_with("--") && short_letters(a).contains('u')));
             (sort, unique, unique)
         };
+        let (sort, keep) = sort.take_selection().context("--spec")?;
         Ok(Options {
             sort,
             inputs,
@@ -230,6 +235,7 @@ impl Options {
             compress,
             folds,
             shrinks,
+            keep,
             info: None,
         })
     }

@@ -174,6 +174,30 @@ fn records_match_xsort_on_1_to_4_ranks() {
 }
 
 #[test]
+fn selected_records_are_dropped_before_the_exchange() {
+    // Nsort's -include / -omit: each rank drops the records refused from its share, sorted in
+    // place, through the engine (-S 2M, and folding), and as separated lines.
+    let f = Fixture::new();
+    f.records("a", 20_000, false);
+    f.records("b", 7_001, true);
+    let half = "-format=size:100 -field=name:k,size:1 -field=name:rest,size:9 -key=k -key=rest -include=(k lt x'80')";
+    same_as_xsort(&f, &["--spec", half], &["a", "b"]);
+    let input = f.read("a").len() + f.read("b").len();
+    assert!((input / 4..input * 3 / 4).contains(&f.read("out").len()), "about half the records are kept");
+    same_as_xsort(&f, &["--spec", half, "-S", "2M"], &["a", "b"]);
+    same_as_xsort(
+        &f,
+        &["--spec", "-format=size:100 -field=name:k,size:1 -key=k -omit=(k ge x'40' and k lt x'c0') -noduplicates"],
+        &["b", "a"],
+    );
+    text(&f);
+    let separated = "-format=separator:comma -field=name:w -field=name:n,decimal -key=n -include=(w eq 'fig' or w eq 'kiwi')";
+    same_as_xsort(&f, &["--spec", separated], &["a.txt", "b.txt"]);
+    let out = f.mpirun(2, &["--spec", "-format=size:100 -derived=name:d,integer,size:4,value:(1) -reformat=d", "-o", "out", "a"], &[]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("-derived fields and -reformat"), "{out:?}");
+}
+
+#[test]
 fn rounds_within_a_small_budget_stay_stable() {
     // -S 2M: 64 KiB chunks and 512 KiB of held pieces, so many rounds, pieces held on disk and a
     // local sort that spills.

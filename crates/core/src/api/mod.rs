@@ -599,6 +599,23 @@ impl Sort {
         self
     }
 
+    /// The sort without its selection (Nsort's `-include` / `-omit`), and the selection as a test
+    /// of one record (a line without its terminator), for a front end that selects records itself
+    /// before they reach the sort (`xsort-mpi`, before its exchange). A sort that also derives
+    /// fields or rewrites its records (`-derived`, `-reformat`) is refused: what those compute is
+    /// known only to the engine's reader.
+    pub fn take_selection(mut self) -> Result<(Sort, Option<RecordFilter>)> {
+        if self.derivation.is_some() || self.reformat.is_some() {
+            return Err(SortError::BadOption(
+                "-derived fields and -reformat are applied as the engine reads its inputs; \
+                 here only -include and -omit on the fields as they are can be"
+                    .into(),
+            ));
+        }
+        let filter = self.selection.take().map(|s| RecordFilter(Arc::new(s)));
+        Ok((self, filter))
+    }
+
     /// Bytes per record of a sort of fixed-size records; None for lines and delimited records.
     pub fn record_size(&self) -> Option<usize> {
         match self.format {
@@ -775,6 +792,25 @@ impl Sort {
         cfg.select = select;
         cfg.merge_check = self.merge_check;
         Ok(Job(crate::engine::Engine::new(cfg, self.counters.unwrap_or_default())))
+    }
+}
+
+/// A selection as a test of one record (a line without its terminator): whether it keeps it
+/// ([`Sort::take_selection`]). Clones share it.
+#[derive(Clone)]
+pub struct RecordFilter(Arc<crate::select::Selection>);
+
+impl RecordFilter {
+    /// Whether the selection keeps `rec`.
+    #[inline]
+    pub fn keeps(&self, rec: &[u8]) -> bool {
+        self.0.keeps(crate::select::Rec::plain(rec))
+    }
+}
+
+impl std::fmt::Debug for RecordFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RecordFilter(-include/-omit)")
     }
 }
 
