@@ -162,7 +162,7 @@
 #define NSORT_SUMMARIZED_KEY                (-122)
 #define NSORT_MERGE_MISORDERED              (-123) /* libxsort: an input of -merge out of order */
 #define NSORT_MERGE_NOEDIT                  (-124)
-#define NSORT_APPEND_CHANGED                (-125)
+#define NSORT_APPEND_CHANGED                (-125) /* libxsort: -out_file=PATH,append changed meanwhile */
 #define NSORT_APPEND_NOSTDOUT               (-126)
 #define NSORT_MLD_CREATE                    (-127)
 #define NSORT_MLDSET_CREATE                 (-128)

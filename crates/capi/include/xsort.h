@@ -98,6 +98,11 @@ typedef unsigned int xsort_t;
 #define XSORT_USER_RAISED_ERROR -213
 
 /**
+ * The file of `-out_file=PATH,append` changed while the sort ran: nothing was appended.
+ */
+#define XSORT_APPEND_CHANGED -125
+
+/**
  * A syntax error (or an invalid value) in a statement.
  */
 #define XSORT_SYNTAX_ERROR -116

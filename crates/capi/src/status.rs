@@ -43,6 +43,8 @@ pub const XSORT_BAD_MERGE_WIDTH: xsort_msg_t = -192;
 pub const XSORT_COMPARE_UNDECLARED: xsort_msg_t = -187;
 /// A declared comparison function raised an error (`nsort_raise_error`): the sort stopped.
 pub const XSORT_USER_RAISED_ERROR: xsort_msg_t = -213;
+/// The file of `-out_file=PATH,append` changed while the sort ran: nothing was appended.
+pub const XSORT_APPEND_CHANGED: xsort_msg_t = -125;
 /// A syntax error (or an invalid value) in a statement.
 pub const XSORT_SYNTAX_ERROR: xsort_msg_t = -116;
 /// A call out of sequence (records released after `xsort_release_end`, returned before it...).
@@ -93,6 +95,8 @@ pub const NSORT_BAD_MERGE_WIDTH: nsort_msg_t = -192;
 pub const NSORT_COMPARE_UNDECLARED: nsort_msg_t = -187;
 /// `NSORT_USER_RAISED_ERROR`.
 pub const NSORT_USER_RAISED_ERROR: nsort_msg_t = -213;
+/// `NSORT_APPEND_CHANGED`.
+pub const NSORT_APPEND_CHANGED: nsort_msg_t = -125;
 
 /// Every `NSORT_*` value equals its `XSORT_*` namesake. The C headers give both as numbers
 /// (xsort.h, and the hand-written nsorterrno.h that nsort.h includes, which holds all of Nsort's
@@ -106,6 +110,7 @@ const _: () = {
     assert!(NSORT_SYNTAX_ERROR == XSORT_SYNTAX_ERROR && NSORT_INVALID_PHASE == XSORT_INVALID_PHASE);
     assert!(NSORT_MERGE_MISORDERED == XSORT_MERGE_MISORDERED && NSORT_BAD_MERGE_WIDTH == XSORT_BAD_MERGE_WIDTH);
     assert!(NSORT_COMPARE_UNDECLARED == XSORT_COMPARE_UNDECLARED && NSORT_USER_RAISED_ERROR == XSORT_USER_RAISED_ERROR);
+    assert!(NSORT_APPEND_CHANGED == XSORT_APPEND_CHANGED);
 };
 
 /// A refused or failed call: the code to return and the message `xsort_message` will show.
@@ -138,6 +143,7 @@ impl From<SortError> for Failure {
             SortError::Spec(s) => spec_code(s),
             SortError::Usage(_) => XSORT_INVALID_PHASE,
             SortError::BadOption(_) | SortError::InvalidArgument { .. } | SortError::RecordTooLarge { .. } => XSORT_CONFIG_ERROR,
+            SortError::Io(xsort_io::IoError::AppendChanged { .. }) => XSORT_APPEND_CHANGED,
             SortError::Io(_) => XSORT_IO_ERROR,
             SortError::BadInput { .. } => XSORT_BAD_INPUT,
             SortError::MergeMisordered { .. } => XSORT_MERGE_MISORDERED,

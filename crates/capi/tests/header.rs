@@ -58,6 +58,7 @@ const NSORT_CODES: &[(&str, i32)] = &[
     ("NSORT_BAD_MERGE_WIDTH", xsort::NSORT_BAD_MERGE_WIDTH),
     ("NSORT_COMPARE_UNDECLARED", xsort::NSORT_COMPARE_UNDECLARED),
     ("NSORT_USER_RAISED_ERROR", xsort::NSORT_USER_RAISED_ERROR),
+    ("NSORT_APPEND_CHANGED", xsort::NSORT_APPEND_CHANGED),
 ];
 
 /// xsort's own codes, for failures Nsort has no number for.
@@ -88,6 +89,7 @@ const XSORT_ITEMS: &[&str] = &[
     "XSORT_BAD_MERGE_WIDTH",
     "XSORT_COMPARE_UNDECLARED",
     "XSORT_USER_RAISED_ERROR",
+    "XSORT_APPEND_CHANGED",
     "XSORT_SYNTAX_ERROR",
     "XSORT_INVALID_PHASE",
     "XSORT_CONFIG_ERROR",

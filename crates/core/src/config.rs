@@ -259,6 +259,8 @@ pub struct SortConfig {
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Nsort's `-nowarn`: the statistics carry no warnings.
     pub no_warnings: bool,
+    /// Nsort's `-out_file=PATH,append`: the sorted records go at the end of the output file.
+    pub output_append: bool,
     /// Nsort's `-include` / `-omit`: only the input records it keeps are read into the sort.
     pub select: Option<Arc<InputTransform>>,
     /// Nsort's `-merge` of lines (GNU's `-m` that checks): a merge of the inputs fails on a record
@@ -356,6 +358,7 @@ impl SortConfig {
             expected_input_bytes: None,
             cancel: None,
             no_warnings: false,
+            output_append: false,
             select: None,
             merge_check: false,
         }

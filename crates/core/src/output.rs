@@ -24,7 +24,7 @@ enum Target {
     /// case) is checked when the destination opens but made only when it is first needed (its
     /// writer, or the commit of an empty output), as GNU sort opens its output only for the last
     /// merge: the merges before it may then use every descriptor the limit allows.
-    File { path: PathBuf, direct: bool, spare_dir: Option<PathBuf>, opened: Mutex<Option<AtomicOutput>> },
+    File { path: PathBuf, direct: bool, append: bool, spare_dir: Option<PathBuf>, opened: Mutex<Option<AtomicOutput>> },
     /// Standard output.
     Stdout,
     /// A caller's writer, handed to the output's writer when it starts.
@@ -50,10 +50,11 @@ impl Destination {
                 // A compressor writes its blocks in order, of any length: no direct transfers.
                 let direct = cfg.output_io.direct && compression.is_none();
                 let spare_dir = cfg.temp_dirs.first().cloned();
-                let output = AtomicOutput::create(p, direct, spare_dir.as_deref())?;
+                let append = cfg.output_append;
+                let output = create(p, direct, append, spare_dir.as_deref())?;
                 let merges_inputs = matches!(&cfg.format, Format::Lines(l) if l.mode == TextMode::Merge);
                 let opened = Mutex::new((!(merges_inputs && output.can_recreate())).then_some(output));
-                Target::File { path: p.clone(), direct, spare_dir, opened }
+                Target::File { path: p.clone(), direct, append, spare_dir, opened }
             }
             Output::Writer(w) => Target::Writer(w.clone()),
         };
@@ -129,15 +130,20 @@ impl Destination {
 
     /// The file output, made now if it was not yet (see [`Target::File`]).
     fn file_output(&self) -> Result<std::sync::MutexGuard<'_, Option<AtomicOutput>>> {
-        let Target::File { path, direct, spare_dir, opened } = &self.target else {
+        let Target::File { path, direct, append, spare_dir, opened } = &self.target else {
             return Err(SortError::Internal("the output is not a file".into()));
         };
         let mut opened = opened.lock().map_err(|_| SortError::Internal("the output's lock is poisoned".into()))?;
         if opened.is_none() {
-            *opened = Some(AtomicOutput::create(path, *direct, spare_dir.as_deref())?);
+            *opened = Some(create(path, *direct, *append, spare_dir.as_deref())?);
         }
         Ok(opened)
     }
+}
+
+/// The output file for `path`: replacing it, or to be appended to it.
+fn create(path: &std::path::Path, direct: bool, append: bool, spare_dir: Option<&std::path::Path>) -> Result<AtomicOutput> {
+    Ok(if append { AtomicOutput::create_appending(path, direct, spare_dir)? } else { AtomicOutput::create(path, direct, spare_dir)? })
 }
 
 /// Runs `sort` on this thread and `write`s, on a helper thread, each piece of output that it hands

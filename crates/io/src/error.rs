@@ -48,6 +48,10 @@ pub enum IoError {
     /// memory was reached).
     #[error("cannot start a {what} thread: {}", os_text(.cause))]
     Thread { what: &'static str, cause: std::io::Error },
+    /// An output to be appended to changed while the sort ran (Nsort's `NSORT_APPEND_CHANGED`):
+    /// nothing was appended.
+    #[error("{path}: changed while the sort ran ({was} bytes, now {now}): the sorted records were not appended")]
+    AppendChanged { path: PathBuf, was: u64, now: u64 },
     /// A worker thread died; this is a bug in xsort.
     #[error("internal error: {0}")]
     Internal(String),

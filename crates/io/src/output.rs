@@ -16,6 +16,11 @@
 //!   is complete: the target is truncated and the new file copied into it (`copy_file_range`). The
 //!   inode, its links, owner, group and mode stay; the copy is not atomic.
 //!
+//! - **Append** (Nsort's `-out_file=f,append`, an existing regular target): the complete new file is
+//!   copied onto the end of the target on commit, if the target still has the length it had when
+//!   the sort began (else nothing is appended: [`IoError::AppendChanged`]); a copy that fails is
+//!   cut back off. Like Rewrite, the copy is not atomic.
+//!
 //! Either way `xsort -o f f` reads `f` to the end before `f` changes, and a failed or interrupted
 //! sort leaves `f` as it was. Where the filesystem refuses `O_TMPFILE`, the new file gets a short
 //! random name at once (created exclusively, never through a planted link), which SIGINT, SIGTERM
@@ -56,6 +61,9 @@ enum State {
     /// The existing target, open for writing, into which the complete new file (named `name` where
     /// the filesystem has no `O_TMPFILE`) is copied on commit.
     Rewrite { target: File, name: Option<PathBuf> },
+    /// The existing target, open for writing, onto whose end (`base`, its length when the sort
+    /// began) the complete new file is copied on commit.
+    Append { target: File, base: u64, name: Option<PathBuf> },
 }
 
 impl AtomicOutput {
@@ -119,6 +127,30 @@ impl AtomicOutput {
                 out.rewrite_instead(&md)?;
             }
         }
+        Ok(out)
+    }
+
+    /// As [`AtomicOutput::create`], but the sorted output is to be added at the end of an existing
+    /// regular target rather than replace it (a new target is created; a device or FIFO is
+    /// written in place, as always).
+    pub fn create_appending(target: &Path, direct: bool, spare_dir: Option<&Path>) -> Result<Self> {
+        let mut out = Self::create(target, direct, spare_dir)?;
+        let name = match std::mem::replace(&mut out.state, State::Special) {
+            State::Rewrite { target: f, name } => {
+                release_reserved(&f);
+                name
+            }
+            State::Replace { name, .. } if std::fs::symlink_metadata(&out.real).is_ok() => name,
+            state => {
+                out.state = state;
+                return Ok(out);
+            }
+        };
+        let open_error = |cause| IoError::Open { path: out.target.clone(), cause };
+        let f =
+            std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(&out.real).map_err(open_error)?;
+        let base = f.metadata().map_err(open_error)?.len();
+        out.state = State::Append { target: f, base, name };
         Ok(out)
     }
 
@@ -189,6 +221,10 @@ impl AtomicOutput {
                 self.file.preallocate(len)?;
                 reserve_keeping_size(target, 0, len, &self.target)
             }
+            State::Append { target, base, .. } => {
+                self.file.preallocate(len)?;
+                reserve_keeping_size(target, *base, len, &self.target)
+            }
         }
     }
 
@@ -229,11 +265,13 @@ impl AtomicOutput {
             }
             State::Rewrite { target, name } => {
                 let copied = copy_into(&self.file, &target, &self.target, sync);
-                if let Some(n) = name {
-                    let _ = std::fs::remove_file(&n);
-                    crate::signals::unregister(&n);
-                }
+                forget(name);
                 copied
+            }
+            State::Append { target, base, name } => {
+                let appended = append_onto(&self.file, &target, base, &self.target, sync);
+                forget(name);
+                appended
             }
         }
     }
@@ -263,16 +301,47 @@ impl AtomicOutput {
 
 impl Drop for AtomicOutput {
     fn drop(&mut self) {
-        // A target that was to be rewritten gives back the blocks reserved for it.
-        if let State::Rewrite { target, .. } = &self.state {
+        // A target that was to be rewritten or appended to gives back the blocks reserved for it.
+        if let State::Rewrite { target, .. } | State::Append { target, .. } = &self.state {
             release_reserved(target);
         }
         // An unnamed file vanishes with its descriptor; a named one is removed.
-        if let State::Replace { name: Some(name), .. } | State::Rewrite { name: Some(name), .. } = &self.state {
-            let _ = std::fs::remove_file(name);
-            crate::signals::unregister(name);
+        if let State::Replace { name, .. } | State::Rewrite { name, .. } | State::Append { name, .. } = &mut self.state {
+            forget(name.take());
         }
     }
+}
+
+/// Removes the new file's name, where it has one (no `O_TMPFILE`), and stops watching it.
+fn forget(name: Option<PathBuf>) {
+    if let Some(n) = name {
+        let _ = std::fs::remove_file(&n);
+        crate::signals::unregister(&n);
+    }
+}
+
+/// Copies all of `src` onto the end of `dst` (the target, named `name` in messages), which must
+/// still be `base` bytes long; a copy that fails is cut back off.
+fn append_onto(src: &DirectFile, dst: &File, base: u64, name: &Path, sync: bool) -> Result<()> {
+    let now = dst.metadata().map_err(|e| IoError::meta(name, "stat", e))?.len();
+    if now != base {
+        release_reserved(dst);
+        return Err(IoError::AppendChanged { path: name.to_owned(), was: base, now });
+    }
+    if src.is_direct() {
+        src.drop_direct()?;
+    }
+    let len = src.len()?;
+    let appended = reserve_keeping_size(dst, base, len, name).and_then(|_| copy_all(src, dst, base, name)).and_then(|_| {
+        if sync {
+            dst.sync_all().map_err(|e| IoError::meta(name, "fsync", e))?;
+        }
+        Ok(())
+    });
+    if appended.is_err() {
+        let _ = dst.set_len(base);
+    }
+    appended
 }
 
 /// A new file in `dir` for the output (registered for removal on a signal where it has a name).
@@ -385,7 +454,7 @@ pub fn copy_into(src: &DirectFile, dst: &File, name: &Path, sync: bool) -> Resul
     }
     let len = src.len()?;
     reserve_keeping_size(dst, 0, len, name)?;
-    copy_all(src, dst, name)?;
+    copy_all(src, dst, 0, name)?;
     dst.set_len(len).map_err(|e| IoError::meta(name, "truncate", e))?;
     if sync {
         dst.sync_all().map_err(|e| IoError::meta(name, "fsync", e))?;
@@ -414,14 +483,14 @@ pub fn release_reserved(file: &File) {
     }
 }
 
-/// Copies all of `src` to the start of `dst` with `copy_file_range` (which may share or copy blocks
-/// in the kernel), or by reads and writes where the kernel cannot.
-fn copy_all(src: &DirectFile, dst: &File, name: &Path) -> Result<()> {
+/// Copies all of `src` into `dst` from byte `at` on with `copy_file_range` (which may share or copy
+/// blocks in the kernel), or by reads and writes where the kernel cannot.
+fn copy_all(src: &DirectFile, dst: &File, at: u64, name: &Path) -> Result<()> {
     let len = src.len()?;
     let mut off = 0i64;
     while (off as u64) < len {
         let want = ((len - off as u64) as usize).min(1 << 30);
-        let mut off_out = off;
+        let mut off_out = off + at as i64;
         // SAFETY: both descriptors are open; the offsets are valid in-out pointers.
         let n = unsafe { libc::copy_file_range(src.as_file().as_raw_fd(), &mut off, dst.as_raw_fd(), &mut off_out, want, 0) };
         if n > 0 {
@@ -434,7 +503,7 @@ fn copy_all(src: &DirectFile, dst: &File, name: &Path) -> Result<()> {
         match e.raw_os_error() {
             Some(libc::EINTR) => {}
             Some(libc::EXDEV) | Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => {
-                return copy_by_reads(src, dst, name, off as u64, len)
+                return copy_by_reads(src, dst, name, (off as u64, at), len)
             }
             _ => return Err(IoError::write(name, e)),
         }
@@ -442,8 +511,9 @@ fn copy_all(src: &DirectFile, dst: &File, name: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The rest of [`copy_all`], bytes `[from, len)`, by reads and writes.
-fn copy_by_reads(src: &DirectFile, dst: &File, name: &Path, from: u64, len: u64) -> Result<()> {
+/// The rest of [`copy_all`], bytes `[from, len)` of `src` to `dst` from `from + shift` on, by
+/// reads and writes.
+fn copy_by_reads(src: &DirectFile, dst: &File, name: &Path, (from, shift): (u64, u64), len: u64) -> Result<()> {
     let mut buf = vec![0u8; 1 << 20];
     let mut at = from;
     while at < len {
@@ -451,7 +521,7 @@ fn copy_by_reads(src: &DirectFile, dst: &File, name: &Path, from: u64, len: u64)
         if n == 0 {
             return Err(ended_early(name));
         }
-        dst.write_all_at(&buf[..n], at).map_err(|e| IoError::write(name, e))?;
+        dst.write_all_at(&buf[..n], at + shift).map_err(|e| IoError::write(name, e))?;
         at += n as u64;
     }
     Ok(())
@@ -626,8 +696,48 @@ mod tests {
         let at = 1 << 20;
         let dst2 = std::fs::File::options().write(true).create(true).truncate(true).open(dir.path().join("e")).unwrap();
         dst2.write_all_at(&data[..at], 0).unwrap();
-        copy_by_reads(&src, &dst2, Path::new("e"), at as u64, data.len() as u64).unwrap();
+        copy_by_reads(&src, &dst2, Path::new("e"), (at as u64, 0), data.len() as u64).unwrap();
         assert_eq!(std::fs::read(dir.path().join("e")).unwrap(), data);
+        // Shifted: appended after 5 bytes.
+        let dst3 = std::fs::File::options().write(true).create(true).truncate(true).open(dir.path().join("f")).unwrap();
+        dst3.write_all_at(b"head:", 0).unwrap();
+        copy_by_reads(&src, &dst3, Path::new("f"), (0, 5), data.len() as u64).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), [&b"head:"[..], &data].concat());
+    }
+
+    #[test]
+    fn appends_on_commit_only_to_an_unchanged_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("out");
+        std::fs::write(&t, b"old\n").unwrap();
+        let write = |o: &AtomicOutput, data: &[u8]| o.file().write_all_at(data, 0).unwrap();
+        // Appended on commit, and not before; the inode stays.
+        let ino = std::fs::metadata(&t).unwrap().ino();
+        let o = AtomicOutput::create_appending(&t, false, None).unwrap();
+        write(&o, b"new\n");
+        o.reserve(4).unwrap();
+        assert_eq!(std::fs::read(&t).unwrap(), b"old\n");
+        o.commit(true).unwrap();
+        assert_eq!(std::fs::read(&t).unwrap(), b"old\nnew\n");
+        assert_eq!(std::fs::metadata(&t).unwrap().ino(), ino);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A target that grew while the sort ran gets nothing.
+        let o = AtomicOutput::create_appending(&t, false, None).unwrap();
+        write(&o, b"more\n");
+        std::io::Write::write_all(&mut std::fs::OpenOptions::new().append(true).open(&t).unwrap(), b"x").unwrap();
+        let e = o.commit(false).unwrap_err();
+        assert!(matches!(e, IoError::AppendChanged { was: 8, now: 9, .. }), "{e}");
+        assert_eq!(std::fs::read(&t).unwrap(), b"old\nnew\nx");
+        // Dropped: nothing appended. A new target is created.
+        let o = AtomicOutput::create_appending(&t, false, None).unwrap();
+        write(&o, b"lost");
+        drop(o);
+        assert_eq!(std::fs::read(&t).unwrap(), b"old\nnew\nx");
+        let fresh = dir.path().join("fresh");
+        let o = AtomicOutput::create_appending(&fresh, false, None).unwrap();
+        write(&o, b"first\n");
+        o.commit(false).unwrap();
+        assert_eq!(std::fs::read(&fresh).unwrap(), b"first\n");
     }
 
     #[test]

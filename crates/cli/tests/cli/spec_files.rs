@@ -131,3 +131,30 @@ fn threads_and_nowarn_as_nsort_clients_write_them() {
     assert_eq!((out.stdout.as_slice(), String::from_utf8_lossy(&out.stderr).as_ref()), (&b"azbycx"[..], ""), "-nowarn prints nothing");
     fx.assert_clean();
 }
+
+#[test]
+fn out_file_append_adds_the_sorted_records_at_the_end() {
+    let fx = Fixture::new();
+    fx.mkdir("t");
+    gensort(&fx.path("in"), 0, 30_000, false);
+    let input = std::fs::read(fx.path("in")).unwrap();
+    let sorted = reference_sort(&input, 100, &["0:10"]);
+    fx.write("out", b"kept as it was\n");
+    let spec = |memory: &str| {
+        format!(
+            "-format=size:100 -key=position:1,size:10 -memory={memory} -temp={} -out_file={},append",
+            fx.path("t").display(),
+            fx.path("out").display()
+        )
+    };
+    // In memory, then spilled: each run adds one sorted copy after what the file held.
+    ok(fx.cmd().args(["--spec", &spec("64M"), "in"]));
+    ok(fx.cmd().args(["--spec", &spec("1M"), "in"]));
+    assert!(std::fs::read(fx.path("out")).unwrap() == [&b"kept as it was\n"[..], &sorted, &sorted].concat(), "appended twice");
+    // A new file is made; append is for -out_file only, and not for standard output.
+    ok(fx.cmd().args(["--spec", &format!("-format=size:100 -out_file={},append", fx.path("new").display()), "in"]));
+    assert_eq!(std::fs::read(fx.path("new")).unwrap().len(), input.len());
+    let msg = fail(fx.cmd().args(["--spec", "-format=size:100 -in_file=in,append"]));
+    assert!(msg.contains("'append' applies only to -out_file"), "{msg}");
+    assert_dir_empty(&fx.path("t"));
+}

@@ -99,6 +99,8 @@ pub struct Sort {
     refused: Option<String>,
     /// Nsort's `-nowarn`: [`Sort::warnings`] is empty.
     no_warnings: bool,
+    /// Nsort's `-out_file=PATH,append` ([`Sort::append`]).
+    append: bool,
     /// Nsort's `-derived` fields, which the selection and the reformat read.
     derivation: Option<crate::select::Derivation>,
     /// Nsort's `-include` / `-omit`: the input records kept.
@@ -138,6 +140,7 @@ impl Sort {
             counters: None,
             refused: None,
             no_warnings: false,
+            append: false,
             derivation: None,
             selection: None,
             reformat: None,
@@ -228,6 +231,7 @@ impl Sort {
         if let Some(f) = &spec.out_file {
             self.output = Some(Output::Path(f.path.clone()));
             self.sync |= f.sync;
+            self.append |= f.append;
         }
         if let Some(m) = spec.memory {
             self = self.memory_size(m);
@@ -451,6 +455,15 @@ impl Sort {
     /// (an existing file is replaced then, keeping its mode and owner).
     pub fn output_path(mut self, path: impl Into<PathBuf>) -> Sort {
         self.output = Some(Output::Path(path.into()));
+        self
+    }
+
+    /// Adds the sorted records at the end of the output file rather than replacing it (Nsort's
+    /// `-out_file=PATH,append`): once the sort is complete, and only if the file still has the
+    /// length it had when the sort began (else the sort fails and appends nothing). A file that
+    /// does not exist is created. Standard output and writers are refused.
+    pub fn append(mut self, append: bool) -> Sort {
+        self.append = append;
         self
     }
 
@@ -789,6 +802,10 @@ impl Sort {
         cfg.expected_input_bytes = self.expected_input_bytes;
         cfg.cancel = Some(self.cancel.unwrap_or_default());
         cfg.no_warnings = self.no_warnings;
+        if self.append && !matches!(cfg.output, Output::Path(_)) {
+            return Err(SortError::BadOption("append: only an output file can be appended to, not standard output or a writer".into()));
+        }
+        cfg.output_append = self.append;
         cfg.select = select;
         cfg.merge_check = self.merge_check;
         Ok(Job(crate::engine::Engine::new(cfg, self.counters.unwrap_or_default())))

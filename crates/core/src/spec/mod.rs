@@ -118,7 +118,7 @@ mod selection;
 mod statements;
 mod words;
 
-use statements::{parse_file, parse_format, parse_key, parse_layout, typed_extent, FIELD_CONTEXT};
+use statements::{parse_file, parse_format, parse_key, parse_layout, typed_extent, FileRole, FIELD_CONTEXT};
 use words::{canonical, canonical_names, lookup, or_list, statements, Keyword, Match, KEYWORDS, METHODS};
 
 /// Deepest nesting of `-specification` files (a file named in a file named in ...).
@@ -273,6 +273,8 @@ pub struct FileSpec {
     pub preallocate: bool,
     /// Flush to stable storage before finishing (output and temp only).
     pub sync: bool,
+    /// Add the sorted records at the end of the file rather than replace it (output only).
+    pub append: bool,
 }
 
 /// Everything a spec said. `None` or empty means "not said": the
@@ -778,9 +780,9 @@ impl Builder {
             }
             Keyword::Field => self.add_field(st)?,
             Keyword::Key => self.keys.push(parse_key(st, self.spec.separator.is_some())?),
-            Keyword::InFile => self.spec.in_files.push(parse_file(st, false)?),
+            Keyword::InFile => self.spec.in_files.push(parse_file(st, FileRole::Input)?),
             Keyword::OutFile => self.set_out_file(st)?,
-            Keyword::TempFile => self.spec.temp_dirs.push(parse_file(st, true)?),
+            Keyword::TempFile => self.spec.temp_dirs.push(parse_file(st, FileRole::Temp)?),
             Keyword::Duplicates | Keyword::NoDuplicates => {
                 st.no_value()?;
                 self.spec.duplicates = Some(st.keyword == Keyword::Duplicates);
@@ -860,7 +862,7 @@ impl Builder {
         if let Some(prev) = &self.out_statement {
             return Err(st.invalid(format!("only one -out_file is allowed, and '{}' came first", excerpt(prev))));
         }
-        self.spec.out_file = Some(parse_file(st, true)?);
+        self.spec.out_file = Some(parse_file(st, FileRole::Output)?);
         self.out_statement = Some(st.text.to_string());
         Ok(())
     }

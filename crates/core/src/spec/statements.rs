@@ -252,9 +252,17 @@ fn type_size(t: FieldType, given: Option<usize>) -> Result<usize, String> {
     }
 }
 
-/// Parses `PATH[,OPTS]`; `writable` is false for `-in_file`, where
+/// Which file statement a file's options belong to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum FileRole {
+    Input,
+    Temp,
+    Output,
+}
+
+/// Parses `PATH[,OPTS]` of a file statement in `role`; for `-in_file`,
 /// `preallocate` and `sync` mean nothing.
-pub(super) fn parse_file(st: &Statement<'_>, writable: bool) -> Result<FileSpec> {
+pub(super) fn parse_file(st: &Statement<'_>, role: FileRole) -> Result<FileSpec> {
     let value = st.value(&format!("{}=/path", st.name()))?;
     let (path, opts) = match value.split_once(',') {
         Some((p, o)) => (p, Some(o)),
@@ -263,24 +271,36 @@ pub(super) fn parse_file(st: &Statement<'_>, writable: bool) -> Result<FileSpec>
     if path.is_empty() {
         return Err(st.invalid(format!("{} needs a path before the options", st.name())));
     }
-    let mut f = FileSpec { path: bytes::path(path), direct: None, transfer_size: None, count: None, preallocate: false, sync: false };
+    let mut f = FileSpec {
+        path: bytes::path(path),
+        direct: None,
+        transfer_size: None,
+        count: None,
+        preallocate: false,
+        sync: false,
+        append: false,
+    };
     let items = match opts {
         Some(o) => st.items(o)?,
         None => Vec::new(),
     };
     for item in &items {
         let word = st.word(FILE_WORDS, "file option", item, FileWord::takes_value)?;
-        apply_file_word(st, &mut f, word, item.value.unwrap_or_default(), writable)?;
+        apply_file_word(st, &mut f, word, item.value.unwrap_or_default(), role)?;
     }
     Ok(f)
 }
 
-fn apply_file_word(st: &Statement<'_>, f: &mut FileSpec, word: FileWord, text: &str, writable: bool) -> Result<()> {
+fn apply_file_word(st: &Statement<'_>, f: &mut FileSpec, word: FileWord, text: &str, role: FileRole) -> Result<()> {
     match word {
         FileWord::Direct(d) => set_once(st, &mut f.direct, d, "direct or buffered")?,
         FileWord::TransferSize => set_once(st, &mut f.transfer_size, transfer_size(st, text)?, "transfer_size")?,
         FileWord::Count => set_once(st, &mut f.count, st.positive("count", text)?, "count")?,
-        FileWord::Preallocate | FileWord::Sync if !writable => {
+        FileWord::Append if role != FileRole::Output => {
+            return Err(st.invalid("'append' applies only to -out_file"));
+        }
+        FileWord::Append => f.append = true,
+        FileWord::Preallocate | FileWord::Sync if role == FileRole::Input => {
             let w = canonical(FILE_WORDS, word);
             return Err(st.invalid(format!("'{w}' applies only to -out_file and -temp_file")));
         }

@@ -18,7 +18,7 @@ fn err(text: &str) -> String {
 }
 
 fn file(path: &str) -> FileSpec {
-    FileSpec { path: PathBuf::from(path), direct: None, transfer_size: None, count: None, preallocate: false, sync: false }
+    FileSpec { path: PathBuf::from(path), direct: None, transfer_size: None, count: None, preallocate: false, sync: false, append: false }
 }
 
 const PUBLISHED: &str = "
@@ -490,7 +490,7 @@ fn file_errors() {
         (
             "-in_file=/a,fast",
             "invalid statement '-in_file=/a,fast': unknown file option 'fast'; expected one \
-             of direct, buffered, transfer_size, count, preallocate, sync",
+             of direct, buffered, transfer_size, count, preallocate, sync, append",
         ),
         (
             "-in_file=/a,preallocate",

@@ -343,6 +343,8 @@ pub(super) enum FileWord {
     Count,
     Preallocate,
     Sync,
+    /// `-out_file=PATH,append`: the sorted records go at the end of the file.
+    Append,
 }
 
 impl FileWord {
@@ -359,4 +361,5 @@ pub(super) const FILE_WORDS: &[(&str, FileWord)] = &[
     ("count", FileWord::Count),
     ("preallocate", FileWord::Preallocate),
     ("sync", FileWord::Sync),
+    ("append", FileWord::Append),
 ];

@@ -16,7 +16,15 @@ pub(super) fn err(text: &str) -> String {
 }
 
 fn io(path: &str, mib: u64, count: usize, preallocate: bool) -> FileSpec {
-    FileSpec { path: PathBuf::from(path), direct: Some(true), transfer_size: Some(mib << 20), count: Some(count), preallocate, sync: false }
+    FileSpec {
+        path: PathBuf::from(path),
+        direct: Some(true),
+        transfer_size: Some(mib << 20),
+        count: Some(count),
+        preallocate,
+        sync: false,
+        append: false,
+    }
 }
 
 /// The shape of NTOSort's printed 10 GB line: a blank after a comma inside file statements.
@@ -111,7 +119,7 @@ fn an_error_in_a_file_names_the_file_and_line() {
     let inner = write("inner.spec", "-format=size:100\n\n-in_file=/a,\n   bogus\n");
     let outer = write("outer.spec", &format!("-stat\n-specification={inner}\n"));
     let e = err(&format!("-specification={outer}"));
-    assert_eq!(e, format!("{inner}:3: invalid statement '-in_file=/a,bogus': unknown file option 'bogus'; expected one of direct, buffered, transfer_size, count, preallocate, sync"));
+    assert_eq!(e, format!("{inner}:3: invalid statement '-in_file=/a,bogus': unknown file option 'bogus'; expected one of direct, buffered, transfer_size, count, preallocate, sync, append"));
 }
 
 #[test]
