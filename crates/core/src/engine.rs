@@ -209,7 +209,9 @@ impl Engine {
             Sorted::Spilled { records, runs } => {
                 let n = runs.len() as u64;
                 let (merged, report) = self.merge(&format, &plan, runs, &mut store, &dest, format.output_reserve(records))?;
-                (merged, n, report)
+                // The records sorted: those read (a merge of presorted inputs counts them as it
+                // merges; -u may have dropped some from each run before the merge).
+                (records.max(merged), n, report)
             }
         };
         // A cancel that came after the merge's last look at the flag still publishes nothing: the
@@ -313,7 +315,8 @@ impl Engine {
             sink.push(rec)
         })?;
         self.counters.summarize_overflows.fetch_add(sink.overflows(), Ordering::Relaxed);
-        sink.finish()?;
+        let written = sink.finish()?;
+        self.counters.records_folded.fetch_add(merged - written, Ordering::Relaxed);
         w.finish()?;
         // The last runs' space is not punched out here: the temp files are closed, and their space
         // freed, once the output is committed. Punching out 12 runs of 3 GB first took 0.6 s on
@@ -342,6 +345,7 @@ impl Engine {
             version: env!("CARGO_PKG_VERSION"),
             records,
             records_read: cfg.select.as_ref().filter(|s| s.selection.is_some()).map(|s| s.read.load(std::sync::atomic::Ordering::Relaxed)),
+            records_written: records - self.counters.records_folded.load(Ordering::Relaxed),
             warnings: self.warnings(),
             bytes: own.bytes,
             record_size: own.record_size,

@@ -348,7 +348,8 @@ impl<'a> RecordSort<'a> {
                 sink.push(&data[off..off + r])?;
             }
             self.counters.summarize_overflows.fetch_add(sink.overflows(), std::sync::atomic::Ordering::Relaxed);
-            sink.finish()?;
+            let written = sink.finish()?;
+            self.counters.records_folded.fetch_add(n as u64 - written, std::sync::atomic::Ordering::Relaxed);
         } else {
             write_merged(&mut w, merger, n)?;
         }

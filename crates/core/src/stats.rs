@@ -41,6 +41,8 @@ pub struct SortCounters {
     pub final_merge: AtomicBool,
     /// Records that `-summarize` kept apart from their group, a sum not fitting its field.
     pub summarize_overflows: std::sync::atomic::AtomicU64,
+    /// Records folded into another of equal key (`-u`, `-noduplicates`, `-summarize`): not written.
+    pub records_folded: std::sync::atomic::AtomicU64,
 }
 
 /// One point of the time series.
@@ -227,6 +229,9 @@ pub struct SortStats {
     /// With a selection (Nsort's `-include` / `-omit`): the records read, of which `records` were
     /// kept.
     pub records_read: Option<u64>,
+    /// Records written to the output: `records` less those folded into another of equal key
+    /// (`-u`, `-noduplicates`, `-summarize`).
+    pub records_written: u64,
     /// Warnings of the run, one line each (none under Nsort's `-nowarn`): `-summarize` sums that
     /// would have overflowed their fields, their groups kept as several records.
     pub warnings: Vec<String>,
@@ -439,6 +444,9 @@ impl SortStats {
         }
         if let Some(read) = self.records_read {
             o += &format!("  selected     {} of {read} records read (-include/-omit)\n", self.records);
+        }
+        if self.records_written != self.records {
+            o += &format!("  written      {} records (the others folded into one of equal key)\n", self.records_written);
         }
         for w in &self.warnings {
             o += &format!("  warning      {w}\n");

@@ -88,7 +88,11 @@ fn summarize_overflow_keeps_records_apart_with_a_warning() {
     fx.write("in", &data);
     let spec = "-field=name:k,off:0,size:1 -field=name:n,off:1,size:1,unsigned -key=k -summarize=n";
     for memory in ["64M", "1M"] {
-        let out = ok(fx.cmd().args(["--record-size=2", "-S", memory, "-T", "t", "--spec", spec, "-o", "out", "in"]));
+        let out =
+            ok(fx.cmd().args(["--record-size=2", "-S", memory, "-T", "t", "--stats-json", "s.json", "--spec", spec, "-o", "out", "in"]));
+        let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(fx.path("s.json")).unwrap()).unwrap();
+        let written = std::fs::metadata(fx.path("out")).unwrap().len() / 2;
+        assert_eq!((stat_u64(&stats, "records"), stat_u64(&stats, "records_written")), (data.len() as u64 / 2, written), "{memory}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("warning: -summarize: 2 records would have overflowed a summed field"), "{memory}: {stderr}");
         let sorted = std::fs::read(fx.path("out")).unwrap();

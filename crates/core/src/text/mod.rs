@@ -127,10 +127,18 @@ impl<'a> LineSort<'a> {
         let (entries, scratch) = (&mut ws.entries.as_u128_mut()[..n], &mut ws.scratch.as_u128_mut()[..n]);
         let mut out = RecordSink::new(writer);
         out.push(preamble)?;
+        // Lines that -u drops take no output bytes: their end is the one before's.
+        let mut dropped = 0u64;
         sort_while_writing(
             |emit| sort_and_locate(order, method, unique, chunk, entries, scratch, |locs, len| emit((locs, len))),
-            |(locs, len)| out.push_with(len, |from, dst| gather(chunk.data, locs, from, dst)),
+            |(locs, len)| {
+                if unique {
+                    dropped += locs.windows(2).filter(|w| w[0] as u64 == w[1] as u64).count() as u64;
+                }
+                out.push_with(len, |from, dst| gather(chunk.data, locs, from, dst))
+            },
         )?;
+        self.counters.records_folded.fetch_add(dropped, std::sync::atomic::Ordering::Relaxed);
         out.flush()?;
         Ok(out.written())
     }
