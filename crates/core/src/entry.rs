@@ -367,6 +367,63 @@ pub fn gather<E: Copy + Sync>(layout: impl Locate<E>, entries: &[E], data: &[u8]
     crate::gather::gather(SortedRecords { layout, entries, record_size }, data, first_byte, dst)
 }
 
+/// Fills `dst` as [`gather`] does, each record of `record_size` bytes written as `pieces` of it
+/// (offset and length in the record, concatenated: Nsort's `-reformat` of fixed fields).
+pub fn gather_reformatted(
+    layout: EntryLayout,
+    entries: &[u128],
+    data: &[u8],
+    (record_size, pieces): (usize, &[(usize, usize)]),
+    first_byte: u64,
+    dst: &mut [u8],
+) {
+    let out_size = pieces.iter().map(|p| p.1).sum();
+    crate::gather::gather(Reformatted { sorted: SortedRecords { layout, entries, record_size }, pieces, out_size }, data, first_byte, dst)
+}
+
+/// Fixed-size records in the order of their sorted entries, each written as some of its bytes.
+#[derive(Clone, Copy)]
+struct Reformatted<'a> {
+    sorted: SortedRecords<'a, EntryLayout, u128>,
+    pieces: &'a [(usize, usize)],
+    out_size: usize,
+}
+
+impl Placed for Reformatted<'_> {
+    const STREAMING: bool = true;
+
+    #[inline]
+    fn find(&self, byte: u64) -> (usize, usize) {
+        let r = self.out_size as u64;
+        ((byte / r) as usize, (byte % r) as usize)
+    }
+
+    #[inline]
+    fn place(&self, i: usize) -> Option<(usize, usize)> {
+        self.sorted.place(i)
+    }
+
+    #[inline]
+    fn copy(&self, data: &[u8], i: usize, mut skip: usize, dst: &mut [u8]) -> usize {
+        let (start, _) = self.place(i).expect("the output's records cover its bytes");
+        let mut at = 0;
+        for &(offset, len) in self.pieces {
+            if at == dst.len() {
+                break;
+            }
+            if skip >= len {
+                skip -= len;
+                continue;
+            }
+            let n = (len - skip).min(dst.len() - at);
+            dst[at..at + n].copy_from_slice(&data[start + offset + skip..start + offset + skip + n]);
+            at += n;
+            skip = 0;
+        }
+        at
+    }
+}
+
 /// Fixed-size records in the order of their sorted entries, as the gather finds them.
 #[derive(Clone, Copy)]
 struct SortedRecords<'a, L, E> {

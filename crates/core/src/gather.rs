@@ -21,6 +21,16 @@ pub(crate) trait Placed: Copy + Send + Sync {
     fn find(&self, byte: u64) -> (usize, usize);
     /// Where the record of rank `i` starts in the buffer and how long it is; None past the last.
     fn place(&self, i: usize) -> Option<(usize, usize)>;
+    /// Copies the output bytes of the record of rank `i` from its `skip`th on into all of `dst`
+    /// (which they fill or overrun); returns how many that is: the record's bytes as they lie in
+    /// the buffer, unless the output rewrites records.
+    #[inline]
+    fn copy(&self, data: &[u8], i: usize, skip: usize, dst: &mut [u8]) -> usize {
+        let (start, len) = self.place(i).expect("the output's records cover its bytes");
+        let n = (len - skip).min(dst.len());
+        dst[..n].copy_from_slice(&data[start + skip..start + skip + n]);
+        n
+    }
 }
 
 /// Outputs at least this large are gathered block by block through the cache and copied out with
@@ -66,10 +76,7 @@ fn gather_serial(placed: impl Placed, data: &[u8], first_byte: u64, dst: &mut [u
         if let Some((start, len)) = placed.place(i + GATHER_AHEAD) {
             prefetch_record(data, start, len);
         }
-        let (start, len) = placed.place(i).expect("the output's records cover its bytes");
-        let n = (len - skip).min(dst.len() - at);
-        dst[at..at + n].copy_from_slice(&data[start + skip..start + skip + n]);
-        at += n;
+        at += placed.copy(data, i, skip, &mut dst[at..]);
         skip = 0;
         i += 1;
     }

@@ -6,7 +6,7 @@
 use crate::batches::{write_merged, BatchSorter, EntryMerger, SortContext};
 use crate::config::{RecordFormat, SortConfig};
 use crate::engine::{FormatSort, FormatStats, InputShape, Sorted};
-use crate::entry::{extract_at, extract_checked, extract_selected, gather, sort_in_pieces, EntryLayout};
+use crate::entry::{extract_at, extract_checked, extract_selected, gather, gather_reformatted, sort_in_pieces, EntryLayout};
 use crate::error::{Result, SortError};
 use crate::fold::{FoldSink, Folding};
 use crate::framing::Framing;
@@ -41,10 +41,57 @@ pub(crate) struct RecordSort<'a> {
     read: ReadStrategy,
     /// Bytes of entries and scratch held at most.
     entries_bytes: u64,
-    /// A selection left to the mapped sort of the single input (which extracts entries only for
-    /// the records kept), its input opened unfiltered; if the input is not mapped after all, it is
-    /// opened again, filtered as it is read.
+    /// A selection (and a reformat of fixed fields, see [`MappedReformat`]) left to the mapped sort
+    /// of the single input, which extracts entries only for the records kept and gathers the
+    /// fields written; its input opened unfiltered. If the input is not mapped after all, it is
+    /// opened again, filtered and rewritten as it is read.
     mapped_selection: Option<Arc<InputTransform>>,
+    /// The reformat of `mapped_selection`, for the mapped sort.
+    mapped_reformat: Option<MappedReformat>,
+}
+
+/// A `-reformat` of fixed fields applied by the mapped sort as it gathers the output, so that the
+/// input is read in place rather than rewritten into fresh memory: the input records' size, each
+/// output field's place in an input record, and the key on the input records (each key part lies
+/// in one output field, which is a copy of input bytes).
+struct MappedReformat {
+    in_size: usize,
+    pieces: Vec<(usize, usize)>,
+    key: ResolvedKey,
+}
+
+impl MappedReformat {
+    /// The mapped form of `t`'s reformat of records sorted as `rec`; None where the reformat is
+    /// not of fixed fields, a key part spans fields, or records are folded.
+    fn of(t: &InputTransform, rec: &RecordFormat) -> Option<MappedReformat> {
+        use crate::key::{KeyPart, KeySpec};
+        use crate::select::{reader::SelectFraming, Place};
+        let (reformat, SelectFraming::Fixed(in_size)) = (t.reformat.as_ref()?, t.framing) else { return None };
+        if reformat.separator.is_some() || rec.folding.is_active() || t.derivation.is_some() {
+            return None;
+        }
+        let pieces: Vec<(usize, usize)> = reformat
+            .pieces
+            .iter()
+            .map(|p| match *p {
+                Place::Bytes { offset, size } if offset + size <= in_size => Some((offset, size)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        // Each output field's start in the output record, beside its place in the input's.
+        let starts: Vec<usize> = pieces.iter().scan(0, |at, p| Some(std::mem::replace(at, *at + p.1))).collect();
+        let parts = if rec.key.parts().is_empty() {
+            pieces.iter().map(|&(offset, size)| KeyPart::bytes(offset, size, false)).collect()
+        } else {
+            let moved = |p: &KeyPart| {
+                let k = (0..pieces.len()).find(|&k| starts[k] <= p.offset && p.offset + p.len <= starts[k] + pieces[k].1)?;
+                Some(KeyPart { offset: pieces[k].0 + (p.offset - starts[k]), ..*p })
+            };
+            rec.key.parts().iter().map(moved).collect::<Option<Vec<_>>>()?
+        };
+        let key = KeySpec::new(parts).resolve(in_size).ok()?;
+        Some(MappedReformat { in_size, pieces, key })
+    }
 }
 
 impl<'a> RecordSort<'a> {
@@ -56,18 +103,29 @@ impl<'a> RecordSort<'a> {
         }
         // A selection alone (no derived fields, no reformat) on one file may be applied by the
         // mapped sort, which reads the records in place.
+        let mapped_reformat = cfg.select.as_deref().and_then(|t| MappedReformat::of(t, rec));
         let mapped_selection = cfg.select.clone().filter(|t| {
-            t.derivation.is_none() && t.reformat.is_none() && !rec.merge && matches!(cfg.inputs[..], [crate::config::Input::Path(_)])
+            t.derivation.is_none()
+                && (t.reformat.is_none() || mapped_reformat.is_some())
+                && !rec.merge
+                && matches!(cfg.inputs[..], [crate::config::Input::Path(_)])
         });
+        if let (Some(m), Some(flag)) = (&mapped_reformat, &cfg.cancel) {
+            m.key.cancel_on_comparison_failure(flag.clone());
+        }
         let select = if mapped_selection.is_some() { None } else { cfg.select.as_ref() };
-        let inputs = InputSet::open(&cfg.inputs, rec.record_size, rec.input_io, (cfg.decompress, select), counters.input.clone())?;
+        let mapped_reformat = mapped_reformat.filter(|_| mapped_selection.is_some());
+        // Unfiltered, the input's records are as the input has them.
+        let size = mapped_reformat.as_ref().map_or(rec.record_size, |m| m.in_size);
+        let inputs = InputSet::open(&cfg.inputs, size, rec.input_io, (cfg.decompress, select), counters.input.clone())?;
         let read = ReadStrategy::default();
-        Ok(RecordSort { cfg, rec, key, inputs, counters, read, entries_bytes: 0, mapped_selection })
+        Ok(RecordSort { cfg, rec, key, inputs, counters, read, entries_bytes: 0, mapped_selection, mapped_reformat })
     }
 
     /// The inputs opened again, filtered by the selection as they are read: the mapped sort that
     /// would have applied it is not taken.
     fn filter_inputs(&mut self) -> Result<()> {
+        self.mapped_reformat = None;
         if self.mapped_selection.take().is_some() {
             let (cfg, rec) = (self.cfg, self.rec);
             let counters = self.counters.input.clone();
@@ -227,13 +285,13 @@ impl<'a> RecordSort<'a> {
             let total = (n * r) as u64;
             let output = self.counters.output.clone();
             let mut w = dest.writer(plan.write_block, plan.write_buffers, cfg.output_io, Some(total), self.rec.preallocate, output)?;
-            write_sorted(ctx, cfg, c.data.as_slice(), entries, scratch, &mut w)?;
+            write_sorted(ctx, cfg, (c.data.as_slice(), None), entries, scratch, &mut w)?;
             return Ok(Some(w));
         }
         if n > 0 {
             self.counters.spilled.store(true, Ordering::Relaxed);
             let (run, mut w) = store.create_run((n * r) as u64, plan.write_block, plan.write_buffers)?;
-            let wrote = write_sorted(ctx, cfg, c.data.as_slice(), entries, scratch, &mut w);
+            let wrote = write_sorted(ctx, cfg, (c.data.as_slice(), None), entries, scratch, &mut w);
             w.finish_after(wrote)?;
             runs.push(run);
         }
@@ -258,8 +316,13 @@ impl<'a> RecordSort<'a> {
             return Ok(None);
         }
         let Some(file) = self.inputs.single_file()?.filter(|f| f.cached) else { return Ok(None) };
-        let n = (file.len / self.rec.record_size as u64) as usize;
+        let in_size = self.mapped_reformat.as_ref().map_or(self.rec.record_size, |m| m.in_size);
+        let n = (file.len / in_size as u64) as usize;
         let Some(read) = mapped_sort(plan, n, self.rec.folding.is_active()) else { return Ok(None) };
+        if self.mapped_reformat.is_some() && read != ReadStrategy::MappedWhole {
+            // Only the sort of all the entries at once gathers reformatted records.
+            return Ok(None);
+        }
         let entries = if read == ReadStrategy::MappedWhole { 32 } else { 17 };
         if !crate::plan::fits_in_memory(file.len, n as u64 * entries) {
             return Ok(None);
@@ -272,8 +335,12 @@ impl<'a> RecordSort<'a> {
     /// then merged) and gathered straight from the mapping into the output. The input phase is the
     /// mapping and the extraction of the entries: that is when the input's bytes are read.
     fn sort_mapped(&mut self, plan: &MemoryPlan, map: &MappedInput, read: ReadStrategy, dest: &Destination) -> Result<Sorted> {
-        let (cfg, rec, key) = (self.cfg, self.rec, &self.key);
-        let r = rec.record_size;
+        let (cfg, rec) = (self.cfg, self.rec);
+        // A reformat's records are read, and keyed, as the input has them.
+        let (key, r) = match &self.mapped_reformat {
+            Some(m) => (&m.key, m.in_size),
+            None => (&self.key, rec.record_size),
+        };
         let data = map.bytes();
         let all = data.len() / r;
         let layout = EntryLayout::for_key(key, data.len());
@@ -309,11 +376,12 @@ impl<'a> RecordSort<'a> {
                 plan.write_block,
                 plan.write_buffers,
                 cfg.output_io,
-                Some((n * r) as u64),
+                Some((n * rec.record_size) as u64),
                 rec.preallocate,
                 self.counters.output.clone(),
             )?;
-            write_sorted(&ctx, cfg, data, entries, scratch, &mut w)?;
+            let pieces = self.mapped_reformat.as_ref().map(|m| &m.pieces[..]);
+            write_sorted(&ctx, cfg, (data, pieces), entries, scratch, &mut w)?;
             return Ok(Sorted::Written { records: n as u64, writer: Some(w) });
         }
         let mut scratch_buf = AlignedBuf::new(BatchSorter::batch_len(n) * 16)?;
@@ -614,18 +682,22 @@ fn mapped_sort(plan: &MemoryPlan, n: usize, folding: bool) -> Option<ReadStrateg
 fn write_sorted(
     ctx: &SortContext,
     cfg: &SortConfig,
-    data: &[u8],
+    (data, reformat): (&[u8], Option<&[(usize, usize)]>),
     entries: &mut [u128],
     scratch: &mut [u128],
     w: &mut BlockWriter,
 ) -> Result<()> {
     let (layout, r) = (ctx.layout, ctx.record_size);
+    let out_size = reformat.map_or(r, |pieces| pieces.iter().map(|p| p.1).sum());
     let mut out = RecordSink::new(w);
     sort_while_writing(
         |emit| sort_in_pieces(ctx, data, entries, scratch, emit),
         |piece: &[u128]| {
             cfg.check_cancelled()?;
-            out.push_with((piece.len() * r) as u64, |from, dst| gather(layout, piece, data, r, from, dst))
+            out.push_with((piece.len() * out_size) as u64, |from, dst| match reformat {
+                Some(pieces) => gather_reformatted(layout, piece, data, (r, pieces), from, dst),
+                None => gather(layout, piece, data, r, from, dst),
+            })
         },
     )?;
     out.flush()

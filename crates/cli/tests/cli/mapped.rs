@@ -157,3 +157,74 @@ fn standard_input_is_read_as_a_stream_whatever_the_framing() {
         fx.assert_clean();
     }
 }
+
+/// Nsort's `-reformat` of fixed fields on a cached input is gathered from the mapping (the fields
+/// written, in their new order), with or without a selection and a key; a sort whose entries only
+/// fit when merged in batches reads the input as a stream (rewritten as read) instead, to the same
+/// bytes.
+#[test]
+fn a_reformat_of_fixed_fields_is_gathered_from_the_mapping() {
+    let fx = Fixture::new();
+    let input = fx.path("in");
+    gensort(&input, 0, N, false);
+    cache(&input);
+    let data = std::fs::read(&input).unwrap();
+    let fields = "-format=size:100 -field=name:k,size:10 -field=name:a,size:12,off:10 -field=name:b,size:78,off:22";
+    let cases: [(&str, fn(&[u8]) -> bool); 3] = [
+        ("-key=k -reformat=b,k", |_| true),
+        ("-key=a,descending -include=(k lt x'80') -reformat=k,a", |r| r[0] < 0x80),
+        ("-reformat=a,k", |_| true),
+    ];
+    let rewrite = |spec: &str, r: &[u8]| -> Vec<u8> {
+        let names = spec.rsplit_once("-reformat=").unwrap().1;
+        names
+            .split(',')
+            .flat_map(|n| {
+                match n {
+                    "k" => &r[..10],
+                    "a" => &r[10..22],
+                    _ => &r[22..],
+                }
+                .to_vec()
+            })
+            .collect()
+    };
+    for (statements, keep) in cases {
+        let spec = format!("{fields} {statements}");
+        let mut want: Vec<Vec<u8>> = data.chunks(100).filter(|r| keep(r)).map(|r| rewrite(&spec, r)).collect();
+        // Stable, by the key's field in the rewritten record (the whole record without a key).
+        let key_of = |w: &[u8]| -> Vec<u8> {
+            let names: Vec<&str> = spec.rsplit_once("-reformat=").unwrap().1.split(',').collect();
+            let at = |name: &str| {
+                names
+                    .iter()
+                    .take_while(|n| **n != name)
+                    .map(|n| match *n {
+                        "k" => 10,
+                        "a" => 12,
+                        _ => 78,
+                    })
+                    .sum::<usize>()
+            };
+            if spec.contains("-key=k") {
+                w[at("k")..at("k") + 10].to_vec()
+            } else if spec.contains("-key=a") {
+                w[at("a")..at("a") + 12].to_vec()
+            } else {
+                w.to_vec()
+            }
+        };
+        if spec.contains("descending") {
+            want.sort_by(|a, b| key_of(b).cmp(&key_of(a)));
+        } else {
+            want.sort_by_key(|w| key_of(w));
+        }
+        for budget in ["64M", "5M"] {
+            ok(fx.cmd().args(["-S", budget, "--stats-json", "s.json", "--spec", &spec, "-o", "out", "in"]));
+            let s: serde_json::Value = serde_json::from_slice(&std::fs::read(fx.path("s.json")).unwrap()).unwrap();
+            let expected = if budget == "64M" { "mapped_whole" } else { "stream" };
+            assert_eq!(s["input_read"], expected, "{spec} -S {budget}: {s}");
+            assert!(std::fs::read(fx.path("out")).unwrap() == want.concat(), "{spec} -S {budget}: the output differs");
+        }
+    }
+}
