@@ -344,6 +344,10 @@ impl<S: Records> Tied for Ties<'_, S> {
         self.key.compare(self.record(a), self.record(b))
     }
 
+    fn compare_is_trusted(&self) -> bool {
+        self.key.is_complete()
+    }
+
     #[inline]
     fn prefetch(&self, e: u128) {
         let rec = self.record(e);

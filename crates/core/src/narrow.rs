@@ -114,10 +114,15 @@ pub(crate) fn sort_until<S: Records>(
 fn sort_group<S: Records>(ctx: &SortContext, layout: NarrowLayout, records: &S, group: &mut [u64], stop: &AtomicBool) {
     let key = ctx.key;
     let compare = |group: &mut [u64]| {
-        group.sort_unstable_by(|&a, &b| {
-            let (ia, ib) = (layout.index(a), layout.index(b));
+        let by_record = |a: &u64, b: &u64| {
+            let (ia, ib) = (layout.index(*a), layout.index(*b));
             key.compare(records.record(ia), records.record(ib)).then(ia.cmp(&ib))
-        })
+        };
+        if key.is_complete() {
+            group.sort_unstable_by(by_record);
+        } else {
+            refine::merge_sort_untrusted(group, &by_record);
+        }
     };
     if group.len() <= COMPARE_MAX {
         return compare(group);

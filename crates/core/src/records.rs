@@ -60,6 +60,9 @@ struct MappedReformat {
     key: ResolvedKey,
 }
 
+/// Each output field's place in an input record (offset and length), in output order.
+type FieldPieces = [(usize, usize)];
+
 impl MappedReformat {
     /// The mapped form of `t`'s reformat of records sorted as `rec`; None where the reformat is
     /// not of fixed fields, a key part spans fields, or records are folded.
@@ -682,7 +685,7 @@ fn mapped_sort(plan: &MemoryPlan, n: usize, folding: bool) -> Option<ReadStrateg
 fn write_sorted(
     ctx: &SortContext,
     cfg: &SortConfig,
-    (data, reformat): (&[u8], Option<&[(usize, usize)]>),
+    (data, reformat): (&[u8], Option<&FieldPieces>),
     entries: &mut [u128],
     scratch: &mut [u128],
     w: &mut BlockWriter,

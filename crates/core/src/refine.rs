@@ -42,6 +42,12 @@ pub(crate) trait Tied: Sync {
     fn compare(&self, a: u128, b: u128) -> Ordering;
     /// Asks the CPU for `e`'s record, which is read soon.
     fn prefetch(&self, e: u128);
+    /// Whether [`Tied::compare`] is a total order xsort vouches for; false where a program's own
+    /// function decides (Nsort's `compare=NAME`), which may be inconsistent: groups are then
+    /// sorted by [`merge_sort_untrusted`].
+    fn compare_is_trusted(&self) -> bool {
+        true
+    }
     /// Appends to `out` bytes of `e`'s record whose order never contradicts `level`'s (see
     /// [`crate::framing::RecordOrder::level_transform`]); whether they are reversed, or None.
     fn level_transform(&self, e: u128, level: usize, out: &mut Vec<u8>) -> Option<bool> {
@@ -181,6 +187,9 @@ const TRANSFORM_BYTES: usize = 8 << 20;
 fn sort_by_record<T: Tied>(t: &T, group: &mut [u128], level: usize) {
     let location = |e: u128| e & t.location_mask();
     let by_record = |a: &u128, b: &u128| t.compare(*a, *b).then(location(*a).cmp(&location(*b)));
+    if !t.compare_is_trusted() {
+        return merge_sort_untrusted(group, &by_record);
+    }
     if group.len() >= TRANSFORM_MIN && group.len() * 24 < TRANSFORM_BYTES {
         if let Some((keyed, bytes, reversed)) = transforms(t, group, level) {
             let by_transform = |a: &(usize, usize, u128), b: &(usize, usize, u128)| {
@@ -201,6 +210,59 @@ fn sort_by_record<T: Tied>(t: &T, group: &mut [u128], level: usize) {
         group.par_sort_unstable_by(by_record);
     } else {
         group.sort_unstable_by(by_record);
+    }
+}
+
+/// Runs of this many elements are sorted by insertion before [`merge_sort_untrusted`] merges them.
+const UNTRUSTED_RUN: usize = 16;
+
+/// Sorts `v` stably by `cmp` without trusting it to be a total order (a program's own comparison
+/// function): a bottom-up merge sort, each pass's merges in parallel, which neither recurses nor
+/// checks the order, so that an inconsistent `cmp` gives some order of the same elements, never
+/// a panic or an unbounded recursion (the standard library's sorts may panic on such an order).
+pub(crate) fn merge_sort_untrusted<T: Copy + Send + Sync>(v: &mut [T], cmp: &(impl Fn(&T, &T) -> Ordering + Sync)) {
+    let n = v.len();
+    let insertion = |run: &mut [T]| {
+        for i in 1..run.len() {
+            let mut j = i;
+            while j > 0 && cmp(&run[j], &run[j - 1]) == Ordering::Less {
+                run.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+    };
+    if n <= UNTRUSTED_RUN {
+        return insertion(v);
+    }
+    v.par_chunks_mut(UNTRUSTED_RUN).for_each(insertion);
+    let mut buf = v.to_vec();
+    let pass = |src: &[T], dst: &mut [T], width: usize| {
+        dst.par_chunks_mut(2 * width).zip(src.par_chunks(2 * width)).for_each(|(d, s)| {
+            let (a, b) = s.split_at(width.min(s.len()));
+            let (mut i, mut j) = (0, 0);
+            for out in d.iter_mut() {
+                // Equal elements: the first run's first, so the sort is stable.
+                let from_b = i == a.len() || (j < b.len() && cmp(&b[j], &a[i]) == Ordering::Less);
+                *out = if from_b { b[j] } else { a[i] };
+                if from_b {
+                    j += 1;
+                } else {
+                    i += 1;
+                }
+            }
+        })
+    };
+    let (mut width, mut in_v) = (UNTRUSTED_RUN, true);
+    while width < n {
+        if in_v {
+            pass(v, &mut buf, width);
+        } else {
+            pass(&buf, v, width);
+        }
+        (width, in_v) = (width * 2, !in_v);
+    }
+    if !in_v {
+        v.copy_from_slice(&buf);
     }
 }
 
@@ -243,4 +305,40 @@ pub(crate) fn split_groups<'a, E>(
         slices.push((group, work));
     }
     slices
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_sort_untrusted;
+    use std::cmp::Ordering;
+    use std::sync::atomic::{AtomicU64, Ordering as Atomic};
+
+    #[test]
+    fn the_untrusted_sort_is_stable_and_survives_any_order() {
+        for n in [0usize, 1, 15, 16, 17, 100, 1000, 70_000] {
+            let v: Vec<(u32, usize)> = (0..n).map(|i| ((i as u32).wrapping_mul(2_654_435_761) % 97, i)).collect();
+            let mut got = v.clone();
+            merge_sort_untrusted(&mut got, &|a: &(u32, usize), b: &(u32, usize)| a.0.cmp(&b.0));
+            let mut want = v.clone();
+            want.sort_by_key(|e| e.0); // stable
+            assert_eq!(got, want, "n {n}");
+            // Orders that are none: always less, always greater, random. Some order of the same
+            // elements comes back, with no panic.
+            let state = AtomicU64::new(n as u64 + 1);
+            let random = |_: &(u32, usize), _: &(u32, usize)| {
+                let x = state.fetch_add(0x9E37_79B9_7F4A_7C15, Atomic::Relaxed);
+                [Ordering::Less, Ordering::Equal, Ordering::Greater][(x >> 61) as usize % 3]
+            };
+            for order in [
+                &(|_: &(u32, usize), _: &(u32, usize)| Ordering::Less) as &(dyn Fn(&(u32, usize), &(u32, usize)) -> Ordering + Sync),
+                &|_, _| Ordering::Greater,
+                &random,
+            ] {
+                let mut got = v.clone();
+                merge_sort_untrusted(&mut got, &order);
+                got.sort_by_key(|e| e.1);
+                assert_eq!(got, v, "n {n}: not a permutation");
+            }
+        }
+    }
 }

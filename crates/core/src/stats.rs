@@ -211,7 +211,8 @@ pub struct PhaseStats {
     pub io_mode: &'static str,
     /// What bounded the phase: "device" (a transfer was in flight at least 3/4 of the time),
     /// "page cache" (the same, through the page cache), "CPU" (the threads at least 85% busy),
-    /// "CPU, one thread" (about one thread busy: serial work), "CPU, taken by other processes"
+    /// "CPU, one thread" (about one thread busy: serial work), "CPU, some threads" (more than one,
+    /// fewer than 85% of them), "CPU, taken by other processes"
     /// (the machine's CPUs at least 85% busy, mostly not with this sort), "page faults" (the memory touch:
     /// the kernel making fresh memory), "waiting on memory touch" (neither, while the memory touch
     /// ran through most of it) or "waiting on other phases" (neither).
@@ -397,7 +398,8 @@ fn bound(p: &PhaseStats, threads: usize, touch: Option<(f64, f64)>, machine_busy
         _ if p.in_flight >= 0.75 && p.io_mode == "buffered" => "page cache",
         _ if p.in_flight >= 0.75 => "device",
         _ if p.cpu_utilization >= 0.85 => "CPU",
-        _ if threads > 1 && busy_threads >= 0.85 => "CPU, one thread",
+        _ if threads > 1 && (0.85..1.5).contains(&busy_threads) => "CPU, one thread",
+        _ if busy_threads >= 1.5 => "CPU, some threads",
         _ if machine_busy >= 0.85 => "CPU, taken by other processes",
         _ if touched > p.elapsed_s / 2.0 => "waiting on memory touch",
         _ => "waiting on other phases",
@@ -575,6 +577,8 @@ mod tests {
         assert_eq!(bound(&with(0.8, 0.1, "buffered"), 2, none, 0.1), "page cache");
         assert_eq!(bound(&with(0.2, 0.9, "direct"), 2, none, 0.9), "CPU");
         assert_eq!(bound(&with(0.2, 0.5, "direct"), 2, none, 0.5), "CPU, one thread");
+        assert_eq!(bound(&with(0.2, 0.5, "direct"), 8, none, 0.5), "CPU, some threads");
+        assert_eq!(bound(&with(0.2, 0.06, "direct"), 16, none, 0.1), "CPU, one thread");
         assert_eq!(bound(&with(0.2, 0.1, "direct"), 2, none, 0.95), "CPU, taken by other processes");
         assert_eq!(bound(&with(0.2, 0.1, "direct"), 2, touch, 0.2), "waiting on memory touch");
         assert_eq!(bound(&with(0.2, 0.1, "direct"), 2, none, 0.2), "waiting on other phases");

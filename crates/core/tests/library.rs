@@ -440,6 +440,19 @@ fn keys_compared_by_a_declared_function() {
         assert!(!output.exists(), "a failed sort left its output");
         assert_eq!(entries(&tmp.path().join("t")), Vec::<String>::new());
     }
+    // In memory: the failure is the sort's, and the records are left as they were.
+    let mut in_place = data.clone();
+    let e = Sort::from_spec("-format=size:24 -key=position:1,size:4,compare:refuses").unwrap().sort_slice(&mut in_place).unwrap_err();
+    assert!(matches!(e, SortError::Comparison(_)), "{e:?}");
+    assert!(in_place == data, "a failed sort in memory changed the records");
+    // A name declared again keeps its first function for the sorts defined before.
+    let reversed = |a: &[u8], b: &[u8]| -> Result<Ordering, String> { Ok(b.cmp(a)) };
+    declare_comparison("flips", Arc::new(backwards)).unwrap();
+    let before = Sort::from_spec("-format=size:24 -key=position:3,size:6,compare:flips").unwrap();
+    declare_comparison("flips", Arc::new(reversed)).unwrap();
+    let mut sorted = data.clone();
+    before.sort_slice(&mut sorted).unwrap();
+    assert!(sorted == alone, "a redeclaration changed a sort defined before it");
     let e = Sort::from_spec("-format=size:24 -key=position:1,size:4,compare:nobody").unwrap_err().to_string();
     assert!(e.contains("no comparison function named 'nobody' is declared"), "{e}");
 }

@@ -66,7 +66,9 @@ pub fn run(comm: &Comm, opts: &Options) -> Result<(), Stop> {
 
     // 2. Splitters.
     let t = Instant::now();
-    let samples = comm.agree(share.sample(SAMPLES))?;
+    // The records a selection drops are in no rank's range: the splitters come from those it keeps.
+    let kept = |items: Vec<Sample>| items.into_iter().filter(|(item, _)| opts.keep.as_ref().is_none_or(|k| k.keeps(item))).collect();
+    let samples: Vec<Sample> = comm.agree(share.sample(SAMPLES).map(kept))?;
     let (all, _) = comm.all_gather_bytes(&split::pack(&samples));
     let samples = split::unpack(&all);
     let sample_s = t.elapsed().as_secs_f64();

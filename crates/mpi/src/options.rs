@@ -57,8 +57,8 @@ pub struct Options {
     /// Whether equal keys fold into one record (`-u`, Nsort's `-noduplicates` and `-summarize`):
     /// then equal keys must meet on one rank.
     pub folds: bool,
-    /// Whether the output can be smaller than the input (`-u`, `-noduplicates`): then its size is
-    /// known only once it is sorted.
+    /// Whether the output can be smaller than the input (`-u`, `-noduplicates`, `-summarize`): then
+    /// its size is known only once it is sorted.
     pub shrinks: bool,
     /// Nsort's `-include` / `-omit`, taken out of the sort: each rank drops the records it refuses
     /// from its share before the exchange.
@@ -316,7 +316,8 @@ fn spec_sort(statements: &str, gnu: &[String]) -> Result<(Sort, bool, bool)> {
         bail!("{}: delimited records take their keys from --spec", gnu[0]);
     }
     let sort = if extra_unique { sort.unique(true) } else { sort };
-    Ok((sort, folds || extra_unique, unique || extra_unique))
+    // Folding (-noduplicates, -summarize, -u) makes the output smaller than the input.
+    Ok((sort, folds || extra_unique, folds || extra_unique))
 }
 
 #[cfg(test)]

@@ -190,6 +190,16 @@ fn selected_records_are_dropped_before_the_exchange() {
         &["--spec", "-format=size:100 -field=name:k,size:1 -key=k -omit=(k ge x'40' and k lt x'c0') -noduplicates"],
         &["b", "a"],
     );
+    // Summed fields shrink the output as -noduplicates does.
+    let summed = "-format=size:100 -field=name:k,size:1 -field=name:v,size:1,off:50,unsigned -key=k -summarize=v";
+    same_as_xsort(&f, &["--spec", summed], &["a", "b"]);
+    same_as_xsort(&f, &["--spec", &format!("{summed} -include=(k lt x'80')")], &["a", "b"]);
+    // The splitters come from the records kept: each of 3 ranks gets about a third of them.
+    f.cluster(3, &["--spec", half, "--stats-json", "s.json", "-o", "out", "a", "b"]);
+    let stats: Value = serde_json::from_slice(&f.read("s.json")).expect("stats JSON");
+    let sizes: Vec<u64> = stats["per_rank"].as_array().expect("per_rank").iter().map(|r| r["output_bytes"].as_u64().unwrap()).collect();
+    let mean = sizes.iter().sum::<u64>() / 3;
+    assert!(sizes.iter().all(|&s| s > mean / 2 && s < mean * 3 / 2), "unbalanced ranges: {sizes:?}");
     text(&f);
     let separated = "-format=separator:comma -field=name:w -field=name:n,decimal -key=n -include=(w eq 'fig' or w eq 'kiwi')";
     same_as_xsort(&f, &["--spec", separated], &["a.txt", "b.txt"]);

@@ -21,14 +21,14 @@ static uint64_t le64(const unsigned char *p) {
 
 struct counts {
     uint64_t raise_on; /* raise an error when a value equals this (0: never) */
-    int bad_thread;    /* a call came from a thread of no index */
+    int on_sort_threads; /* a call came from one of the sort's threads (index 1 to N) */
 };
 
 /* The declared function: the 8-byte values as little-endian unsigned numbers. */
 static int by_number(void *a, void *b, int len_a, int len_b, void *arg) {
     struct counts *c = arg;
     if (len_a != 8 || len_b != 8) nsort_raise_error("a value is not 8 bytes");
-    if (nsort_get_thread_index() < 0) c->bad_thread = 1;
+    if (nsort_get_thread_index() > 0) c->on_sort_threads = 1;
     uint64_t x = le64(a), y = le64(b);
     if (c->raise_on != 0 && (x == c->raise_on || y == c->raise_on)) nsort_raise_error("value 7 is not comparable");
     return x < y ? -1 : x > y;
@@ -44,9 +44,16 @@ static void make(unsigned char *rec, long i) {
     memset(rec + 17, '.', RECORD - 17);
 }
 
+/* A function that is no order: every value sorts before every other. */
+static int liar(void *a, void *b, int len_a, int len_b, void *arg) {
+    (void)a, (void)b, (void)len_a, (void)len_b, (void)arg;
+    return -1;
+}
+
 /* Whether record b may follow record a: by group when grouped, then by value (descending when
- * asked), then by input number. */
+ * asked), then by input number; anything goes when grouped is negative (no order to check). */
 static int in_order(const unsigned char *a, const unsigned char *b, int grouped, int descending) {
+    if (grouped < 0) return 1;
     if (grouped && a[0] != b[0]) return a[0] < b[0];
     uint64_t x = le64(a + 1), y = le64(b + 1);
     if (x != y) return descending ? x > y : x < y;
@@ -116,7 +123,12 @@ int main(int argc, char **argv) {
     EXPECT(sort(grouped, count, 1, 0), NSORT_END_OF_OUTPUT, NULL);
     EXPECT(sort("-format=size:24 -memory=2m -field=name:g,size:1 -field=name:v,size:8,compare:le_number -key=g -key=v", count, 1, 0),
            NSORT_END_OF_OUTPUT, NULL);
-    REQUIRE(!c.bad_thread, "the function was called on a thread of no index");
+    REQUIRE(c.on_sort_threads, "the function was never called on the sort's threads");
+
+    /* No order at all: the records all come back, in some order, with no crash. */
+    EXPECT(nsort_declare_function("liar", liar, NULL), NSORT_SUCCESS, NULL);
+    EXPECT(sort("-format=size:24 -key=position:2,size:8,compare:liar", count, -1, 0), NSORT_END_OF_OUTPUT, NULL);
+    EXPECT(sort("-format=size:24 -memory=2m -key=position:2,size:8,compare:liar", count, -1, 0), NSORT_END_OF_OUTPUT, NULL);
 
     EXPECT(sort("-format=size:24 -key=position:2,size:8,compare:nobody", count, 0, 0), NSORT_COMPARE_UNDECLARED, NULL);
 

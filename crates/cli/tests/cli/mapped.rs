@@ -170,61 +170,56 @@ fn a_reformat_of_fixed_fields_is_gathered_from_the_mapping() {
     cache(&input);
     let data = std::fs::read(&input).unwrap();
     let fields = "-format=size:100 -field=name:k,size:10 -field=name:a,size:12,off:10 -field=name:b,size:78,off:22";
-    let cases: [(&str, fn(&[u8]) -> bool); 3] = [
-        ("-key=k -reformat=b,k", |_| true),
-        ("-key=a,descending -include=(k lt x'80') -reformat=k,a", |r| r[0] < 0x80),
-        ("-reformat=a,k", |_| true),
+    /// The statements, the records kept, each one's output and sort key, and the direction.
+    struct Case {
+        statements: &'static str,
+        keep: fn(&[u8]) -> bool,
+        out: fn(&[u8]) -> Vec<u8>,
+        key: fn(&[u8]) -> Vec<u8>,
+        descending: bool,
+    }
+    let cases = [
+        Case {
+            statements: "-key=k -reformat=b,k",
+            keep: |_| true,
+            out: |r| [&r[22..], &r[..10]].concat(),
+            key: |r| r[..10].to_vec(),
+            descending: false,
+        },
+        Case {
+            statements: "-key=a,descending -include=(k lt x'80') -reformat=k,a",
+            keep: |r| r[0] < 0x80,
+            out: |r| r[..22].to_vec(),
+            key: |r| r[10..22].to_vec(),
+            descending: true,
+        },
+        // No key: the whole rewritten record.
+        Case {
+            statements: "-reformat=a,k",
+            keep: |_| true,
+            out: |r| [&r[10..22], &r[..10]].concat(),
+            key: |r| [&r[10..22], &r[..10]].concat(),
+            descending: false,
+        },
     ];
-    let rewrite = |spec: &str, r: &[u8]| -> Vec<u8> {
-        let names = spec.rsplit_once("-reformat=").unwrap().1;
-        names
-            .split(',')
-            .flat_map(|n| {
-                match n {
-                    "k" => &r[..10],
-                    "a" => &r[10..22],
-                    _ => &r[22..],
-                }
-                .to_vec()
-            })
-            .collect()
-    };
-    for (statements, keep) in cases {
-        let spec = format!("{fields} {statements}");
-        let mut want: Vec<Vec<u8>> = data.chunks(100).filter(|r| keep(r)).map(|r| rewrite(&spec, r)).collect();
-        // Stable, by the key's field in the rewritten record (the whole record without a key).
-        let key_of = |w: &[u8]| -> Vec<u8> {
-            let names: Vec<&str> = spec.rsplit_once("-reformat=").unwrap().1.split(',').collect();
-            let at = |name: &str| {
-                names
-                    .iter()
-                    .take_while(|n| **n != name)
-                    .map(|n| match *n {
-                        "k" => 10,
-                        "a" => 12,
-                        _ => 78,
-                    })
-                    .sum::<usize>()
-            };
-            if spec.contains("-key=k") {
-                w[at("k")..at("k") + 10].to_vec()
-            } else if spec.contains("-key=a") {
-                w[at("a")..at("a") + 12].to_vec()
+    for c in cases {
+        let spec = format!("{fields} {}", c.statements);
+        let mut kept: Vec<&[u8]> = data.chunks(100).filter(|r| (c.keep)(r)).collect();
+        kept.sort_by(|a, b| {
+            let o = (c.key)(a).cmp(&(c.key)(b));
+            if c.descending {
+                o.reverse()
             } else {
-                w.to_vec()
+                o
             }
-        };
-        if spec.contains("descending") {
-            want.sort_by(|a, b| key_of(b).cmp(&key_of(a)));
-        } else {
-            want.sort_by_key(|w| key_of(w));
-        }
+        });
+        let want: Vec<u8> = kept.iter().flat_map(|r| (c.out)(r)).collect();
         for budget in ["64M", "5M"] {
             ok(fx.cmd().args(["-S", budget, "--stats-json", "s.json", "--spec", &spec, "-o", "out", "in"]));
             let s: serde_json::Value = serde_json::from_slice(&std::fs::read(fx.path("s.json")).unwrap()).unwrap();
             let expected = if budget == "64M" { "mapped_whole" } else { "stream" };
             assert_eq!(s["input_read"], expected, "{spec} -S {budget}: {s}");
-            assert!(std::fs::read(fx.path("out")).unwrap() == want.concat(), "{spec} -S {budget}: the output differs");
+            assert!(std::fs::read(fx.path("out")).unwrap() == want, "{spec} -S {budget}: the output differs");
         }
     }
 }

@@ -200,6 +200,7 @@ fn check_stats_json(s: &Value, n: u64, spilled: bool) {
         "page cache",
         "CPU",
         "CPU, one thread",
+        "CPU, some threads",
         "CPU, taken by other processes",
         "page faults",
         "waiting on memory touch",

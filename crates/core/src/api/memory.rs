@@ -125,6 +125,9 @@ impl Sort {
             }
         };
         self.check_cancelled()?;
+        if let Some(failure) = key.comparison_failure() {
+            return Err(SortError::Comparison(failure.into()));
+        }
         Ok(sorted)
     }
 

@@ -21,8 +21,8 @@ use std::sync::{Arc, OnceLock, RwLock};
 /// saying why they could not be compared.
 pub type CompareFn = dyn Fn(&[u8], &[u8]) -> Result<Ordering, String> + Send + Sync;
 
-/// The declared comparisons, in the order of their first declaration (a [`ComparisonId`] is an
-/// index here).
+/// The declared comparisons, in the order declared (a [`ComparisonId`] is an index here): a name
+/// declared again is added again, so that what was defined with it keeps its function.
 static DECLARED: RwLock<Vec<(String, Arc<CompareFn>)>> = RwLock::new(Vec::new());
 
 /// A declared comparison, by its place in the process's table.
@@ -35,7 +35,7 @@ impl ComparisonId {
         table().get(self.0).map_or_else(String::new, |(name, _)| name.clone())
     }
 
-    /// Its function as now declared.
+    /// Its function.
     fn function(self) -> Arc<CompareFn> {
         table()[self.0].1.clone()
     }
@@ -47,9 +47,10 @@ fn table() -> std::sync::RwLockReadGuard<'static, Vec<(String, Arc<CompareFn>)>>
 }
 
 /// Declares `f` under `name` for the keys and fields of later sorts (`compare=NAME` in Nsort
-/// statements, or [`crate::KeyType::Custom`]). Declaring a name again replaces its function for the
-/// sorts defined after that. The name is a word of letters, digits and `_`, not starting with a
-/// digit; anything else is refused with a message saying so.
+/// statements, or [`crate::KeyType::Custom`]). Declaring a name again gives it `f` for the sorts
+/// defined after that; those defined before keep the function they named. The name is a word of
+/// letters, digits and `_`, not starting with a digit; anything else is refused with a message
+/// saying so.
 pub fn declare_comparison(name: &str, f: Arc<CompareFn>) -> Result<ComparisonId, String> {
     let word = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -57,17 +58,13 @@ pub fn declare_comparison(name: &str, f: Arc<CompareFn>) -> Result<ComparisonId,
         return Err(format!("invalid comparison name '{name}': a name is letters, digits and '_', not starting with a digit"));
     }
     let mut declared = DECLARED.write().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = declared.iter().position(|(n, _)| n == name) {
-        declared[i].1 = f;
-        return Ok(ComparisonId(i));
-    }
     declared.push((name.to_string(), f));
     Ok(ComparisonId(declared.len() - 1))
 }
 
-/// The comparison declared as `name`, if any.
+/// The comparison last declared as `name`, if any.
 pub fn declared_comparison(name: &str) -> Option<ComparisonId> {
-    table().iter().position(|(n, _)| n == name).map(ComparisonId)
+    table().iter().rposition(|(n, _)| n == name).map(ComparisonId)
 }
 
 /// The functions of one resolved key's compared parts, and where a failure goes. Clones of the
@@ -92,9 +89,13 @@ impl Comparisons {
         Comparisons { functions, failure: OnceLock::new(), cancel: OnceLock::new() }
     }
 
-    /// Compares two values with the `slot`th function; a failure is kept and counts as equal.
+    /// Compares two values with the `slot`th function; a failure is kept and counts as equal, as
+    /// does every comparison after it (the function is not called again).
     #[inline]
     pub(super) fn compare(&self, slot: usize, a: &[u8], b: &[u8]) -> Ordering {
+        if self.failure.get().is_some() {
+            return Ordering::Equal;
+        }
         let (id, f) = &self.functions[slot];
         f(a, b).unwrap_or_else(|message| {
             if self.failure.set(format!("the comparison function '{}' failed: {message}", id.name())).is_ok() {
