@@ -100,9 +100,9 @@ extern "C" {
 /**
  * Nsort's `nsort_declare_function`: names `func` (called as `func(a, b, len_a, len_b, arg)`, and
  * returning a negative number, zero or a positive number as `a` sorts before, with or after `b`)
- * for `compare=NAME` in the fields and keys of later definitions. Declaring a name again replaces
- * its function for the definitions that follow. `NSORT_INVALID_ARGUMENT` for a NULL name or
- * function, or a name that is not a word of letters, digits and `_`.
+ * for `compare=NAME` in the fields and keys of later definitions. Declaring a name again gives it
+ * `func` for the definitions that follow; those made before keep theirs. `NSORT_INVALID_ARGUMENT`
+ * for a NULL name or function, or a name that is not a word of letters, digits and `_`.
  *
  * # Safety
  * `name` is NULL or a NUL-terminated string; `func` stays callable, and `arg` valid for it, as

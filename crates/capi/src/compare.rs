@@ -6,7 +6,7 @@
 //! two records, from its worker threads (`nsort_get_thread_index` numbers them), for records whose
 //! keys tie before that part; it must be safe to call from several threads at once. The function
 //! may fail the sort with `nsort_raise_error`, which jumps back through a C trampoline (`raise.c`)
-//! as it does for merge input callbacks: the sort stops, leaves no output and returns
+//! as it does for merge input callbacks: the sort stops, leaves no `-out_file` and returns
 //! `NSORT_USER_RAISED_ERROR` with the message.
 
 use std::ffi::CStr;
@@ -63,9 +63,9 @@ impl Declared {
 
 /// Nsort's `nsort_declare_function`: names `func` (called as `func(a, b, len_a, len_b, arg)`, and
 /// returning a negative number, zero or a positive number as `a` sorts before, with or after `b`)
-/// for `compare=NAME` in the fields and keys of later definitions. Declaring a name again replaces
-/// its function for the definitions that follow. `NSORT_INVALID_ARGUMENT` for a NULL name or
-/// function, or a name that is not a word of letters, digits and `_`.
+/// for `compare=NAME` in the fields and keys of later definitions. Declaring a name again gives it
+/// `func` for the definitions that follow; those made before keep theirs. `NSORT_INVALID_ARGUMENT`
+/// for a NULL name or function, or a name that is not a word of letters, digits and `_`.
 ///
 /// # Safety
 /// `name` is NULL or a NUL-terminated string; `func` stays callable, and `arg` valid for it, as

@@ -42,7 +42,7 @@ impl ComparisonId {
 }
 
 fn table() -> std::sync::RwLockReadGuard<'static, Vec<(String, Arc<CompareFn>)>> {
-    // A panic while the lock was held left the table whole (every write is one push or store).
+    // A panic while the lock was held left the table whole (every write is one push).
     DECLARED.read().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -83,7 +83,7 @@ impl fmt::Debug for Comparisons {
 }
 
 impl Comparisons {
-    /// The functions of `ids`, as declared now.
+    /// The functions of `ids`.
     pub(super) fn new(ids: &[ComparisonId]) -> Comparisons {
         let functions = ids.iter().map(|&id| (id, id.function())).collect();
         Comparisons { functions, failure: OnceLock::new(), cancel: OnceLock::new() }
