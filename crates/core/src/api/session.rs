@@ -388,7 +388,16 @@ impl Sorting {
         if self.cancel.is_cancelled() && !matches!(self.phase, Phase::Done) {
             self.input.take();
             self.output.take();
-            let _ = self.outcome();
+            // A sort that stopped itself (a declared comparison failed, which sets the flag) says
+            // why, as does one that had failed before the flag was set.
+            if let Err(e @ SortError::Comparison(_)) = self.outcome() {
+                return Err(e);
+            }
+            if let Phase::Failed(message) = &self.phase {
+                if *message != SortError::Cancelled.to_string() {
+                    return Err(SortError::Usage(format!("the sort failed before: {message}")));
+                }
+            }
             self.phase = Phase::Failed(SortError::Cancelled.to_string());
             return Err(SortError::Cancelled);
         }
