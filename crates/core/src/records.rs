@@ -65,12 +65,16 @@ type FieldPieces = [(usize, usize)];
 
 impl MappedReformat {
     /// The mapped form of `t`'s reformat of records sorted as `rec`; None where the reformat is
-    /// not of fixed fields, a key part spans fields, or records are folded.
+    /// not of fixed fields, a key part spans fields or is compared by a function, or records are
+    /// folded.
     fn of(t: &InputTransform, rec: &RecordFormat) -> Option<MappedReformat> {
         use crate::key::{KeyPart, KeySpec};
         use crate::select::{reader::SelectFraming, Place};
         let (reformat, SelectFraming::Fixed(in_size)) = (t.reformat.as_ref()?, t.framing) else { return None };
-        if reformat.separator.is_some() || rec.folding.is_active() || t.derivation.is_some() {
+        // A key compared by a program's function keeps to the sort's own key, whose failures the
+        // engine reports.
+        let compared = rec.key.parts().iter().any(|p| matches!(p.kind, crate::key::KeyType::Custom(_)));
+        if reformat.separator.is_some() || rec.folding.is_active() || t.derivation.is_some() || compared {
             return None;
         }
         let pieces: Vec<(usize, usize)> = reformat
@@ -113,9 +117,6 @@ impl<'a> RecordSort<'a> {
                 && !rec.merge
                 && matches!(cfg.inputs[..], [crate::config::Input::Path(_)])
         });
-        if let (Some(m), Some(flag)) = (&mapped_reformat, &cfg.cancel) {
-            m.key.cancel_on_comparison_failure(flag.clone());
-        }
         let select = if mapped_selection.is_some() { None } else { cfg.select.as_ref() };
         let mapped_reformat = mapped_reformat.filter(|_| mapped_selection.is_some());
         // Unfiltered, the input's records are as the input has them.

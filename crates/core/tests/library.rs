@@ -440,6 +440,11 @@ fn keys_compared_by_a_declared_function() {
         assert!(!output.exists(), "a failed sort left its output");
         assert_eq!(entries(&tmp.path().join("t")), Vec::<String>::new());
     }
+    // The same through a reformat (which a compared key keeps off the mapped path).
+    let spec = "-format=size:24 -field=name:k,size:4,compare:refuses -field=name:rest,size:20 -key=k -reformat=k";
+    let e = Sort::from_spec(spec).unwrap().input_path(&input).output_path(&output).run().unwrap_err();
+    assert!(matches!(e, SortError::Comparison(_)), "{e:?}");
+    assert!(!output.exists(), "a failed sort left its output");
     // In memory: the failure is the sort's, and the records are left as they were.
     let mut in_place = data.clone();
     let e = Sort::from_spec("-format=size:24 -key=position:1,size:4,compare:refuses").unwrap().sort_slice(&mut in_place).unwrap_err();
