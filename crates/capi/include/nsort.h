@@ -17,6 +17,19 @@
 #define nsort_release_record(buf, size, ctxp) nsort_release_recs((buf), (size), (ctxp))
 #define nsort_return_record(buf, sizep, ctxp) nsort_return_recs((buf), (sizep), (ctxp))
 
+/* Another sort interface's calls (sync_*) mapped onto these, as Nsort's header maps them;
+ * sync_setup takes the definition and the context and ignores its other arguments. */
+#if !defined(SYNC_SUCCESS)
+#define SYNC_SUCCESS NSORT_SUCCESS
+#define SYNC_END_OF_OUTPUT NSORT_END_OF_OUTPUT
+#define SYNC_ERROR (-1)
+#define sync_setup(def, len, a, b, c, d, e, f, g, ctxp) nsort_define((def), 0, NULL, (ctxp))
+#define sync_release_record(buf, size, ctxp) nsort_release_recs((buf), *(size), (ctxp))
+#define sync_release_end(ctxp) nsort_release_end(ctxp)
+#define sync_return_record(buf, sizep, ctxp) nsort_return_recs((buf), (sizep), (ctxp))
+#define sync_end(ctxp) nsort_end(ctxp)
+#endif
+
 /**
  * `nsort_define` option: do not read the system-wide `nsort.params` (xsort reads none anyway).
  */

@@ -188,11 +188,25 @@ fn only_prefixed(header: &str, own: &str, other: &str) {
 const XSORT_PREAMBLE: &str = "/* xsort.h - xsort's C API (libxsort), after Nsort's subroutine library.\n *\n *   xsort_define(statements, 0, NULL, &ctx);\n *   xsort_release_recs(buf, size, &ctx);   (any number of times, whole records)\n *   xsort_release_end(&ctx);\n *   xsort_return_recs(buf, &size, &ctx);   (until XSORT_END_OF_OUTPUT)\n *   xsort_end(&ctx);\n *\n * Link with -lxsort (libxsort.so), or target/release/libxsort.a -lpthread -ldl -lm. See docs/NSORT.md.\n */";
 const NSORT_PREAMBLE: &str = "/* nsort.h - Nsort's subroutine-library calls, as libxsort provides them: a program written for\n * Nsort's library compiles with this header (or Nsort's own) and links with -lxsort, or -lnsort\n * where scripts/install.sh installed the library, unchanged. Nsort's status codes are in\n * nsorterrno.h, which this header includes.\n */";
 
-/// Nsort's one-record names for the calls, macros in Nsort's header too.
+/// Nsort's one-record names for the calls, and its mapping of another sort API's calls onto
+/// its own, macros in Nsort's header too.
 const NSORT_MACROS: &str = "
 /* Nsort's names for releasing and returning one record: the same calls. */
 #define nsort_release_record(buf, size, ctxp) nsort_release_recs((buf), (size), (ctxp))
-#define nsort_return_record(buf, sizep, ctxp) nsort_return_recs((buf), (sizep), (ctxp))";
+#define nsort_return_record(buf, sizep, ctxp) nsort_return_recs((buf), (sizep), (ctxp))
+
+/* Another sort interface's calls (sync_*) mapped onto these, as Nsort's header maps them;
+ * sync_setup takes the definition and the context and ignores its other arguments. */
+#if !defined(SYNC_SUCCESS)
+#define SYNC_SUCCESS NSORT_SUCCESS
+#define SYNC_END_OF_OUTPUT NSORT_END_OF_OUTPUT
+#define SYNC_ERROR (-1)
+#define sync_setup(def, len, a, b, c, d, e, f, g, ctxp) nsort_define((def), 0, NULL, (ctxp))
+#define sync_release_record(buf, size, ctxp) nsort_release_recs((buf), *(size), (ctxp))
+#define sync_release_end(ctxp) nsort_release_end(ctxp)
+#define sync_return_record(buf, sizep, ctxp) nsort_return_recs((buf), (sizep), (ctxp))
+#define sync_end(ctxp) nsort_end(ctxp)
+#endif";
 
 /// The `#define NSORT_NAME VALUE` lines of nsorterrno.h, in order (macros with arguments left out).
 fn nsorterrno() -> Vec<(String, i32)> {
