@@ -314,9 +314,7 @@ impl Engine {
             }
             sink.push(rec)
         })?;
-        self.counters.summarize_overflows.fetch_add(sink.overflows(), Ordering::Relaxed);
-        let written = sink.finish()?;
-        self.counters.records_folded.fetch_add(merged - written, Ordering::Relaxed);
+        sink.finish(&self.counters)?;
         w.finish()?;
         // The last runs' space is not punched out here: the temp files are closed, and their space
         // freed, once the output is committed. Punching out 12 runs of 3 GB first took 0.6 s on

@@ -13,7 +13,9 @@ use crate::error::{Result, SortError};
 use crate::framing::{Framing, RecordOrder};
 use crate::key::ByteOrder;
 use crate::runs::RecordSink;
+use crate::stats::SortCounters;
 use std::cmp::Ordering;
+use std::sync::atomic::Ordering as Atomic;
 
 /// An integer field summed by `-summarize`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,6 +110,8 @@ pub struct FoldSink<'a, 'w, O: RecordOrder> {
     pending: Vec<u8>,
     sums: Vec<i128>,
     has_pending: bool,
+    /// Records taken.
+    taken: u64,
     /// Records passed on.
     written: u64,
     /// Records that started a new record of their group because a sum would have overflowed.
@@ -117,7 +121,8 @@ pub struct FoldSink<'a, 'w, O: RecordOrder> {
 impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
     /// A sink into `sink` of records framed as `framing` (a line gets its terminator back).
     pub fn new(sink: RecordSink<'w>, order: &'a O, framing: Framing, folding: &'a Folding) -> Self {
-        FoldSink { sink, order, framing, folding, pending: Vec::new(), sums: Vec::new(), has_pending: false, written: 0, overflows: 0 }
+        let (pending, sums) = (Vec::new(), Vec::new());
+        FoldSink { sink, order, framing, folding, pending, sums, has_pending: false, taken: 0, written: 0, overflows: 0 }
     }
 
     #[inline]
@@ -128,6 +133,7 @@ impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
 
     /// Takes the next record in sorted order (passed straight on when nothing is folded).
     pub fn push(&mut self, rec: &[u8]) -> Result<()> {
+        self.taken += 1;
         if !self.folding.is_active() {
             return self.pass(rec);
         }
@@ -166,15 +172,12 @@ impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
         Ok(())
     }
 
-    /// How many records started a new record of their group, their sums not fitting the one
-    /// before (see the module doc).
-    pub fn overflows(&self) -> u64 {
-        self.overflows
-    }
-
-    /// Passes on the last group and flushes.
-    pub fn finish(mut self) -> Result<u64> {
+    /// Passes on the last group and flushes; adds to `counters` the records folded into another
+    /// and those whose sums did not fit the record before (see the module doc).
+    pub fn finish(mut self, counters: &SortCounters) -> Result<u64> {
         self.emit()?;
+        counters.records_folded.fetch_add(self.taken - self.written, Atomic::Relaxed);
+        counters.summarize_overflows.fetch_add(self.overflows, Atomic::Relaxed);
         self.sink.flush()?;
         Ok(self.written)
     }

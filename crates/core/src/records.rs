@@ -108,8 +108,8 @@ impl<'a> RecordSort<'a> {
         if let Some(flag) = &cfg.cancel {
             key.cancel_on_comparison_failure(flag.clone());
         }
-        // A selection alone (no derived fields, no reformat) on one file may be applied by the
-        // mapped sort, which reads the records in place.
+        // A selection (with no derived fields, and no reformat but of fixed fields) on one file
+        // may be applied by the mapped sort, which reads the records in place.
         let mapped_reformat = cfg.select.as_deref().and_then(|t| MappedReformat::of(t, rec));
         let mapped_selection = cfg.select.clone().filter(|t| {
             t.derivation.is_none()
@@ -419,9 +419,7 @@ impl<'a> RecordSort<'a> {
                 let off = layout.offset(e);
                 sink.push(&data[off..off + r])?;
             }
-            self.counters.summarize_overflows.fetch_add(sink.overflows(), std::sync::atomic::Ordering::Relaxed);
-            let written = sink.finish()?;
-            self.counters.records_folded.fetch_add(n as u64 - written, std::sync::atomic::Ordering::Relaxed);
+            sink.finish(self.counters)?;
         } else {
             write_merged(&mut w, merger, n)?;
         }

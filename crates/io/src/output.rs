@@ -328,16 +328,7 @@ fn append_onto(src: &DirectFile, dst: &File, base: u64, name: &Path, sync: bool)
         release_reserved(dst);
         return Err(IoError::AppendChanged { path: name.to_owned(), was: base, now });
     }
-    if src.is_direct() {
-        src.drop_direct()?;
-    }
-    let len = src.len()?;
-    let appended = reserve_keeping_size(dst, base, len, name).and_then(|_| copy_all(src, dst, base, name)).and_then(|_| {
-        if sync {
-            dst.sync_all().map_err(|e| IoError::meta(name, "fsync", e))?;
-        }
-        Ok(())
-    });
+    let appended = copy_at(src, dst, base, name).and_then(|_| synced(dst, name, sync));
     if appended.is_err() {
         let _ = dst.set_len(base);
     }
@@ -448,14 +439,26 @@ fn writable(path: &Path) -> std::io::Result<()> {
 /// blocks reserved first (a full disk leaves the old contents as they were), then overwritten
 /// from the start, then cut to the new length, then synced if asked.
 pub fn copy_into(src: &DirectFile, dst: &File, name: &Path, sync: bool) -> Result<()> {
+    let len = copy_at(src, dst, 0, name)?;
+    dst.set_len(len).map_err(|e| IoError::meta(name, "truncate", e))?;
+    synced(dst, name, sync)
+}
+
+/// Copies all of `src` into `dst` from byte `at` on, its blocks reserved first (a full disk
+/// leaves `dst` as it was); returns the bytes copied.
+fn copy_at(src: &DirectFile, dst: &File, at: u64, name: &Path) -> Result<u64> {
     // The copy reads through the page cache: O_DIRECT would hold it to aligned transfers.
     if src.is_direct() {
         src.drop_direct()?;
     }
     let len = src.len()?;
-    reserve_keeping_size(dst, 0, len, name)?;
-    copy_all(src, dst, 0, name)?;
-    dst.set_len(len).map_err(|e| IoError::meta(name, "truncate", e))?;
+    reserve_keeping_size(dst, at, len, name)?;
+    copy_all(src, dst, at, name)?;
+    Ok(len)
+}
+
+/// Syncs `dst` when asked.
+fn synced(dst: &File, name: &Path, sync: bool) -> Result<()> {
     if sync {
         dst.sync_all().map_err(|e| IoError::meta(name, "fsync", e))?;
     }
