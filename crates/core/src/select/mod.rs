@@ -360,23 +360,30 @@ pub struct Selection {
     fields: Vec<FieldAccess>,
     /// Each step: include (true) or omit, and its condition.
     steps: Vec<(bool, Cond)>,
+    /// Whether a record no step decides is kept: when there is no include step.
+    keeps_undecided: bool,
 }
 
 impl Selection {
     /// A selection of `steps` over `fields`.
     pub fn new(fields: Vec<FieldAccess>, steps: Vec<(bool, Cond)>) -> Selection {
-        Selection { fields, steps }
+        let keeps_undecided = !steps.iter().any(|(include, _)| *include);
+        Selection { fields, steps, keeps_undecided }
     }
 
     /// Whether `rec` is kept.
     pub fn keeps(&self, rec: Rec<'_>) -> bool {
         let eval = Eval { fields: &self.fields, rec };
-        for (include, cond) in &self.steps {
+        let Some(((include, cond), first)) = self.steps.split_last() else { return true };
+        for (include, cond) in first {
             if eval.holds(cond) {
                 return *include;
             }
         }
-        !self.steps.iter().any(|(include, _)| *include)
+        // The last step without a branch on its outcome: a selection that keeps a fair share of
+        // the records would have it mispredicted at every other record.
+        let holds = eval.holds(cond);
+        (holds & *include) | (!holds & self.keeps_undecided)
     }
 }
 
@@ -436,7 +443,7 @@ fn value(kind: ValueKind, b: &[u8]) -> Num {
 /// Bytes compared as unsigned bytes; `padded`: the shorter as if padded with blanks.
 fn compare_text(a: &[u8], b: &[u8], padded: bool) -> Ordering {
     let n = a.len().min(b.len());
-    match a[..n].cmp(&b[..n]) {
+    match compare_bytes(&a[..n], &b[..n]) {
         Ordering::Equal if padded => {
             let blanks = |rest: &[u8]| rest.iter().map(|&c| c.cmp(&b' ')).find(|o| o.is_ne()).unwrap_or(Ordering::Equal);
             if a.len() > n {
@@ -447,6 +454,22 @@ fn compare_text(a: &[u8], b: &[u8], padded: bool) -> Ordering {
         }
         Ordering::Equal => a.len().cmp(&b.len()),
         o => o,
+    }
+}
+
+/// Two byte strings of the same length compared as unsigned bytes: up to 8 bytes as one word,
+/// in a register (conditions mostly test short fields against constants, once per record,
+/// where a call to `memcmp` would cost more than the test).
+#[inline]
+fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    debug_assert_eq!(a.len(), b.len());
+    if a.len() <= 8 {
+        // Byte by byte into a register: a copy into a stack buffer would call `memcpy` and then
+        // stall reading back what it stored.
+        let word = |s: &[u8]| s.iter().fold(0u64, |w, &c| (w << 8) | u64::from(c));
+        word(a).cmp(&word(b))
+    } else {
+        a.cmp(b)
     }
 }
 

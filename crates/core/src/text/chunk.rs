@@ -51,11 +51,17 @@ impl<'a> Chunk<'a> {
         (e >> LEN_BITS) as u64 as usize & (MAX_CHUNK_BYTES - 1)
     }
 
-    /// Asks the CPU to fetch the start of the line an entry refers to: entries in key order visit
-    /// lines all over the chunk, each a cache miss unless fetched ahead.
+    /// Asks the CPU to fetch the line an entry refers to (its first 128 bytes): entries in key
+    /// order visit lines all over the chunk, each a cache miss unless fetched ahead, and a short
+    /// line often straddles two cache lines, its keys in the second.
     #[inline]
     fn prefetch(&self, e: u128) {
-        prefetch(self.data, Self::offset(e));
+        let off = Self::offset(e);
+        prefetch(self.data, off);
+        let last = off + (e & LEN_MAX).min(127) as usize;
+        if last / 64 != off / 64 {
+            prefetch(self.data, last);
+        }
     }
 
     /// The line an entry refers to, without its terminator.
