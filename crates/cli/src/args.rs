@@ -75,7 +75,7 @@ Nsort statements (--spec):
   -processes=N -memory=SIZE -method=radix|merge -touch -statistics -format=size:N
   -field=name:NAME,size:N,off:N,character  -key=NAME[,descending]
   -in_file=PATH[,direct|buffered][,transfer_size=SIZE][,count=N]
-  -out_file=PATH[,...][,preallocate][,sync]   -temp=DIR[,...]   (several -temp allowed)
+  -out_file=PATH[,...][,preallocate][,sync][,append] (again: a copy)   -temp=DIR[,...] (several)
   -noduplicates (one record per key)   -summarize=FIELD[,FIELD]   (sum integer fields per key)
   Delimited records: -format=delimiter:'\\n' -field=name:F,delimiter:','[,decimal] -key=F[,descending]
   sort as 'LC_ALL=C sort -s -t, -k I,I[n][r]' does (I: the field's place among the -field

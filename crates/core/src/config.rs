@@ -34,6 +34,25 @@ pub enum Output {
     Writer(Handoff<Box<dyn std::io::Write + Send>>),
 }
 
+/// A further output file (Nsort's later `-out_file` statements): it gets a copy of the complete
+/// sorted output, put in place after the first output file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputCopy {
+    /// The file.
+    pub path: PathBuf,
+    /// Whether the sorted records go at its end rather than replace it (`-out_file=PATH,append`).
+    pub append: bool,
+    /// Whether it is flushed to stable storage before the sort returns (`-out_file=PATH,sync`).
+    pub sync: bool,
+}
+
+impl OutputCopy {
+    /// A copy into `path` that replaces it, without a sync of its own.
+    pub fn new(path: impl Into<PathBuf>) -> OutputCopy {
+        OutputCopy { path: path.into(), append: false, sync: false }
+    }
+}
+
 /// A value handed to the sort once, inside a configuration that may be cloned: every clone shares
 /// it, the first to take it gets it, and clones compare equal when they share it.
 pub struct Handoff<T> {
@@ -261,6 +280,8 @@ pub struct SortConfig {
     pub no_warnings: bool,
     /// Nsort's `-out_file=PATH,append`: the sorted records go at the end of the output file.
     pub output_append: bool,
+    /// Further output files, each a copy of the sorted output (with an output file only).
+    pub output_copies: Vec<OutputCopy>,
     /// Nsort's `-include` / `-omit`: only the input records it keeps are read into the sort.
     pub select: Option<Arc<InputTransform>>,
     /// Nsort's `-merge` of lines (GNU's `-m` that checks): a merge of the inputs fails on a record
@@ -359,6 +380,7 @@ impl SortConfig {
             cancel: None,
             no_warnings: false,
             output_append: false,
+            output_copies: Vec::new(),
             select: None,
             merge_check: false,
         }

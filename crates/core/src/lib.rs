@@ -51,7 +51,7 @@ mod temp_codec;
 mod text;
 
 pub use api::{CancelHandle, GnuOrdering, Order, RecordFilter, Sort, Sorting};
-pub use config::{OutputCompression, TempCompression};
+pub use config::{OutputCompression, OutputCopy, TempCompression};
 pub use csv::CsvDialect;
 pub use error::{Result, SortError};
 pub use fold::SumField;

@@ -13,6 +13,9 @@ use xsort_io::{AtomicOutput, BlockWriter, BufferPool, Compression, Encoder, IoCo
 /// An opened destination, and the sort's pool of write buffers, which its writer takes from.
 pub struct Destination {
     target: Target,
+    /// Further output files (a file target only), each with its own sync: copies of the output,
+    /// made and put in place on commit.
+    copies: Vec<(AtomicOutput, bool)>,
     buffers: Arc<BufferPool>,
     /// The output's compression, and the threads that compress it.
     compression: Option<(Compression, usize)>,
@@ -41,6 +44,7 @@ impl Destination {
             _ => None,
         };
         let compression = cfg.output_compression.of(path);
+        let mut copies = Vec::with_capacity(cfg.output_copies.len());
         let target = match &cfg.output {
             Output::Stdout => {
                 xsort_io::stdio::stdout_output()?;
@@ -52,13 +56,31 @@ impl Destination {
                 let spare_dir = cfg.temp_dirs.first().cloned();
                 let append = cfg.output_append;
                 let output = create(p, direct, append, spare_dir.as_deref())?;
+                for copy in &cfg.output_copies {
+                    if cfg.output_compression.of(Some(&copy.path)) != compression {
+                        return Err(SortError::BadOption(format!(
+                            "the output files '{}' and '{}' would be compressed differently: further output files are copies of the first",
+                            p.display(),
+                            copy.path.display()
+                        )));
+                    }
+                    let out = create(&copy.path, false, copy.append, spare_dir.as_deref())?;
+                    copies.push((out, copy.sync));
+                }
+                let mut outputs = std::iter::once(&output).chain(copies.iter().map(|(c, _)| c));
+                if let Some(special) = outputs.find(|o| !o.is_regular()).filter(|_| !copies.is_empty()) {
+                    return Err(SortError::BadOption(format!(
+                        "'{}' is not a regular file: with several output files, each is a regular file (the copies are made from the first)",
+                        special.target().display()
+                    )));
+                }
                 let merges_inputs = matches!(&cfg.format, Format::Lines(l) if l.mode == TextMode::Merge);
                 let opened = Mutex::new((!(merges_inputs && output.can_recreate())).then_some(output));
                 Target::File { path: p.clone(), direct, append, spare_dir, opened }
             }
             Output::Writer(w) => Target::Writer(w.clone()),
         };
-        Ok(Destination { target, buffers, compression: compression.map(|c| (c, threads.max(1))) })
+        Ok(Destination { target, copies, buffers, compression: compression.map(|c| (c, threads.max(1))) })
     }
 
     /// Bytes of memory the output's compressor holds (0 when it is not compressed).
@@ -119,11 +141,18 @@ impl Destination {
         Ok(BlockWriter::pooled(sink, cfg, self.buffers.clone(), counters)?)
     }
 
-    /// Puts a complete output in place (synced first when asked).
+    /// Puts a complete output in place (synced first when asked), then its copies: each is made
+    /// before any target changes (a full disk fails the sort with every target as it was).
     pub fn commit(self, sync: bool) -> Result<()> {
         if let Target::File { .. } = self.target {
             let output = self.file_output()?.take().expect("file_output makes it");
+            for (copy, _) in &self.copies {
+                copy.fill_from(&output)?;
+            }
             output.commit(sync)?;
+            for (copy, copy_sync) in self.copies {
+                copy.commit(sync || copy_sync)?;
+            }
         }
         Ok(())
     }

@@ -267,6 +267,15 @@ fn file_to_file_and_readers_and_writers() {
     let stats = Sort::records(20).key_bytes("0:4").unwrap().input_path(&input).input_bytes(b.to_vec()).output_path(&output).run().unwrap();
     assert_eq!(stats.records, 5_000);
     assert_eq!(std::fs::read(&output).unwrap(), reference(&data, 20, (0, 4)));
+    // Further output files get copies; they need an output file to copy.
+    let copy = tmp.path().join("copy");
+    let sort = || Sort::records(20).key_bytes("0:4").unwrap().input_path(&input);
+    sort().output_path(&output).output_copy(xsort_core::OutputCopy { append: true, ..xsort_core::OutputCopy::new(&copy) }).run().unwrap();
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&output).unwrap());
+    match sort().output_stdout().output_copy(xsort_core::OutputCopy::new(&copy)).run() {
+        Err(SortError::BadOption(m)) => assert!(m.contains("standard output or a writer cannot have them"), "{m}"),
+        other => panic!("a copy of standard output: {other:?}"),
+    }
 
     /// A writer the test keeps a handle on.
     #[derive(Clone, Default)]

@@ -249,6 +249,13 @@ impl AtomicOutput {
         !matches!(self.state, State::Special)
     }
 
+    /// Makes this output's new file a copy of `other`'s (a complete output of the same sort, to go
+    /// into a further target): its blocks reserved first, so that a full disk is found before
+    /// any target changes. The copy is put in place by [`AtomicOutput::commit`], as any output.
+    pub fn fill_from(&self, other: &AtomicOutput) -> Result<()> {
+        copy_into(&other.file, self.file.as_file(), &self.target, false)
+    }
+
     /// Makes the output durable if asked, then puts it in place: links it into its directory (an
     /// unnamed file) and renames it over the target, or copies it into the target.
     pub fn commit(mut self, sync: bool) -> Result<()> {

@@ -158,3 +158,55 @@ fn out_file_append_adds_the_sorted_records_at_the_end() {
     assert!(msg.contains("'append' applies only to -out_file"), "{msg}");
     assert_dir_empty(&fx.path("t"));
 }
+
+#[test]
+fn each_later_out_file_gets_a_copy_of_the_sorted_output() {
+    let fx = Fixture::new();
+    fx.mkdir("t");
+    gensort(&fx.path("in"), 0, 30_000, false);
+    let input = std::fs::read(fx.path("in")).unwrap();
+    let sorted = reference_sort(&input, 100, &["0:10"]);
+    fx.write("log", b"earlier\n");
+    fx.write("old", b"replaced\n");
+    let spec = |memory: &str, outputs: &str| {
+        format!("-format=size:100 -key=position:1,size:10 -memory={memory} -temp={} {outputs}", fx.path("t").display())
+    };
+    let three = format!(
+        "-out_file={} -out_file={},append -out_file={},sync",
+        fx.path("first").display(),
+        fx.path("log").display(),
+        fx.path("old").display()
+    );
+    // In memory, then spilled: every file gets the sorted records, the appended one after what it held.
+    ok(fx.cmd().args(["--spec", &spec("64M", &three), "in"]));
+    ok(fx.cmd().args(["--spec", &spec("1M", &three), "in"]));
+    assert!(std::fs::read(fx.path("first")).unwrap() == sorted, "the first output file");
+    assert!(std::fs::read(fx.path("old")).unwrap() == sorted, "a copy replaces its file");
+    assert!(std::fs::read(fx.path("log")).unwrap() == [&b"earlier\n"[..], &sorted, &sorted].concat(), "a copy appended twice");
+    // Lines too.
+    fx.write("lines", b"b\nc\na\n");
+    let outputs = format!("-format=delimiter:'\\n' -out_file={} -out_file={}", fx.path("l1").display(), fx.path("l2").display());
+    ok(fx.cmd().args(["--spec", &outputs, "lines"]));
+    assert_eq!(
+        (std::fs::read(fx.path("l1")).unwrap(), std::fs::read(fx.path("l2")).unwrap()),
+        (b"a\nb\nc\n".to_vec(), b"a\nb\nc\n".to_vec())
+    );
+    // A copy that cannot be made fails the sort before it starts, and no target changes: an
+    // unwritable place, a device, a file named twice, another compression.
+    let before: Vec<Vec<u8>> = ["first", "log", "old"].iter().map(|f| std::fs::read(fx.path(f)).unwrap()).collect();
+    for (extra, want) in [
+        (format!("-out_file={}", fx.path("no-such-dir/x").display()), "no-such-dir"),
+        ("-out_file=/dev/null".to_string(), "'/dev/null' is not a regular file"),
+        (format!("-out_file={}", fx.path("first").display()), "is already an output file"),
+        (format!("-out_file={}", fx.path("x.gz").display()), "compressed differently"),
+    ] {
+        let msg = fail(fx.cmd().args(["--spec", &spec("64M", &format!("{three} {extra}")), "in"]));
+        assert!(msg.contains(want), "{extra}: {msg}");
+        let after: Vec<Vec<u8>> = ["first", "log", "old"].iter().map(|f| std::fs::read(fx.path(f)).unwrap()).collect();
+        assert!(after == before, "{extra}: a target changed");
+    }
+    for leftover in ["x", "x.gz"] {
+        assert!(!fx.path(leftover).exists(), "{leftover} was left behind");
+    }
+    assert_dir_empty(&fx.path("t"));
+}

@@ -101,6 +101,8 @@ pub struct Sort {
     no_warnings: bool,
     /// Nsort's `-out_file=PATH,append` ([`Sort::append`]).
     append: bool,
+    /// Nsort's later `-out_file` statements ([`Sort::output_copy`]).
+    output_copies: Vec<crate::config::OutputCopy>,
     /// Nsort's `-derived` fields, which the selection and the reformat read.
     derivation: Option<crate::select::Derivation>,
     /// Nsort's `-include` / `-omit`: the input records kept.
@@ -141,6 +143,7 @@ impl Sort {
             refused: None,
             no_warnings: false,
             append: false,
+            output_copies: Vec::new(),
             derivation: None,
             selection: None,
             reformat: None,
@@ -233,6 +236,11 @@ impl Sort {
             self.sync |= f.sync;
             self.append |= f.append;
         }
+        self.output_copies.extend(spec.out_copies.iter().map(|f| crate::config::OutputCopy {
+            path: f.path.clone(),
+            append: f.append,
+            sync: f.sync,
+        }));
         if let Some(m) = spec.memory {
             self = self.memory_size(m);
         }
@@ -464,6 +472,19 @@ impl Sort {
     /// does not exist is created. Standard output and writers are refused.
     pub fn append(mut self, append: bool) -> Sort {
         self.append = append;
+        self
+    }
+
+    /// Adds another output file that gets a copy of the complete sorted output (Nsort's later
+    /// `-out_file` statements; [`OutputCopy::append`] and [`OutputCopy::sync`] as for the output
+    /// file). The copies are made once the sort is complete, from the output file (so the sort
+    /// needs one, and copies are compressed alike), and put in place after it, each as the output
+    /// file is: a failed sort leaves them all as they were.
+    ///
+    /// [`OutputCopy::append`]: crate::OutputCopy::append
+    /// [`OutputCopy::sync`]: crate::OutputCopy::sync
+    pub fn output_copy(mut self, copy: crate::OutputCopy) -> Sort {
+        self.output_copies.push(copy);
         self
     }
 
@@ -806,6 +827,24 @@ impl Sort {
             return Err(SortError::BadOption("append: only an output file can be appended to, not standard output or a writer".into()));
         }
         cfg.output_append = self.append;
+        match &cfg.output {
+            _ if self.output_copies.is_empty() => {}
+            Output::Path(main) => {
+                let mut paths: Vec<&std::path::Path> = vec![main];
+                for c in &self.output_copies {
+                    if paths.contains(&c.path.as_path()) {
+                        return Err(SortError::BadOption(format!("'{}' is already an output file", c.path.display())));
+                    }
+                    paths.push(&c.path);
+                }
+            }
+            _ => {
+                return Err(SortError::BadOption(
+                    "further output files are copies of an output file: standard output or a writer cannot have them".into(),
+                ))
+            }
+        }
+        cfg.output_copies = self.output_copies;
         cfg.select = select;
         cfg.merge_check = self.merge_check;
         Ok(Job(crate::engine::Engine::new(cfg, self.counters.unwrap_or_default())))

@@ -54,7 +54,7 @@
 //! | `-key=NAME[,ascending\|descending]` | sort on a field (keys in priority order) |
 //! | `-key=position:P,size:N[,TYPE][,ENDIAN][,descending]` | sort on bytes not named by a field, from byte P counted from 1 (or `offset:OFF` from 0) |
 //! | `-in_file=PATH[,OPTS]` | an input file; may repeat |
-//! | `-out_file=PATH[,OPTS]` | the output file; at most once |
+//! | `-out_file=PATH[,OPTS]` | the output file; a later one is another output file, which gets a copy of the sorted output |
 //! | `-temp_file=DIR[,OPTS]` (also `-temp`, `-tempdir`, `-temp_dir`) | a temporary directory; may repeat |
 //! | `-specification=FILE` | the statements in FILE, read in place |
 //! | `-condition=name:C,test:(EXPR)` | a named condition on the fields (see [`crate::select`]) |
@@ -99,7 +99,8 @@
 //!
 //! A later statement overrides an earlier one (`-touch -notouch` means
 //! no touch), except that `-field`, `-key`, `-in_file` and `-temp_file`
-//! accumulate and a second `-out_file` is an error. Statements may come
+//! accumulate, and each `-out_file` after the first names another output
+//! file. Statements may come
 //! in any order: fields, keys and the record size are checked against
 //! each other once the whole spec is read.
 
@@ -308,8 +309,10 @@ pub struct NsortSpec {
     pub keys: Vec<KeyDef>,
     /// `-in_file` statements in the order written.
     pub in_files: Vec<FileSpec>,
-    /// `-out_file`.
+    /// The first `-out_file`.
     pub out_file: Option<FileSpec>,
+    /// The later `-out_file` statements: further output files, each a copy of the sorted output.
+    pub out_copies: Vec<FileSpec>,
     /// `-temp_file` statements in the order written.
     pub temp_dirs: Vec<FileSpec>,
     /// `-duplicates` (true) or `-noduplicates` (false: keep one record per key).
@@ -672,7 +675,6 @@ struct Builder {
     /// The statement text of each entry of `spec.fields`, for messages.
     field_statements: Vec<String>,
     keys: Vec<PendingKey>,
-    out_statement: Option<String>,
     /// `-summarize` statements and the field names they list, resolved at the end.
     summarize: Vec<(String, Vec<String>)>,
     /// The `-specification` files being read, outermost first: each as named and its canonical
@@ -859,11 +861,14 @@ impl Builder {
     }
 
     fn set_out_file(&mut self, st: &Statement<'_>) -> Result<()> {
-        if let Some(prev) = &self.out_statement {
-            return Err(st.invalid(format!("only one -out_file is allowed, and '{}' came first", excerpt(prev))));
+        let file = parse_file(st, FileRole::Output)?;
+        if self.spec.out_file.iter().chain(&self.spec.out_copies).any(|f| f.path == file.path) {
+            return Err(st.invalid(format!("'{}' is already an output file", excerpt(&file.path.to_string_lossy()))));
         }
-        self.spec.out_file = Some(parse_file(st, FileRole::Output)?);
-        self.out_statement = Some(st.text.to_string());
+        match self.spec.out_file {
+            None => self.spec.out_file = Some(file),
+            Some(_) => self.spec.out_copies.push(file),
+        }
         Ok(())
     }
 

@@ -68,6 +68,7 @@ fn published_command_line() {
         }],
         in_files: vec![io("/data/in", 16, 64, false)],
         out_file: Some(io("/data/out", 64, 64, true)),
+        out_copies: Vec::new(),
         temp_dirs: vec![io("/scratch/tmp", 64, 32, true)],
         duplicates: None,
         summarize: Vec::new(),
@@ -168,6 +169,10 @@ fn file_option_words_and_prefixes() {
     let s = ok("-out_file=/o,dir,trans=8K,cou=3,prealloc,sy");
     let want = FileSpec { direct: Some(true), transfer_size: Some(8192), count: Some(3), preallocate: true, sync: true, ..file("/o") };
     assert_eq!(s.out_file, Some(want));
+    // Each -out_file after the first is another output file, with its own options.
+    let s = ok("-out_file=/o -out_file=/c1,append -out_file=/c2,sync");
+    assert_eq!(s.out_file, Some(file("/o")));
+    assert_eq!(s.out_copies, vec![FileSpec { append: true, ..file("/c1") }, FileSpec { sync: true, ..file("/c2") }]);
     assert_eq!(ok("-temp=/t,nodirect").temp_dirs[0].direct, Some(false));
     assert_eq!(ok("-temp=/t,BUFFERED,buf").temp_dirs[0].direct, Some(false));
     assert_eq!(ok("-temp=/t,transfer_size=4096").temp_dirs[0].transfer_size, Some(4096));
@@ -510,11 +515,7 @@ fn file_errors() {
             "invalid statement '-in_file=/a,': empty option (two commas in a row, or a comma \
              at an end)",
         ),
-        (
-            "-out_file=/o1 -out_file=/o2",
-            "invalid statement '-out_file=/o2': only one -out_file is allowed, and \
-             '-out_file=/o1' came first",
-        ),
+        ("-out_file=/o1 -out_file=/o2 -out_file=/o1,append", "invalid statement '-out_file=/o1,append': '/o1' is already an output file"),
     ];
     for (text, want) in cases {
         assert_eq!(err(text), *want, "for {text:?}");
@@ -815,7 +816,7 @@ fn long_text_is_quoted_by_an_excerpt() {
         format!("-format=size:10 -field=name:{long},size:1 -key=k"),
         format!("-specification=/nonexistent/{long}"),
         format!("-in_file=/a,transfer_size={long}"),
-        format!("-out_file=/{long} -out_file=/b"),
+        format!("-out_file=/{long} -out_file=/{long}"),
     ];
     for text in &cases {
         let message = err(text);
