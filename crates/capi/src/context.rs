@@ -43,7 +43,11 @@ enum Framing {
 /// One sort, as a C program sees it.
 pub struct Context {
     phase: Phase,
+    /// How released records are framed.
     framing: Framing,
+    /// How returned records are framed: fixed-size records may differ in size from those
+    /// released (a `-reformat`, the byte of `-match`).
+    out_framing: Framing,
     file_input: bool,
     file_output: bool,
     /// The last error's message (empty before any), returned by `xsort_message`.
@@ -117,17 +121,19 @@ pub fn define_with(
 ) -> (Context, xsort_msg_t) {
     let mut context = Context::new(callback);
     let started = with_byte_paths(statements, Sort::from_spec).map_err(Failure::from).and_then(adjust).and_then(|sort| {
-        let framing = match (sort.record_size(), sort.record_delimiter()) {
+        let framing = |size: Option<usize>| match (size, sort.record_delimiter()) {
             (Some(n), _) => Framing::Fixed(n),
             (None, delimiter) => Framing::Delimited(delimiter.unwrap_or(b'\n')),
         };
+        let framings = (framing(sort.input_record_size()), framing(sort.output_record_size()));
         let (file_input, file_output) = (sort.has_file_input(), sort.has_file_output());
-        Ok((sort.start()?, framing, file_input, file_output))
+        Ok((sort.start()?, framings, file_input, file_output))
     });
     match started {
-        Ok((sorting, framing, file_input, file_output)) => {
+        Ok((sorting, (framing, out_framing), file_input, file_output)) => {
             context.phase = Phase::Input(Box::new(sorting));
             context.framing = framing;
+            context.out_framing = out_framing;
             context.file_input = file_input;
             context.file_output = file_output;
             (context, XSORT_SUCCESS)
@@ -147,6 +153,7 @@ impl Context {
         Context {
             phase: Phase::Failed,
             framing: Framing::Delimited(b'\n'),
+            out_framing: Framing::Delimited(b'\n'),
             file_input: false,
             file_output: false,
             message: CString::default(),
@@ -286,7 +293,7 @@ impl Context {
             Phase::Done(_) => return Ok((XSORT_END_OF_OUTPUT, 0)),
             Phase::Output(_) => {}
         }
-        let n = match self.framing {
+        let n = match self.out_framing {
             Framing::Fixed(rs) => self.return_fixed(buf, rs)?,
             Framing::Delimited(d) => self.return_delimited(buf, d)?,
         };

@@ -66,7 +66,7 @@ fn separated_records_selected_and_reformatted() {
     std::fs::write(&input, lines.concat()).unwrap();
     let statements = "-format=separator:comma -field=name:word -field=name:k -field=name:pad -key=k \
                       -omit=(word matches '^w1') -reformat=k,word -memory=64m";
-    run_ok(&exe, &[statements, input.to_str().unwrap(), output.to_str().unwrap(), "fewer"]);
+    run_ok(&exe, &[statements, input.to_str().unwrap(), output.to_str().unwrap(), "resized"]);
     let mut want: Vec<Vec<u8>> = lines
         .iter()
         .filter(|l| !l.starts_with(b"w1"))
@@ -78,6 +78,51 @@ fn separated_records_selected_and_reformatted() {
     want.sort();
     assert!(!want.is_empty() && want.len() < lines.len());
     assert!(std::fs::read(&output).unwrap() == want.concat(), "the output is not the kept lines, rewritten, in order");
+}
+
+/// Each record `records` in order, preceded by Nsort's `-match` byte: `1` when `same(previous,
+/// record)`, else `0`.
+fn marked(records: &[Vec<u8>], same: impl Fn(&[u8], &[u8]) -> bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        out.push(if i > 0 && same(&records[i - 1], r) { b'1' } else { b'0' });
+        out.extend_from_slice(r);
+    }
+    out
+}
+
+/// Nsort's `-match`, as Ordinal's SUMP Pump defines its sorts: returned records each come after a
+/// byte that says whether its keys match the record's before it. Separated records released by
+/// lines.c (keyed by their word, which repeats, then by all keys and by the first of two), and
+/// fixed-size records returned whole at their size plus one (files.c).
+#[test]
+fn matches_marked_for_a_group_by_reader() {
+    let dir = tempdir();
+    let exe = compile("tests/c/lines.c", dir.path(), Link::Dynamic, Names::Nsort);
+    let lines = make_lines(30_000);
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::write(&input, lines.concat()).unwrap();
+    let field = |l: &[u8], i: usize| l.split(|&b| b == b',').nth(i).unwrap().to_vec();
+    for (keys, sorted_by, same) in [("-key=word -match", 1, 1), ("-key=word -key=k -match=1", 2, 1), ("-key=word -key=k -match", 2, 2)] {
+        let statements = format!("-format=separator:comma -field=name:word -field=name:k -field=name:pad {keys} -memory=64m");
+        run_ok(&exe, &[&statements, input.to_str().unwrap(), output.to_str().unwrap(), "resized"]);
+        let mut sorted = lines.clone();
+        sorted.sort_by_key(|l| (0..sorted_by).map(|i| field(l, i)).collect::<Vec<_>>()); // stable: ties in input order
+        let want = marked(&sorted, |a, b| (0..same).all(|i| field(a, i) == field(b, i)));
+        assert!(std::fs::read(&output).unwrap() == want, "{keys}: not the lines in order, each after its mark");
+    }
+
+    let input = dir.path().join("records");
+    let summary = gensort(&input, 50_000);
+    // A two-byte key: gensort's keys are random bytes, so about half the records share theirs.
+    let statements = format!("-format=size:100 -key=position:1,size:2 -match -in_file={}", input.display());
+    files(Names::Nsort, statements, Some(&output));
+    let got = std::fs::read(&output).unwrap();
+    assert_eq!(got.len(), 101 * 50_000, "records of 101 bytes");
+    let mut records: Vec<Vec<u8>> = std::fs::read(&input).unwrap().chunks(100).map(<[u8]>::to_vec).collect();
+    records.sort_by_key(|r| r[..2].to_vec());
+    assert!(got == marked(&records, |a, b| a[..2] == b[..2]), "the records in order, each after its mark");
+    assert!(got.chunks(101).filter(|r| r[0] == b'1').count() > 10_000, "few records matched: {summary:?}");
 }
 
 /// nsort_merge_define merges three streams fed by callbacks, fails on a raised error, a misordered

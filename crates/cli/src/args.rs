@@ -88,7 +88,8 @@ Nsort statements (--spec):
   the first include/omit whose condition holds decides; with any -include, the rest are dropped.
   -derived=name:D,integer,value:(A * B) computes a field for conditions and -reformat.
   -reformat=F1,F2 writes each record as those fields (the keys' fields among them). -merge merges
-  inputs each sorted by the keys, and fails naming the first record out of order.
+  inputs each sorted by the keys, and fails naming the first record out of order. -match[=N] puts
+  '1' before each record whose first N keys (all) equal the record's before it, '0' before others.
   Run as 'nsort' (a link to xsort), it takes statements, sort options and files in any order.
   Keywords may be shortened to an unambiguous prefix; '=' or ':' follow a keyword. Blanks and line
   breaks may follow a comma inside a statement; '#' starts a comment. -specification=FILE reads

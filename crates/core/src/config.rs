@@ -347,6 +347,8 @@ pub struct LineFormat {
     /// Records at the start of each input that are its header: the first input's are written
     /// first, unsorted; every other input's must be the same, and are dropped.
     pub header: usize,
+    /// Nsort's `-match`: each output line preceded by whether its keys match the line's before.
+    pub mark: Option<crate::fold::MatchMark>,
 }
 
 impl LineFormat {

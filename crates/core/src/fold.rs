@@ -5,6 +5,11 @@
 //! record that would overflow starting the next one, and the overflows are counted for a
 //! warning.
 //!
+//! Nsort's `-match[=N]` marks instead of folding: each record passed on is preceded by one byte,
+//! `1` when its first N keys (all of them, without N) equal those of the record passed on before
+//! it, `0` when they do not (and for the first record). A program reading the output (Ordinal's
+//! SUMP Pump, whose `-GROUP_BY` reducers need it) finds each group's first record by its `0`.
+//!
 //! Folding happens where sorted records are emitted in order (the final merge, or the one-pass
 //! output), so groups that span runs fold too. It works on any [`RecordOrder`] and [`Framing`]:
 //! fixed-size records and text lines (`-u`) alike.
@@ -72,18 +77,40 @@ impl SumField {
     }
 }
 
-/// How equal-key records are folded.
+/// Nsort's `-match[=N]`: which keys the byte before each output record compares (see the module
+/// doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchMark {
+    /// The first this many keys; all of them when None.
+    pub keys: Option<usize>,
+}
+
+impl MatchMark {
+    /// The byte before a record that starts a group.
+    pub const NEW_GROUP: u8 = b'0';
+    /// The byte before a record whose keys match the record's before it.
+    pub const SAME_GROUP: u8 = b'1';
+}
+
+/// How equal-key records are folded, or marked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Folding {
     /// Keep only the first record of each group of equal keys.
     pub unique: bool,
     /// Fields summed over each group (implies one record per group).
     pub sums: Vec<SumField>,
+    /// Each record passed on preceded by whether it matches the one before it.
+    pub mark: Option<MatchMark>,
 }
 
 impl Folding {
-    /// Whether records are folded at all.
+    /// Whether records pass through a [`FoldSink`] at all: folded or marked.
     pub fn is_active(&self) -> bool {
+        self.folds() || self.mark.is_some()
+    }
+
+    /// Whether records with equal keys become one.
+    fn folds(&self) -> bool {
         self.unique || !self.sums.is_empty()
     }
 
@@ -110,6 +137,8 @@ pub struct FoldSink<'a, 'w, O: RecordOrder> {
     pending: Vec<u8>,
     sums: Vec<i128>,
     has_pending: bool,
+    /// The record passed on last, for `-match` (None before the first).
+    last: Option<Vec<u8>>,
     /// Records taken.
     taken: u64,
     /// Records passed on.
@@ -122,11 +151,19 @@ impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
     /// A sink into `sink` of records framed as `framing` (a line gets its terminator back).
     pub fn new(sink: RecordSink<'w>, order: &'a O, framing: Framing, folding: &'a Folding) -> Self {
         let (pending, sums) = (Vec::new(), Vec::new());
-        FoldSink { sink, order, framing, folding, pending, sums, has_pending: false, taken: 0, written: 0, overflows: 0 }
+        FoldSink { sink, order, framing, folding, pending, sums, has_pending: false, last: None, taken: 0, written: 0, overflows: 0 }
     }
 
+    /// Passes a record on (with its mark, under `-match`).
     #[inline]
     fn pass(&mut self, rec: &[u8]) -> Result<()> {
+        if let Some(mark) = self.folding.mark {
+            let same = self.last.as_deref().is_some_and(|last| self.order.keys_equal(last, rec, mark.keys));
+            self.sink.push(&[if same { MatchMark::SAME_GROUP } else { MatchMark::NEW_GROUP }])?;
+            let last = self.last.get_or_insert_with(Vec::new);
+            last.clear();
+            last.extend_from_slice(rec);
+        }
         self.written += 1;
         self.sink.push_record(rec, self.framing)
     }
@@ -134,7 +171,7 @@ impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
     /// Takes the next record in sorted order (passed straight on when nothing is folded).
     pub fn push(&mut self, rec: &[u8]) -> Result<()> {
         self.taken += 1;
-        if !self.folding.is_active() {
+        if !self.folding.folds() {
             return self.pass(rec);
         }
         if self.has_pending && self.order.compare(&self.pending, rec) == Ordering::Equal {
@@ -166,10 +203,11 @@ impl<'a, 'w, O: RecordOrder> FoldSink<'a, 'w, O> {
         for (sum, f) in self.sums.iter().zip(&self.folding.sums) {
             f.write(&mut self.pending, *sum);
         }
-        self.sink.push_record(&self.pending, self.framing)?;
-        self.written += 1;
+        let pending = std::mem::take(&mut self.pending);
+        let passed = self.pass(&pending);
+        self.pending = pending;
         self.has_pending = false;
-        Ok(())
+        passed
     }
 
     /// Passes on the last group and flushes; adds to `counters` the records folded into another
@@ -207,9 +245,9 @@ mod tests {
 
     #[test]
     fn bad_fields_are_refused() {
-        let f = Folding { unique: false, sums: vec![field(6, 4, false, ByteOrder::Big)] };
+        let f = Folding { sums: vec![field(6, 4, false, ByteOrder::Big)], ..Folding::default() };
         assert!(f.check(8).is_err());
-        let f = Folding { unique: false, sums: vec![field(0, 3, false, ByteOrder::Big)] };
+        let f = Folding { sums: vec![field(0, 3, false, ByteOrder::Big)], ..Folding::default() };
         assert!(f.check(8).is_err());
     }
 }

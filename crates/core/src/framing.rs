@@ -142,6 +142,13 @@ pub trait RecordOrder: Sync {
         self.compare(a, b) == Ordering::Equal
     }
 
+    /// Whether two records are equal in their first `keys` keys, or in all of them when None
+    /// (Nsort's `-match`); an order of one key (the default) compares it whole.
+    fn keys_equal(&self, a: &[u8], b: &[u8], keys: Option<usize>) -> bool {
+        let _ = keys;
+        self.compare(a, b) == Ordering::Equal
+    }
+
     /// The bytes of `rec` that `level` orders by, when the level compares them as plain bytes
     /// (reversed when the bool is true), for every record or for none: lets a sorter pack a short
     /// key of the level with the next level's prefix. None (the default) for other levels.
@@ -181,5 +188,9 @@ impl RecordOrder for ResolvedKey {
 
     fn prefix_is_exact(&self) -> bool {
         self.exact_within(16)
+    }
+
+    fn keys_equal(&self, a: &[u8], b: &[u8], keys: Option<usize>) -> bool {
+        ResolvedKey::parts_equal(self, a, b, keys)
     }
 }

@@ -54,7 +54,7 @@ pub use api::{CancelHandle, GnuOrdering, Order, RecordFilter, Sort, Sorting};
 pub use config::{OutputCompression, OutputCopy, TempCompression};
 pub use csv::CsvDialect;
 pub use error::{Result, SortError};
-pub use fold::SumField;
+pub use fold::{MatchMark, SumField};
 pub use key::{ByteOrder, KeyPart, KeySpec, KeyType};
 pub use limits::worker_threads;
 pub use order::Locale;

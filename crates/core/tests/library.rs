@@ -371,6 +371,16 @@ fn nsort_statements_drive_the_sort() {
     assert_eq!(sort.record_size(), None);
     let out = push_pull(sort, b"p,2,x\nq,10,y\nr,2,z\n", &[5], &[7]).unwrap();
     assert_eq!(out, b"q,10,y\np,2,x\nr,2,z\n");
+    // Records in and out: a reformat writes fewer bytes, -match one more per record; each pull
+    // returns whole output records.
+    let sort = Sort::from_spec("-format=size:16 -field=name:k,size:2,off:1 -key=k -reformat=k -match").unwrap();
+    assert_eq!((sort.input_record_size(), sort.record_size(), sort.output_record_size()), (Some(16), Some(2), Some(3)));
+    let out = push_pull(sort, &data, &[16 * 7, 16 * 1000], &[5, 3 * 100]).unwrap();
+    let mut keys: Vec<&[u8]> = data.chunks(16).map(|r| &r[1..3]).collect();
+    keys.sort();
+    let want: Vec<u8> =
+        keys.iter().enumerate().flat_map(|(i, k)| [&[if i > 0 && keys[i - 1] == *k { b'1' } else { b'0' }][..], k].concat()).collect();
+    assert!(out == want, "the keys in order, each after its mark");
 }
 
 #[test]

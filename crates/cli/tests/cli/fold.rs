@@ -110,3 +110,64 @@ fn summarize_overflow_keeps_records_apart_with_a_warning() {
     assert!(msg.contains("nope"), "{msg}");
     assert_eq!(std::fs::read(fx.path("out")).unwrap(), b"keep");
 }
+
+/// `records` (REC bytes each) in order, each after Nsort's `-match` byte: `1` when it equals the
+/// one before in its first `same` bytes, else `0`.
+fn marked(sorted: &[&[u8]], same: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, r) in sorted.iter().enumerate() {
+        out.push(if i > 0 && sorted[i - 1][..same] == r[..same] { b'1' } else { b'0' });
+        out.extend_from_slice(r);
+    }
+    out
+}
+
+#[test]
+fn match_marks_each_record_against_the_one_before() {
+    let fx = Fixture::new();
+    fx.mkdir("t");
+    let data = records(100_000, 11);
+    fx.write("in", &data);
+    let fields = "-field=name:a,off:0,size:1,character -field=name:b,off:1,size:1,character -key=a -key=b";
+    let mut by_key: Vec<&[u8]> = data.chunks(REC).collect();
+    by_key.sort_by_key(|r| [r[0], r[1]]); // stable, as xsort's fixed-size records with -noduplicates
+    let mut first_of_each: Vec<&[u8]> = by_key.clone();
+    first_of_each.dedup_by(|b, a| a[..2] == b[..2]);
+    for memory in ["64M", TINY] {
+        for (statements, want) in [
+            ("-match", marked(&by_key, 2)),
+            ("-match=2", marked(&by_key, 2)),
+            ("-match=1", marked(&by_key, 1)),
+            ("-match=1 -noduplicates", marked(&first_of_each, 1)),
+        ] {
+            let spec = format!("{fields} {statements}");
+            let args = ["--record-size=16", "-S", memory, "-T", "t", "--spec", &spec, "-o", "out", "in"];
+            ok(fx.cmd().args(args));
+            assert!(std::fs::read(fx.path("out")).unwrap() == want, "{memory} {statements}: not the records in order after their marks");
+        }
+    }
+    // Lines (separated records), in memory and spilled, and a merge of sorted inputs.
+    let lines: Vec<String> =
+        data.chunks(REC).map(|r| format!("{},{}\n", r[0] as char, u32::from_be_bytes(r[2..6].try_into().unwrap()) % 97)).collect();
+    fx.write("lines", lines.concat().as_bytes());
+    let mut sorted: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+    sorted.sort_by_key(|l| l[0]);
+    let want = marked(&sorted, 1);
+    for memory in ["64M", TINY] {
+        ok(fx.cmd().args(["-S", memory, "-T", "t", "--spec", "-format=separator:comma -key=position:1 -match", "-o", "out", "lines"]));
+        assert!(std::fs::read(fx.path("out")).unwrap() == want, "{memory}: lines not in order after their marks");
+    }
+    let (a, b) = sorted.split_at(sorted.len() / 3);
+    fx.write("a", &a.concat());
+    fx.write("b", &b.concat());
+    ok(fx.cmd().args(["--spec", "-format=separator:comma -key=position:1 -merge -match", "-o", "out", "a", "b"]));
+    let mut merged = sorted.clone();
+    merged.sort_by_key(|l| l[0]);
+    assert!(std::fs::read(fx.path("out")).unwrap() == marked(&merged, 1), "a merge's lines not in order after their marks");
+    // More keys than the sort has, and a count of none, are refused.
+    for (bad, why) in [("-match=3", "-match=3: the sort has 2 keys"), ("-match=0", "at least 1")] {
+        let msg = fail(fx.cmd().args(["--record-size=16", "--spec", &format!("{fields} {bad}"), "-o", "out", "in"]));
+        assert!(msg.contains(why), "{bad}: {msg}");
+    }
+    fx.assert_clean();
+}

@@ -94,9 +94,10 @@ impl Sort {
         };
         let r = *r;
         super::check_record_size(r)?;
-        if folding.is_active() || self.selection.is_some() || self.reformat.is_some() {
+        if folding.is_active() || self.match_mark.is_some() || self.selection.is_some() || self.reformat.is_some() {
             return Err(SortError::Usage(
-                "unique, summed, selected and reformatted records need a sort that reads its input: use start() or run()".into(),
+                "unique, summed, marked (-match), selected and reformatted records need a sort that reads its input: use start() or run()"
+                    .into(),
             ));
         }
         if !data.len().is_multiple_of(r) {

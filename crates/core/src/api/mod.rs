@@ -103,6 +103,8 @@ pub struct Sort {
     append: bool,
     /// Nsort's later `-out_file` statements ([`Sort::output_copy`]).
     output_copies: Vec<crate::config::OutputCopy>,
+    /// Nsort's `-match[=N]` ([`Sort::mark_matches`]).
+    match_mark: Option<crate::fold::MatchMark>,
     /// Nsort's `-derived` fields, which the selection and the reformat read.
     derivation: Option<crate::select::Derivation>,
     /// Nsort's `-include` / `-omit`: the input records kept.
@@ -144,6 +146,7 @@ impl Sort {
             no_warnings: false,
             append: false,
             output_copies: Vec::new(),
+            match_mark: None,
             derivation: None,
             selection: None,
             reformat: None,
@@ -241,6 +244,7 @@ impl Sort {
             append: f.append,
             sync: f.sync,
         }));
+        self.match_mark = spec.match_mark.or(self.match_mark);
         if let Some(m) = spec.memory {
             self = self.memory_size(m);
         }
@@ -475,6 +479,15 @@ impl Sort {
         self
     }
 
+    /// Precedes each output record with one byte, `1` when its first `keys` keys (all of them
+    /// when None; without keys, the whole record) equal the record's before it, `0` when they do
+    /// not and before the first record: Nsort's `-match[=N]`, as Ordinal's SUMP Pump reads it to
+    /// find where each group of equal keys starts. Fixed-size records grow by that byte.
+    pub fn mark_matches(mut self, keys: Option<usize>) -> Sort {
+        self.match_mark = Some(crate::fold::MatchMark { keys });
+        self
+    }
+
     /// Adds another output file that gets a copy of the complete sorted output (Nsort's later
     /// `-out_file` statements; [`OutputCopy::append`] and [`OutputCopy::sync`] as for the output
     /// file). The copies are made once the sort is complete, from the output file (so the sort
@@ -637,7 +650,8 @@ impl Sort {
     /// of one record (a line without its terminator), for a front end that selects records itself
     /// before they reach the sort (`xsort-mpi`, before its exchange). A sort that also derives
     /// fields or rewrites its records (`-derived`, `-reformat`) is refused: what those compute is
-    /// known only to the engine's reader.
+    /// known only to the engine's reader; so is one that marks matches (`-match`), whose marks
+    /// run across the whole output.
     pub fn take_selection(mut self) -> Result<(Sort, Option<RecordFilter>)> {
         if self.derivation.is_some() || self.reformat.is_some() {
             return Err(SortError::BadOption(
@@ -645,6 +659,9 @@ impl Sort {
                  here only -include and -omit on the fields as they are can be"
                     .into(),
             ));
+        }
+        if self.match_mark.is_some() {
+            return Err(SortError::BadOption("-match marks each record against the one before it in the whole output: one sort's".into()));
         }
         let filter = self.selection.take().map(|s| RecordFilter(Arc::new(s)));
         Ok((self, filter))
@@ -656,6 +673,18 @@ impl Sort {
             Format::Records { record_size, .. } => Some(record_size),
             Format::Lines { .. } => None,
         }
+    }
+
+    /// Bytes per record the sort takes in (fixed-size records): those of the records a
+    /// `-reformat` rewrites, or [`Sort::record_size`].
+    pub fn input_record_size(&self) -> Option<usize> {
+        self.reformat.as_ref().and_then(|(_, size)| *size).or(self.record_size())
+    }
+
+    /// Bytes per record the output holds (fixed-size records): [`Sort::record_size`], and the
+    /// byte of [`Sort::mark_matches`].
+    pub fn output_record_size(&self) -> Option<usize> {
+        self.record_size().map(|r| r + usize::from(self.match_mark.is_some()))
     }
 
     /// The byte that ends each record of a sort of lines or delimited records; None for
@@ -758,6 +787,13 @@ impl Sort {
         let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
         let io = |i: usize| IoSettings::of_statement(self.io[i].as_ref(), self.transfer_size, self.buffered, budget);
         let output = self.output.unwrap_or(Output::Stdout);
+        let match_mark = self.match_mark;
+        let check_match = |keys: usize| match match_mark.and_then(|m| m.keys) {
+            Some(n) if n == 0 || n > keys.max(1) => {
+                Err(SortError::BadOption(format!("-match={n}: the sort has {} key{}", keys.max(1), if keys > 1 { "s" } else { "" })))
+            }
+            _ => Ok(()),
+        };
         let select = (self.selection.is_some() || self.reformat.is_some()).then(|| {
             let input_size = self.reformat.as_ref().and_then(|(_, size)| *size);
             let framing = match &self.format {
@@ -767,8 +803,10 @@ impl Sort {
             InputTransform::new(self.derivation, self.selection, self.reformat.map(|(r, _)| r), framing)
         });
         let format = match self.format {
-            Format::Records { record_size, key, folding, touch, merge } => {
+            Format::Records { record_size, key, mut folding, touch, merge } => {
                 check_record_size(record_size)?;
+                check_match(key.len())?;
+                folding.mark = match_mark;
                 // Checked now, so that a session refuses them before any input is pushed.
                 let key = KeySpec::new(key);
                 key.resolve(record_size)?;
@@ -794,9 +832,10 @@ impl Sort {
                         _ => e,
                     });
                 }
+                check_match(order.keys.len())?;
                 let unique = order.unique;
                 let mode = if merge { TextMode::Merge } else { TextMode::Sort };
-                config::Format::Lines(LineFormat { terminator, order: LineOrder::new(order)?, unique, mode, header })
+                config::Format::Lines(LineFormat { terminator, order: LineOrder::new(order)?, unique, mode, header, mark: match_mark })
             }
         };
         let mut cfg = SortConfig::new(self.inputs, output, format, budget);
@@ -932,7 +971,8 @@ impl Job {
 
     fn record_size(&self) -> Option<usize> {
         match &self.0.config().format {
-            config::Format::Records(rec) => Some(rec.record_size),
+            // As the output holds them: with the byte of -match.
+            config::Format::Records(rec) => Some(rec.record_size + usize::from(rec.folding.mark.is_some())),
             config::Format::Lines(_) => None,
         }
     }

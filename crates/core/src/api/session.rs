@@ -268,7 +268,8 @@ impl Sorting {
         Ok(Sorting { record_size, input, output, worker: Some(worker), counters, phase, stats: None, takes_pushes: pushed, cancel })
     }
 
-    /// Bytes per record of a sort of fixed-size records; None for lines and delimited records.
+    /// Bytes per output record of a sort of fixed-size records (each pull returns whole ones);
+    /// None for lines and delimited records.
     pub fn record_size(&self) -> Option<usize> {
         self.record_size
     }

@@ -630,6 +630,12 @@ impl ResolvedKey {
         Ordering::Equal
     }
 
+    /// Whether two records are equal in the first `parts` parts of the key (all, when None).
+    pub fn parts_equal(&self, a: &[u8], b: &[u8], parts: Option<usize>) -> bool {
+        let n = parts.unwrap_or(self.parts.len()).min(self.parts.len());
+        self.parts[..n].iter().all(|p| p.compare(a, b, self.comparisons.as_deref()) == Ordering::Equal)
+    }
+
     /// The whole normalized key of a record (for tests and diagnostics; the sorter uses
     /// [`ResolvedKey::prefix`]).
     pub fn normalized(&self, rec: &[u8]) -> Vec<u8> {

@@ -573,6 +573,16 @@ impl LineOrder {
         }
     }
 
+    /// Whether two lines are equal in their first `keys` `-k` keys (all of them when None); a line
+    /// without keys is its own key.
+    pub fn keys_equal(&self, a: &[u8], b: &[u8], keys: Option<usize>) -> bool {
+        if self.keys.is_empty() {
+            return self.whole_lines(a, b) == Ordering::Equal;
+        }
+        let n = keys.unwrap_or(self.keys.len()).min(self.keys.len());
+        (0..n).all(|level| self.level_equal(a, b, level))
+    }
+
     /// Whether two lines are equal at one comparison level.
     #[inline]
     pub fn level_equal(&self, a: &[u8], b: &[u8], level: usize) -> bool {

@@ -313,6 +313,9 @@ pub struct NsortSpec {
     pub out_file: Option<FileSpec>,
     /// The later `-out_file` statements: further output files, each a copy of the sorted output.
     pub out_copies: Vec<FileSpec>,
+    /// `-match[=N]`: each output record preceded by whether its first N keys (all, without N)
+    /// match the record's before it.
+    pub match_mark: Option<crate::fold::MatchMark>,
     /// `-temp_file` statements in the order written.
     pub temp_dirs: Vec<FileSpec>,
     /// `-duplicates` (true) or `-noduplicates` (false: keep one record per key).
@@ -800,6 +803,10 @@ impl Builder {
             Keyword::Merge => {
                 st.no_value()?;
                 self.spec.merge = true;
+            }
+            Keyword::Match => {
+                let keys = st.value.map(|n| st.positive("-match=N (the keys compared)", n)).transpose()?;
+                self.spec.match_mark = Some(crate::fold::MatchMark { keys });
             }
             Keyword::Reformat => {
                 let names: Vec<String> = st.items(st.value("-reformat=key,amount")?)?.iter().map(|i| i.word.to_string()).collect();

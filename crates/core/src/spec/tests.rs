@@ -69,6 +69,7 @@ fn published_command_line() {
         in_files: vec![io("/data/in", 16, 64, false)],
         out_file: Some(io("/data/out", 64, 64, true)),
         out_copies: Vec::new(),
+        match_mark: None,
         temp_dirs: vec![io("/scratch/tmp", 64, 32, true)],
         duplicates: None,
         summarize: Vec::new(),
@@ -290,7 +291,7 @@ fn statement_errors() {
             "-colour=red",
             "unknown statement '-colour=red': expected one of -processes, -memory, -method, \
              -touch, -notouch, -statistics, -nostatistics, -nowarn, -format, -field, -key, -in_file, \
-             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification, -condition, -include, -omit, -reformat, -merge, -derived",
+             -out_file, -temp_file, -duplicates, -noduplicates, -summarize, -specification, -condition, -include, -omit, -reformat, -merge, -derived, -match",
         ),
         ("-me=1G", "ambiguous statement '-me=1G': '-me' could be -memory, -method or -merge"),
         ("-t", "ambiguous statement '-t': '-t' could be -threads, -touch or -temp_file"),

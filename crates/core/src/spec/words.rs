@@ -221,6 +221,7 @@ pub(super) enum Keyword {
     Reformat,
     Merge,
     Derived,
+    Match,
 }
 
 pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
@@ -255,6 +256,8 @@ pub(super) const KEYWORDS: &[(&str, Keyword)] = &[
     ("reformat", Keyword::Reformat),
     ("merge", Keyword::Merge),
     ("derived", Keyword::Derived),
+    // SUMP Pump's directive for Nsort: each output record preceded by whether its keys match.
+    ("match", Keyword::Match),
 ];
 
 pub(super) const METHODS: &[(&str, Method)] = &[("radix", Method::Radix), ("merge", Method::Merge)];

@@ -18,7 +18,7 @@ pub(crate) mod reader;
 use crate::config::{LineFormat, SortConfig};
 use crate::engine::{FormatSort, FormatStats, InputShape, Sorted};
 use crate::error::{Result, SortError};
-use crate::fold::Folding;
+use crate::fold::{FoldSink, Folding};
 use crate::framing::{Framing, RecordOrder, Splitter};
 use crate::merge::MergeReport;
 use crate::order::LineOrder;
@@ -89,7 +89,7 @@ impl<'a> LineSort<'a> {
         let mut reader = LineReader::new(&cfg.inputs, shape, cfg.select.as_ref(), counters.input.clone())?;
         let header = reader.header()?.to_vec();
         let order = lines.order.with_header(first_record(&header, splitter))?;
-        let folding = Folding { unique: lines.unique, sums: Vec::new() };
+        let folding = Folding { unique: lines.unique, sums: Vec::new(), mark: lines.mark };
         Ok(LineSort {
             cfg,
             lines,
@@ -143,12 +143,44 @@ impl<'a> LineSort<'a> {
         Ok(out.written())
     }
 
+    /// Sorts the `n` indexed lines of `chunk` and passes them one by one through a [`FoldSink`]
+    /// into `writer`, each preceded by its Nsort `-match` byte (and with -u's duplicates folded
+    /// there), after `preamble`.
+    fn sort_and_mark(&self, chunk: Chunk, n: usize, ws: &mut Workspace, writer: &mut BlockWriter, preamble: &[u8]) -> Result<()> {
+        let (order, method) = (&self.order, self.cfg.method);
+        let (entries, scratch) = (&mut ws.entries.as_u128_mut()[..n], &mut ws.scratch.as_u128_mut()[..n]);
+        let mut out = RecordSink::new(writer);
+        out.push(preamble)?;
+        let mut sink = FoldSink::new(out, order, self.framing(), &self.folding);
+        sort_while_writing(
+            |emit| sort_and_locate(order, method, false, chunk, entries, scratch, |locs, len| emit((locs, len))),
+            |(locs, _)| {
+                // Each line's start (top 64 bits) and its end in the piece's output, terminator
+                // included (low 64 bits).
+                let mut begin = 0u64;
+                for &loc in locs {
+                    let (start, end) = ((loc >> 64) as usize, loc as u64);
+                    let with_terminator = (end - begin) as usize;
+                    begin = end;
+                    sink.push(&chunk.data[start..start + with_terminator - 1])?;
+                }
+                Ok(())
+            },
+        )?;
+        sink.finish(self.counters)?;
+        Ok(())
+    }
+
     /// Sorts the `n` indexed lines of `chunk` into the output; its size is known (and preallocated)
-    /// unless -u drops lines.
+    /// unless -u drops lines or `-match` marks them.
     fn write_out(&self, plan: &MemoryPlan, dest: &Destination, chunk: Chunk, n: usize, ws: &mut Workspace) -> Result<()> {
-        let size = (!self.lines.unique).then_some((self.header.len() + chunk.data.len()) as u64);
+        let size = (!self.folding.is_active()).then_some((self.header.len() + chunk.data.len()) as u64);
         let mut w = dest.writer(plan.write_block, plan.write_buffers, self.cfg.output_io, size, true, self.counters.output.clone())?;
-        self.sort_and_write(chunk, n, ws, &mut w, &self.header)?;
+        if self.folding.mark.is_some() {
+            self.sort_and_mark(chunk, n, ws, &mut w, &self.header)?;
+        } else {
+            self.sort_and_write(chunk, n, ws, &mut w, &self.header)?;
+        }
         w.finish()?;
         Ok(())
     }
@@ -429,5 +461,9 @@ impl RecordOrder for crate::order::LineOrder {
     #[inline]
     fn level_transform(&self, rec: &[u8], level: usize, out: &mut Vec<u8>) -> Option<bool> {
         crate::order::LineOrder::level_transform(self, rec, level, out)
+    }
+
+    fn keys_equal(&self, a: &[u8], b: &[u8], keys: Option<usize>) -> bool {
+        crate::order::LineOrder::keys_equal(self, a, b, keys)
     }
 }
