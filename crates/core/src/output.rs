@@ -55,6 +55,9 @@ impl Destination {
                 let direct = cfg.output_io.direct && compression.is_none();
                 let spare_dir = cfg.temp_dirs.first().cloned();
                 let append = cfg.output_append;
+                if !cfg.output_copies.is_empty() {
+                    check_several_outputs(p, &cfg.output_copies)?;
+                }
                 let output = create(p, direct, append, spare_dir.as_deref())?;
                 for copy in &cfg.output_copies {
                     if cfg.output_compression.of(Some(&copy.path)) != compression {
@@ -69,10 +72,7 @@ impl Destination {
                 }
                 let mut outputs = std::iter::once(&output).chain(copies.iter().map(|(c, _)| c));
                 if let Some(special) = outputs.find(|o| !o.is_regular()).filter(|_| !copies.is_empty()) {
-                    return Err(SortError::BadOption(format!(
-                        "'{}' is not a regular file: with several output files, each is a regular file (the copies are made from the first)",
-                        special.target().display()
-                    )));
+                    return Err(not_regular(special.target()));
                 }
                 let merges_inputs = matches!(&cfg.format, Format::Lines(l) if l.mode == TextMode::Merge);
                 let opened = Mutex::new((!(merges_inputs && output.can_recreate())).then_some(output));
@@ -141,18 +141,27 @@ impl Destination {
         Ok(BlockWriter::pooled(sink, cfg, self.buffers.clone(), counters)?)
     }
 
-    /// Puts a complete output in place (synced first when asked), then its copies: each is made
-    /// before any target changes (a full disk fails the sort with every target as it was).
+    /// Puts a complete output in place (synced first when asked), then its copies. Each copy is
+    /// made, and each target to be appended to checked, before any target changes (a full disk,
+    /// or an appended file that changed, fails the sort with every target as it was); a signal
+    /// that comes while they are put in place takes effect once they all are.
     pub fn commit(self, sync: bool) -> Result<()> {
         if let Target::File { .. } = self.target {
             let output = self.file_output()?.take().expect("file_output makes it");
             for (copy, _) in &self.copies {
                 copy.fill_from(&output)?;
             }
-            output.commit(sync)?;
-            for (copy, copy_sync) in self.copies {
-                copy.commit(sync || copy_sync)?;
-            }
+            let copies = self.copies;
+            xsort_io::signals::uninterrupted(|| -> xsort_io::Result<()> {
+                for out in std::iter::once(&output).chain(copies.iter().map(|(c, _)| c)) {
+                    out.check_unchanged()?;
+                }
+                output.commit(sync)?;
+                for (copy, copy_sync) in copies {
+                    copy.commit(sync || copy_sync)?;
+                }
+                Ok(())
+            })?;
         }
         Ok(())
     }
@@ -168,6 +177,49 @@ impl Destination {
         }
         Ok(opened)
     }
+}
+
+/// Refuses, before any of them is opened, output files that are one file under two names (a
+/// path given twice, a link, `./out` beside `out`) and outputs that are not regular files (a
+/// device or a FIFO, whose opening may wait for a reader): several output files are copies of
+/// the first, made from it once the sort is complete.
+fn check_several_outputs(first: &std::path::Path, copies: &[crate::config::OutputCopy]) -> Result<()> {
+    let mut seen: Vec<(FileIdentity, &std::path::Path)> = Vec::new();
+    for path in std::iter::once(first).chain(copies.iter().map(|c| c.path.as_path())) {
+        let identity = match std::fs::metadata(path) {
+            Ok(md) if !md.is_file() => return Err(not_regular(path)),
+            Ok(md) => FileIdentity::Existing(std::os::unix::fs::MetadataExt::dev(&md), std::os::unix::fs::MetadataExt::ino(&md)),
+            // A file to be made: where its links lead, in its directory's canonical path.
+            Err(_) => {
+                let real = xsort_io::output::resolve_links(path).unwrap_or_else(|_| path.to_owned());
+                let dir = real.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+                let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+                FileIdentity::New(dir.join(real.file_name().unwrap_or_default()))
+            }
+        };
+        if let Some((_, earlier)) = seen.iter().find(|(id, _)| *id == identity) {
+            let how = if *earlier == path { String::new() } else { format!(" (as '{}')", earlier.display()) };
+            return Err(SortError::BadOption(format!("'{}' is already an output file{how}", path.display())));
+        }
+        seen.push((identity, path));
+    }
+    Ok(())
+}
+
+/// The error for an output that is not a regular file when there are several.
+fn not_regular(path: &std::path::Path) -> SortError {
+    SortError::BadOption(format!(
+        "'{}' is not a regular file: with several output files, each is a regular file (the copies are made from the first)",
+        path.display()
+    ))
+}
+
+/// One file, however it is named: an existing one's device and inode, or the path a new one will
+/// have.
+#[derive(PartialEq, Eq)]
+enum FileIdentity {
+    Existing(u64, u64),
+    New(PathBuf),
 }
 
 /// The output file for `path`: replacing it, or to be appended to it.

@@ -249,6 +249,19 @@ impl AtomicOutput {
         !matches!(self.state, State::Special)
     }
 
+    /// Fails, as the commit would, when this output is to be appended to a target whose length
+    /// changed since the sort began: lets a sort with several outputs find that before it puts
+    /// any of them in place.
+    pub fn check_unchanged(&self) -> Result<()> {
+        if let State::Append { target, base, .. } = &self.state {
+            let now = target.metadata().map_err(|e| IoError::meta(&self.target, "stat", e))?.len();
+            if now != *base {
+                return Err(IoError::AppendChanged { path: self.target.clone(), was: *base, now });
+            }
+        }
+        Ok(())
+    }
+
     /// Makes this output's new file a copy of `other`'s (a complete output of the same sort, to go
     /// into a further target): its blocks reserved first, so that a full disk is found before
     /// any target changes. The copy is put in place by [`AtomicOutput::commit`], as any output.

@@ -14,6 +14,9 @@
 //! they have no name to remove. A name is registered in the same step that makes it, so a signal can
 //! never fall between a file's creation and its registration.
 //!
+//! Outputs being put in place hold the signals off until they are ([`uninterrupted`]): a sort with
+//! several output files, or one that appends, never dies between two of those steps.
+//!
 //! SIGCHLD gets its default action back, as GNU sort gives it: a parent that left it ignored
 //! (`trap '' CHLD`) would have the kernel reap the compress programs before xsort waits for them,
 //! and every wait would fail.
@@ -22,6 +25,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Held while a sort's outputs are put in place ([`uninterrupted`]); the cleanup takes it first.
+static COMMITTING: Mutex<()> = Mutex::new(());
+
+/// Runs `commit` with the cleanup signals held off: one that comes meanwhile ends the process only
+/// once `commit` has returned, so that outputs being put in place (renamed over their targets,
+/// copied onto them) are all put in place or, if the signal came before, none. SIGKILL aside.
+pub fn uninterrupted<T>(commit: impl FnOnce() -> T) -> T {
+    let _gate = COMMITTING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    commit()
+}
 
 /// Runs `make` with the registry locked, giving it a function that registers a path: a file that
 /// `make` creates and registers at once is removed by a signal that comes at any time after (the
@@ -97,6 +111,8 @@ fn wait_and_clean(set: libc::sigset_t) {
     if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
         return;
     }
+    // Outputs being put in place finish first (see `uninterrupted`); the process dies holding it.
+    let _gate = COMMITTING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Ok(v) = REGISTERED.lock() {
         for p in v.iter() {
             let _ = std::fs::remove_file(p);

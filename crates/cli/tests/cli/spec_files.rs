@@ -4,6 +4,7 @@
 //! `-nowarn` as Nsort and its clients write them.
 
 use crate::common::*;
+use std::io::Write;
 
 /// NTOSort's 10 GB line, with Linux paths for `d:\ns.dat`: a blank after a comma inside the file
 /// statements, as printed.
@@ -193,11 +194,22 @@ fn each_later_out_file_gets_a_copy_of_the_sorted_output() {
     );
     // A copy that cannot be made fails the sort before it starts, and no target changes: an
     // unwritable place, a device, a file named twice, another compression.
+    // Another name of an output file (a hard link), and a FIFO, which is refused before it is
+    // opened (opening it would wait for a reader).
+    std::fs::hard_link(fx.path("old"), fx.path("hard")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(fx.path("fifo")).status().unwrap().success());
     let before: Vec<Vec<u8>> = ["first", "log", "old"].iter().map(|f| std::fs::read(fx.path(f)).unwrap()).collect();
     for (extra, want) in [
         (format!("-out_file={}", fx.path("no-such-dir/x").display()), "no-such-dir"),
         ("-out_file=/dev/null".to_string(), "'/dev/null' is not a regular file"),
         (format!("-out_file={}", fx.path("first").display()), "is already an output file"),
+        (format!("-out_file={}/./first,append", fx.path("").display()), "is already an output file"),
+        (
+            format!("-out_file={}/../{}/first", fx.path("").display(), fx.path("").file_name().unwrap().to_string_lossy()),
+            "is already an output file (as ",
+        ),
+        (format!("-out_file={}", fx.path("hard").display()), "is already an output file (as "),
+        (format!("-out_file={}", fx.path("fifo").display()), "fifo' is not a regular file"),
         (format!("-out_file={}", fx.path("x.gz").display()), "compressed differently"),
     ] {
         let msg = fail(fx.cmd().args(["--spec", &spec("64M", &format!("{three} {extra}")), "in"]));
@@ -205,6 +217,26 @@ fn each_later_out_file_gets_a_copy_of_the_sorted_output() {
         let after: Vec<Vec<u8>> = ["first", "log", "old"].iter().map(|f| std::fs::read(fx.path(f)).unwrap()).collect();
         assert!(after == before, "{extra}: a target changed");
     }
+    // A file to be appended to that changes while the sort runs fails the sort before any
+    // target changes: here while the sort waits for the rest of its input.
+    let mut sorting = fx
+        .cmd()
+        .args(["--spec", &spec("64M", &three), "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = sorting.stdin.take().unwrap();
+    stdin.write_all(&input[..input.len() / 2]).unwrap();
+    std::fs::OpenOptions::new().append(true).open(fx.path("log")).unwrap().write_all(b"meanwhile\n").unwrap();
+    stdin.write_all(&input[input.len() / 2..]).unwrap();
+    drop(stdin);
+    let out = sorting.wait_with_output().unwrap();
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(2) && msg.contains("changed while the sort ran"), "{msg}");
+    let after: Vec<Vec<u8>> = ["first", "log", "old"].iter().map(|f| std::fs::read(fx.path(f)).unwrap()).collect();
+    assert!(after[0] == before[0] && after[2] == before[2], "a target changed though an appended one had changed");
+    assert!(after[1] == [&before[1][..], b"meanwhile\n"].concat(), "the appended file");
     for leftover in ["x", "x.gz"] {
         assert!(!fx.path(leftover).exists(), "{leftover} was left behind");
     }

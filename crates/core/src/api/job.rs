@@ -25,9 +25,11 @@ impl Sort {
         let output = self.output.unwrap_or(Output::Stdout);
         let match_mark = self.match_mark;
         let check_match = |keys: usize| match match_mark.and_then(|m| m.keys) {
-            Some(n) if n == 0 || n > keys.max(1) => {
-                Err(SortError::BadOption(format!("-match={n}: the sort has {} key{}", keys.max(1), if keys > 1 { "s" } else { "" })))
-            }
+            Some(n) if n == 0 || n > keys.max(1) => Err(SortError::BadOption(match keys {
+                0 => format!("-match={n}: the sort has one key, the whole record (no -key is given)"),
+                1 => format!("-match={n}: the sort has 1 key"),
+                _ => format!("-match={n}: the sort has {keys} keys"),
+            })),
             _ => Ok(()),
         };
         let select = (self.selection.is_some() || self.reformat.is_some()).then(|| {
