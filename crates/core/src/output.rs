@@ -56,23 +56,11 @@ impl Destination {
                 let spare_dir = cfg.temp_dirs.first().cloned();
                 let append = cfg.output_append;
                 if !cfg.output_copies.is_empty() {
-                    check_several_outputs(p, &cfg.output_copies)?;
+                    check_several_outputs(cfg, p, compression)?;
                 }
                 let output = create(p, direct, append, spare_dir.as_deref())?;
                 for copy in &cfg.output_copies {
-                    if cfg.output_compression.of(Some(&copy.path)) != compression {
-                        return Err(SortError::BadOption(format!(
-                            "the output files '{}' and '{}' would be compressed differently: further output files are copies of the first",
-                            p.display(),
-                            copy.path.display()
-                        )));
-                    }
-                    let out = create(&copy.path, false, copy.append, spare_dir.as_deref())?;
-                    copies.push((out, copy.sync));
-                }
-                let mut outputs = std::iter::once(&output).chain(copies.iter().map(|(c, _)| c));
-                if let Some(special) = outputs.find(|o| !o.is_regular()).filter(|_| !copies.is_empty()) {
-                    return Err(not_regular(special.target()));
+                    copies.push((create(&copy.path, false, copy.append, spare_dir.as_deref())?, copy.sync));
                 }
                 let merges_inputs = matches!(&cfg.format, Format::Lines(l) if l.mode == TextMode::Merge);
                 let opened = Mutex::new((!(merges_inputs && output.can_recreate())).then_some(output));
@@ -180,14 +168,27 @@ impl Destination {
 }
 
 /// Refuses, before any of them is opened, output files that are one file under two names (a
-/// path given twice, a link, `./out` beside `out`) and outputs that are not regular files (a
-/// device or a FIFO, whose opening may wait for a reader): several output files are copies of
-/// the first, made from it once the sort is complete.
-fn check_several_outputs(first: &std::path::Path, copies: &[crate::config::OutputCopy]) -> Result<()> {
+/// path given twice, a link, `./out` beside `out`), outputs that are not regular files (a device
+/// or a FIFO, whose opening may wait for a reader) and copies compressed otherwise than the first
+/// output (`compression`): several output files are copies of the first, made from it once the
+/// sort is complete.
+fn check_several_outputs(cfg: &SortConfig, first: &std::path::Path, compression: Option<Compression>) -> Result<()> {
     let mut seen: Vec<(FileIdentity, &std::path::Path)> = Vec::new();
-    for path in std::iter::once(first).chain(copies.iter().map(|c| c.path.as_path())) {
+    for path in std::iter::once(first).chain(cfg.output_copies.iter().map(|c| c.path.as_path())) {
+        if cfg.output_compression.of(Some(path)) != compression {
+            return Err(SortError::BadOption(format!(
+                "the output files '{}' and '{}' would be compressed differently: further output files are copies of the first",
+                first.display(),
+                path.display()
+            )));
+        }
         let identity = match std::fs::metadata(path) {
-            Ok(md) if !md.is_file() => return Err(not_regular(path)),
+            Ok(md) if !md.is_file() => {
+                return Err(SortError::BadOption(format!(
+                    "'{}' is not a regular file: with several output files, each is a regular file (the copies are made from the first)",
+                    path.display()
+                )));
+            }
             Ok(md) => FileIdentity::Existing(std::os::unix::fs::MetadataExt::dev(&md), std::os::unix::fs::MetadataExt::ino(&md)),
             // A file to be made: where its links lead, in its directory's canonical path.
             Err(_) => {
@@ -204,14 +205,6 @@ fn check_several_outputs(first: &std::path::Path, copies: &[crate::config::Outpu
         seen.push((identity, path));
     }
     Ok(())
-}
-
-/// The error for an output that is not a regular file when there are several.
-fn not_regular(path: &std::path::Path) -> SortError {
-    SortError::BadOption(format!(
-        "'{}' is not a regular file: with several output files, each is a regular file (the copies are made from the first)",
-        path.display()
-    ))
 }
 
 /// One file, however it is named: an existing one's device and inode, or the path a new one will
