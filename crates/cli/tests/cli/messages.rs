@@ -80,6 +80,9 @@ const LONELY_UID: &str = "61537";
 const OTHER_LONELY_UID: &str = "61538";
 /// A third, for [`a_sort_refused_four_readers_reads_with_one`].
 const THIRD_LONELY_UID: &str = "61539";
+/// A user of no thread limit, for [`os_errors_read_the_same_everywhere`]: its processes must not
+/// count against [`LONELY_UID`]'s limit when the two tests run at once.
+const ANOTHER_USER_UID: &str = "61540";
 
 /// `xsort ARGS` as [`LONELY_UID`] with at most `threads` processes and threads for that user.
 fn as_lonely_user(threads: u32, args: &[&str]) -> Command {
@@ -221,7 +224,7 @@ fn os_errors_read_the_same_everywhere() {
     mode(&locked, 0o555);
     let as_other = |args: &[&str]| {
         let mut c = Command::new("setpriv");
-        c.args(["--reuid", LONELY_UID, "--regid", LONELY_UID, "--clear-groups"]).arg(bin()).args(args).current_dir(fx.root());
+        c.args(["--reuid", ANOTHER_USER_UID, "--regid", ANOTHER_USER_UID, "--clear-groups"]).arg(bin()).args(args).current_dir(fx.root());
         failure_lines(&mut c)
     };
     let json = format!("{}/s.json", locked.display());
