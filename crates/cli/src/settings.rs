@@ -134,10 +134,12 @@ impl Settings {
     }
 }
 
-/// Whether a spec describes newline-ended records and nothing of their order or content (no
-/// fields, keys, selection, reformat or folding), so that GNU's options may order them.
+/// Whether a spec describes newline-ended records (or gives no record format at all: GNU's
+/// options then say the records are lines) and nothing of their order or content (no fields,
+/// keys, selection, reformat or folding), so that GNU's options may order them.
 fn is_plain_lines(spec: &NsortSpec) -> bool {
-    spec.record_delimiter == Some(b'\n')
+    matches!(spec.record_delimiter, Some(b'\n') | None)
+        && spec.record_size.is_none()
         && spec.separator.is_none()
         && spec.fields.is_empty()
         && spec.keys.is_empty()

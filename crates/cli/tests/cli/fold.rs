@@ -164,6 +164,12 @@ fn match_marks_each_record_against_the_one_before() {
     let mut merged = sorted.clone();
     merged.sort_by_key(|l| l[0]);
     assert!(std::fs::read(fx.path("out")).unwrap() == marked(&merged, 1), "a merge's lines not in order after their marks");
+    // Statements that give no record format, with GNU's options (as `nsort -match -t, -k1,1 in`):
+    // lines in GNU's order (ties by the whole line), marked by the -k keys.
+    let mut gnu: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+    gnu.sort_by(|a, b| a[0].cmp(&b[0]).then_with(|| a.cmp(b)));
+    ok(fx.cmd().args(["--spec", "-memory=8m -match", "-t,", "-k1,1", "-o", "out", "lines"]));
+    assert!(std::fs::read(fx.path("out")).unwrap() == marked(&gnu, 1), "GNU-ordered lines not in order after their marks");
     // More keys than the sort has, and a count of none, are refused.
     for (bad, why) in [("-match=3", "-match=3: the sort has 2 keys"), ("-match=0", "at least 1")] {
         let msg = fail(fx.cmd().args(["--record-size=16", "--spec", &format!("{fields} {bad}"), "-o", "out", "in"]));
