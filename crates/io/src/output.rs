@@ -253,13 +253,10 @@ impl AtomicOutput {
     /// changed since the sort began: lets a sort with several outputs find that before it puts
     /// any of them in place.
     pub fn check_unchanged(&self) -> Result<()> {
-        if let State::Append { target, base, .. } = &self.state {
-            let now = target.metadata().map_err(|e| IoError::meta(&self.target, "stat", e))?.len();
-            if now != *base {
-                return Err(IoError::AppendChanged { path: self.target.clone(), was: *base, now });
-            }
+        match &self.state {
+            State::Append { target, base, .. } => still_of_length(target, *base, &self.target),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Makes this output's new file a copy of `other`'s (a complete output of the same sort, to go
@@ -343,16 +340,25 @@ fn forget(name: Option<PathBuf>) {
 /// Copies all of `src` onto the end of `dst` (the target, named `name` in messages), which must
 /// still be `base` bytes long; a copy that fails is cut back off.
 fn append_onto(src: &DirectFile, dst: &File, base: u64, name: &Path, sync: bool) -> Result<()> {
-    let now = dst.metadata().map_err(|e| IoError::meta(name, "stat", e))?.len();
-    if now != base {
+    if let Err(e) = still_of_length(dst, base, name) {
         release_reserved(dst);
-        return Err(IoError::AppendChanged { path: name.to_owned(), was: base, now });
+        return Err(e);
     }
     let appended = copy_at(src, dst, base, name).and_then(|_| synced(dst, name, sync));
     if appended.is_err() {
         let _ = dst.set_len(base);
     }
     appended
+}
+
+/// Fails with [`IoError::AppendChanged`] unless `file` (the target `name`) is still `base` bytes
+/// long, the length it had when the sort began.
+fn still_of_length(file: &File, base: u64, name: &Path) -> Result<()> {
+    let now = file.metadata().map_err(|e| IoError::meta(name, "stat", e))?.len();
+    if now != base {
+        return Err(IoError::AppendChanged { path: name.to_owned(), was: base, now });
+    }
+    Ok(())
 }
 
 /// A new file in `dir` for the output (registered for removal on a signal where it has a name).
